@@ -1,0 +1,55 @@
+/// A failed backend call, interpreted for what to do next. The tutorial backend's own
+/// quirks live here: 403 means bad credentials unless it carries Retry-After (throttling);
+/// a 500 on PUT or DELETE of a cached id usually means the hub forgot the id.
+public enum BackendFailure: Equatable, Sendable {
+    /// The registration id no longer exists: drop it, never retry with it.
+    case gone(status: Int)
+    /// Credentials refused: nothing is retried until they change.
+    case unauthorized(status: Int)
+    /// Worth retrying later: network trouble, timeouts, 408, 429, 5xx, throttling.
+    case transient(retryAfter: Double?, reason: String)
+    /// The backend refused this request for good (a 4xx); retrying the same will not help.
+    case rejected(status: Int, detail: String)
+
+    public enum Route: Sendable {
+        case create, upsert, delete, send
+    }
+
+    public static func classify(_ error: BackendCallError, route: Route) -> BackendFailure {
+        switch error {
+        case .transport(let reason):
+            return .transient(retryAfter: nil, reason: reason)
+        case .invalidResponse(let reason):
+            return .transient(retryAfter: nil, reason: reason)
+        case .status(let status, let retryAfter, let body):
+            return classify(status: status, retryAfter: retryAfter, body: body, route: route)
+        }
+    }
+
+    static func classify(status: Int, retryAfter: Double?, body: String, route: Route) -> BackendFailure {
+        let idRoute = route == .upsert || route == .delete
+        switch status {
+        case 401:
+            return .unauthorized(status: status)
+        case 403:
+            if let retryAfter { return .transient(retryAfter: retryAfter, reason: "throttled by the backend (HTTP 403, Retry-After \(Int(retryAfter)) s)") }
+            return .unauthorized(status: status)
+        case 404 where idRoute, 410 where idRoute:
+            return .gone(status: status)
+        case 500 where idRoute:
+            return .gone(status: status)
+        case 408, 429:
+            return .transient(retryAfter: retryAfter, reason: "HTTP \(status) from the backend")
+        case 500...599:
+            return .transient(retryAfter: retryAfter, reason: "HTTP \(status) from the backend")
+        default:
+            return .rejected(status: status, detail: excerpt(body))
+        }
+    }
+
+    /// The start of an error body, on one line, for a message a person reads.
+    static func excerpt(_ body: String) -> String {
+        let flat = body.split(whereSeparator: \.isNewline).joined(separator: " ").trimmingCharacters(in: .whitespaces)
+        return flat.count > 200 ? String(flat.prefix(200)) + "…" : flat
+    }
+}

@@ -1,0 +1,54 @@
+import NotifyProtocol
+
+/// Everything that can go wrong in notifyd's core, worded for the person who reads it.
+/// Mapped to a wire error code in one place: `wireError`.
+public enum CoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    case invalidArgument(String)
+    case notLoggedIn
+    case noBackend
+    case noToken
+    case unauthorized(user: String, status: Int)
+    case backendUnavailable(String)
+    case backendRejected(status: Int, detail: String)
+    case storage(String)
+    case shuttingDown
+
+    public var description: String {
+        switch self {
+        case .invalidArgument(let message):
+            return message
+        case .notLoggedIn:
+            return "not logged in: run `notifyctl login USER` first"
+        case .noBackend:
+            return "no backend URL is configured: run `notifyctl login --backend URL USER`, or start notifyd with --backend URL"
+        case .noToken:
+            return "no device token is set: run `notifyctl set-token TOKEN` first"
+        case .unauthorized(let user, let status):
+            return "the backend refused the credentials of '\(user)' (HTTP \(status)): run `notifyctl login \(user)` again"
+        case .backendUnavailable(let detail):
+            return "the backend could not be reached: \(detail)"
+        case .backendRejected(let status, let detail):
+            return "the backend refused the request (HTTP \(status))" + (detail.isEmpty ? "" : ": \(detail)")
+        case .storage(let message):
+            return message
+        case .shuttingDown:
+            return "notifyd is shutting down"
+        }
+    }
+
+    public var wireError: WireError {
+        let code: ErrorCode
+        switch self {
+        case .invalidArgument: code = .invalidArgument
+        case .notLoggedIn: code = .notLoggedIn
+        case .noBackend: code = .noBackend
+        case .noToken: code = .noToken
+        case .unauthorized: code = .unauthorized
+        case .backendUnavailable: code = .backendUnavailable
+        case .backendRejected: code = .backendRejected
+        case .storage: code = .internalError
+        case .shuttingDown: code = .shuttingDown
+        }
+        return WireError(code: code, message: description)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// The login notifyd acts as. The password stays out of every description.
+public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var user: String
+    public var password: String
+    /// The backend chosen at login; the daemon's configured one when nil.
+    public var backend: String?
+    /// New at every login, so "the credentials changed" is a simple comparison that needs
+    /// no password (and no hash of it) anywhere else.
+    public var revision: String
+    public var savedAt: Date
+
+    public init(user: String, password: String, backend: String?, revision: String = UUID().uuidString, savedAt: Date = Date()) {
+        self.user = user
+        self.password = password
+        self.backend = backend
+        self.revision = revision
+        self.savedAt = savedAt
+    }
+
+    public var reference: AccountReference { AccountReference(user: user, revision: revision) }
+
+    public var description: String { "credentials of \(user)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["user": user, "backend": backend as Any, "revision": revision]) }
+
+    enum CodingKeys: String, CodingKey {
+        case user, password, backend, revision
+        case savedAt = "saved_at"
+    }
+
+    /// Basic auth cannot carry a ':' in the user name, and the tutorial backend splits on it.
+    public static func validateUser(_ user: String) throws(CoreError) {
+        guard !user.isEmpty else { throw .invalidArgument("the user name is empty") }
+        guard !user.contains(":") else { throw .invalidArgument("a user name may not contain ':' (HTTP Basic authentication cannot carry it)") }
+        if user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == " " }) {
+            throw .invalidArgument("a user name may not contain spaces or control characters")
+        }
+    }
+}
+
+/// `credentials.json` in the state directory, mode 0600, apart from the state so that
+/// the state can be shown, copied or moved aside without the password.
+public struct CredentialStore: Sendable {
+    public let path: String
+
+    public init(directory: String) {
+        path = (directory as NSString).appendingPathComponent("credentials.json")
+    }
+
+    public func load() -> (Credentials?, warning: String?) {
+        guard let data = FileManager.default.contents(atPath: path) else { return (nil, nil) }
+        do {
+            return (try JSONDecoder.state.decode(Credentials.self, from: data), nil)
+        } catch {
+            // Do not move the file: it may hold a password a person wants to recover.
+            return (nil, "credentials file \(path) could not be read; log in again with `notifyctl login USER`")
+        }
+    }
+
+    public func save(_ credentials: Credentials) throws(CoreError) {
+        let data: Data
+        do {
+            data = try JSONEncoder.state.encode(credentials)
+        } catch {
+            throw .storage("cannot encode the credentials")
+        }
+        try AtomicFile.write(data, to: path)
+    }
+
+    public func remove() throws(CoreError) {
+        if unlink(path) != 0 && errno != ENOENT {
+            throw .storage("cannot remove \(path): \(String(cString: strerror(errno)))")
+        }
+        AtomicFile.syncDirectory((path as NSString).deletingLastPathComponent)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import NotifyProtocol
+
+/// Everything notifyd keeps about the device between runs, except the credentials.
+public struct DeviceState: Codable, Equatable, Sendable {
+    public static let currentVersion = 1
+
+    public var version = DeviceState.currentVersion
+    public var token: String?
+    public var platform: Platform = .apns
+    public var tags: [String] = []
+    /// False after `unregister`, until `register` or a change.
+    public var enabled = true
+    public var registration = RegistrationRecord()
+
+    public init() {}
+}
+
+/// Reads and writes `state.json` in the state directory. A file that cannot be read is
+/// moved aside (never silently dropped) and the daemon starts fresh.
+public struct StateStore: Sendable {
+    public let path: String
+
+    public init(directory: String) {
+        path = (directory as NSString).appendingPathComponent("state.json")
+    }
+
+    /// The saved state, and a warning to log when the file was unreadable and moved aside.
+    public func load(now: Date = Date()) -> (DeviceState, warning: String?) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return (DeviceState(), nil)
+        }
+        do {
+            return (try JSONDecoder.state.decode(DeviceState.self, from: data), nil)
+        } catch {
+            let aside = path + ".corrupt-" + String(Int(now.timeIntervalSince1970))
+            let moved = rename(path, aside) == 0
+            let warning = moved
+                ? "state file \(path) could not be read (\(Self.reason(error))); moved it to \(aside) and starting with a fresh state"
+                : "state file \(path) could not be read (\(Self.reason(error))) nor moved aside; starting with a fresh state"
+            return (DeviceState(), warning)
+        }
+    }
+
+    public func save(_ state: DeviceState) throws(CoreError) {
+        let data: Data
+        do {
+            data = try JSONEncoder.state.encode(state)
+        } catch {
+            throw .storage("cannot encode the state: \(error)")
+        }
+        try AtomicFile.write(data, to: path)
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        if case DecodingError.dataCorrupted = error { return "not valid JSON" }
+        if error is DecodingError { return "unexpected content" }
+        return "\(error)"
+    }
+}
+
+extension JSONEncoder {
+    /// Files on disk: readable by a person who opens them, dates as ISO 8601.
+    static var state: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+}
+
+extension JSONDecoder {
+    static var state: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}

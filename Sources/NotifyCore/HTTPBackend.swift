@@ -1,0 +1,117 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The tutorial AppBackend over HTTP(S), with URLSession: connections are reused and
+/// their number per host is bounded by the session.
+public final class HTTPBackend: BackendAPI {
+    private let session: URLSession
+
+    public init(requestTimeout: Double = 30, maximumConnections: Int = 4) {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = requestTimeout
+        configuration.timeoutIntervalForResource = requestTimeout * 2
+        configuration.httpMaximumConnectionsPerHost = maximumConnections
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        session = URLSession(configuration: configuration)
+    }
+
+    deinit {
+        session.invalidateAndCancel()
+    }
+
+    public func createRegistrationId(handle: String, account: BackendAccount) async -> Result<String, BackendCallError> {
+        let result = await call("POST", "api/register", query: [("handle", handle)], body: nil, account: account)
+        return result.flatMap { body in
+            // The body is a JSON string; parse it rather than trimming quotes, so escapes survive.
+            guard let id = try? JSONDecoder().decode(String.self, from: body), !id.isEmpty else {
+                return .failure(.invalidResponse("the backend answered the registration request with \(Self.describe(body)) instead of a JSON string id"))
+            }
+            return .success(id)
+        }
+    }
+
+    public func upsertRegistration(id: String, platform: String, handle: String, tags: [String], account: BackendAccount) async -> Result<Void, BackendCallError> {
+        let registration = RegistrationBody(platform: platform, handle: handle, tags: tags)
+        let body = (try? JSONEncoder().encode(registration)) ?? Data()
+        return await call("PUT", "api/register/" + URLText.escape(id), query: [], body: body, account: account).map { _ in () }
+    }
+
+    public func deleteRegistration(id: String, account: BackendAccount) async -> Result<Void, BackendCallError> {
+        await call("DELETE", "api/register/" + URLText.escape(id), query: [], body: nil, account: account).map { _ in () }
+    }
+
+    public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount) async -> Result<Void, BackendCallError> {
+        let encoded = (try? JSONEncoder().encode(body)) ?? Data()
+        return await call("POST", "api/notifications", query: [("pns", pns), ("to_tag", toTag)], body: encoded, account: account).map { _ in () }
+    }
+
+    private func call(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount, ) async -> Result<Data, BackendCallError> {
+        guard let url = URLText.url(base: account.baseURL, path: path, query: query) else {
+            return .failure(.transport("cannot build a URL from \(account.baseURL.absoluteString)"))
+        }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.setValue(account.authorizationHeader, forHTTPHeaderField: "Authorization")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let body {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        } else if method != "GET" && method != "DELETE" {
+            // ASP.NET and some proxies answer 411 to a body-less POST without a length.
+            request.httpBody = Data()
+        }
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            return .failure(.transport(Self.describe(error)))
+        }
+        guard let http = response as? HTTPURLResponse else {
+            return .failure(.invalidResponse("not an HTTP response"))
+        }
+        guard (200...299).contains(http.statusCode) else {
+            let retryAfter = RetryAfter.parse(http.value(forHTTPHeaderField: "Retry-After"))
+            return .failure(.status(http.statusCode, retryAfter: retryAfter, body: String(decoding: data.prefix(2048), as: UTF8.self)))
+        }
+        return .success(data)
+    }
+
+    private static func describe(_ body: Data) -> String {
+        body.isEmpty ? "an empty body" : "'" + String(decoding: body.prefix(80), as: UTF8.self) + "'"
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let urlError = error as? URLError {
+            switch urlError.code {
+            case .timedOut: return "the request timed out"
+            case .cannotConnectToHost: return "connection refused"
+            case .cannotFindHost: return "host not found"
+            case .networkConnectionLost: return "the connection was lost"
+            case .notConnectedToInternet: return "no network"
+            case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid:
+                return "TLS failed (\(urlError.localizedDescription))"
+            default: return urlError.localizedDescription
+            }
+        }
+        return "\(error)"
+    }
+}
+
+/// The upsert body, with the field names the ASP.NET model binds.
+struct RegistrationBody: Codable {
+    var platform: String
+    var handle: String
+    var tags: [String]
+
+    enum CodingKeys: String, CodingKey {
+        case platform = "Platform"
+        case handle = "Handle"
+        case tags = "Tags"
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+public enum LogLevel: Int, Comparable, Sendable, CaseIterable {
+    case error = 3, warning = 4, notice = 5, info = 6, debug = 7
+
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public var name: String {
+        switch self {
+        case .error: "error"
+        case .warning: "warning"
+        case .notice: "notice"
+        case .info: "info"
+        case .debug: "debug"
+        }
+    }
+
+    public init?(name: String) {
+        guard let level = LogLevel.allCases.first(where: { $0.name == name.lowercased() }) else { return nil }
+        self = level
+    }
+}
+
+/// Line-oriented logging to stderr. Under systemd (`$JOURNAL_STREAM`) each line starts
+/// with its `<N>` syslog priority so the journal files it right; elsewhere lines carry a
+/// timestamp and the level. Every line passes through `Redaction` first.
+public struct Logger: Sendable {
+    public let level: LogLevel
+    private let sink: @Sendable (LogLevel, String) -> Void
+
+    public init(level: LogLevel, sink: @escaping @Sendable (LogLevel, String) -> Void) {
+        self.level = level
+        self.sink = sink
+    }
+
+    /// The daemon's logger: stderr, journal-style when systemd is reading.
+    public static func standardError(level: LogLevel, environment: [String: String]) -> Logger {
+        let journal = environment["JOURNAL_STREAM"] != nil
+        return Logger(level: level) { level, message in
+            let line = journal
+                ? "<\(level.rawValue)>\(message)\n"
+                : "\(Date().formatted(.iso8601)) notifyd[\(getpid())] \(level.name): \(message)\n"
+            var bytes = Array(line.utf8)
+            // One write per line, so lines from different threads never interleave.
+            _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+        }
+    }
+
+    public static let silent = Logger(level: .error) { _, _ in }
+
+    public func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
+        guard level <= self.level else { return }
+        sink(level, Redaction.redact(message()))
+    }
+
+    public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+    public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+    public func notice(_ message: @autoclosure () -> String) { log(.notice, message()) }
+    public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+    public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+}
+
+/// A last line of defence: no code path logs a secret on purpose, and this masks the
+/// shapes a secret could take if one ever slipped into a message.
+public enum Redaction {
+    public static func redact(_ text: String) -> String {
+        var result = text
+        result = result.replacing(#/(?i)(authorization\s*[:=]\s*"?(?:basic|bearer)\s+)[A-Za-z0-9+\/=._~-]+/#) { "\($0.output.1)[redacted]" }
+        result = result.replacing(#/(?i)("password"\s*:\s*)"(?:[^"\\]|\\.)*"/#) { "\($0.output.1)\"[redacted]\"" }
+        return result
+    }
+}

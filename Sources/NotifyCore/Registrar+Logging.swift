@@ -1,0 +1,27 @@
+import Foundation
+
+extension Registrar {
+    static func describe(_ step: RegistrationStep, user: String) -> String {
+        switch step {
+        case .createId(_, let backend): "asking \(backend) for a registration id (user \(user))"
+        case .upsert(let id, let target): "registering \(target.platform) device as \(user) at \(target.backend) (id \(id), tags \(target.tags))"
+        case .delete(let id, let backend): "deleting registration \(id) at \(backend)"
+        }
+    }
+
+    func log(_ step: RegistrationStep, _ result: StepResult) {
+        switch result {
+        case .created(let id): logger.info("got registration id \(id)")
+        case .done:
+            if case .upsert(let id, _) = step { logger.notice("registered (id \(id))") }
+        case .failed(.gone(let status)):
+            logger.warning("registration id is gone at the backend (HTTP \(status)); it will not be used again")
+        case .failed(.unauthorized(let status)):
+            logger.warning("the backend refused the credentials (HTTP \(status)); waiting for `notifyctl login`")
+        case .failed(.transient(_, let reason)):
+            logger.warning("backend call failed: \(reason); will retry")
+        case .failed(.rejected(let status, let detail)):
+            logger.warning("the backend refused the request (HTTP \(status)\(detail.isEmpty ? "" : ": \(detail)"))")
+        }
+    }
+}

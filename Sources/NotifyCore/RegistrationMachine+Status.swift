@@ -1,0 +1,61 @@
+import Foundation
+import NotifyProtocol
+
+extension RegistrationMachine {
+    /// Where things stand, with a message that says what to do when something is wrong.
+    public var status: RegistrationStatus {
+        var status = RegistrationStatus(
+            state: .registering, id: record.id, registeredAt: record.registeredAt,
+            lastAttemptAt: lastAttemptAt, failures: failures, registered: record.registered)
+        let target = inputs.target
+        if isBusy {
+            status.state = .registering
+            status.message = inputs.enabled ? "talking to the backend" : "deleting the registration"
+            return status
+        }
+        guard inputs.enabled else {
+            status.state = .unregistered
+            status.message = "not registered on request: run `notifyctl register` to register again"
+            return status
+        }
+        guard let account = inputs.account else {
+            status.state = .notLoggedIn
+            status.message = CoreError.notLoggedIn.description
+            return status
+        }
+        guard inputs.backend != nil else {
+            status.state = .noBackend
+            status.message = CoreError.noBackend.description
+            return status
+        }
+        guard let target else {
+            status.state = .noToken
+            status.message = "no device token: run `notifyctl set-token TOKEN`"
+            return status
+        }
+        if record.refusedRevision == account.revision {
+            status.state = .unauthorized
+            status.message = "the backend refused the credentials of '\(account.user)': run `notifyctl login \(account.user)` again"
+            return status
+        }
+        if record.rejected == target {
+            status.state = .rejected
+            status.message = "the backend refused this registration (\(record.rejectedReason ?? "no reason given")): check the token, platform and tags, then run `notifyctl register`"
+            return status
+        }
+        if let retryAt {
+            status.state = .retrying
+            status.nextAttemptAt = retryAt
+            status.message = "\(lastReason ?? "the backend is unavailable"); retrying automatically"
+            return status
+        }
+        if record.registered == target, let registeredAt = record.registeredAt {
+            status.state = .registered
+            status.nextAttemptAt = registeredAt.addingTimeInterval(policy.refreshInterval)
+            return status
+        }
+        status.state = .registering
+        status.message = "waiting to register"
+        return status
+    }
+}

@@ -1,0 +1,235 @@
+import Foundation
+import NotifyProtocol
+
+/// The registration logic as a pure value: events go in (inputs changed, a timer fired, a
+/// backend call ended) and actions come out (call the backend, wake me at, persist).
+/// No I/O and no clock of its own, so tests drive it step by step with any `now`.
+///
+/// One backend call is in flight at most. Changes that arrive meanwhile only update the
+/// inputs; when the call ends, the machine looks at the latest inputs, so a burst of
+/// changes costs one or two passes, never one per change.
+public struct RegistrationMachine: Sendable {
+    public private(set) var inputs: RegistrationInputs
+    public private(set) var record: RegistrationRecord
+    public let policy: RegistrationPolicy
+
+    /// Raised by every change a caller may wait on; `settledGeneration` catches up when the
+    /// outcome for that change is known (success, or a failure and what happens next).
+    public private(set) var generation = 0
+    public private(set) var settledGeneration = 0
+    public private(set) var lastDeletion: (generation: Int, outcome: DeletionOutcome)?
+
+    public private(set) var failures = 0
+    public private(set) var lastAttemptAt: Date?
+    public private(set) var retryAt: Date?
+    public private(set) var lastReason: String?
+
+    private struct InFlight: Sendable {
+        var step: RegistrationStep
+        var generation: Int
+        var account: AccountReference?
+    }
+    private var inFlight: InFlight?
+    /// A pass may replace a dead id once; a second "gone" backs off instead of looping.
+    private var recreatedInPass = false
+    private var forceNext = false
+    private var deletionRequested: Int?
+    private var random: SplitMix64
+
+    public init(inputs: RegistrationInputs, record: RegistrationRecord, policy: RegistrationPolicy, seed: UInt64 = 0x6E6F_7469_6679) {
+        self.inputs = inputs
+        self.record = record
+        self.policy = policy
+        self.random = SplitMix64(seed: seed)
+    }
+
+    public var isBusy: Bool { inFlight != nil }
+
+    // MARK: Events
+
+    /// First look after start: registers when the last success is older than the refresh interval.
+    public mutating func start(now: Date) -> [RegistrationAction] {
+        reconcile(now: now)
+    }
+
+    public mutating func update(_ newInputs: RegistrationInputs, now: Date) -> [RegistrationAction] {
+        guard newInputs != inputs else { return [] }
+        inputs = newInputs
+        generation += 1
+        // A newer change replaces a pending retry.
+        retryAt = nil
+        return reconcile(now: now)
+    }
+
+    /// `register`: go to the backend now, fresh or not, refused before or not.
+    public mutating func forceRegister(now: Date) -> [RegistrationAction] {
+        generation += 1
+        inputs.enabled = true
+        forceNext = true
+        retryAt = nil
+        return reconcile(now: now)
+    }
+
+    /// `unregister`: stop registering and delete the registration at the backend.
+    public mutating func requestDeletion(now: Date) -> [RegistrationAction] {
+        generation += 1
+        inputs.enabled = false
+        retryAt = nil
+        deletionRequested = generation
+        return reconcile(now: now)
+    }
+
+    public mutating func wake(now: Date) -> [RegistrationAction] {
+        reconcile(now: now)
+    }
+
+    public mutating func stepFinished(_ result: StepResult, now: Date) -> [RegistrationAction] {
+        guard let finished = inFlight else { return [] }
+        inFlight = nil
+        switch (finished.step, result) {
+        case (.createId(_, let backend), .created(let id)):
+            record.id = id
+            record.idBackend = backend
+            // Carry on with the same pass: upsert the latest inputs under the new id.
+            return [.persist] + continuePass(now: now)
+
+        case (.upsert(_, let target), .done):
+            record.registered = target
+            record.registeredAt = now
+            record.rejected = nil
+            record.rejectedReason = nil
+            failures = 0
+            retryAt = nil
+            lastReason = nil
+            settle(finished.generation)
+            return [.persist] + reconcile(now: now)
+
+        case (.upsert, .failed(.gone)):
+            // The hub forgot the id. Never retry with it: drop it, and make a new one once.
+            record.id = nil
+            record.idBackend = nil
+            record.registered = nil
+            if !recreatedInPass {
+                recreatedInPass = true
+                return [.persist] + continuePass(now: now)
+            }
+            return [.persist] + backOff(finished, reason: "the backend lost the new registration id as well", retryAfter: nil, now: now)
+
+        case (.delete(let id, _), .done), (.delete(let id, _), .failed(.gone)):
+            record.id = nil
+            record.idBackend = nil
+            record.registered = nil
+            record.registeredAt = nil
+            lastDeletion = (finished.generation, .deleted(id: id))
+            settle(finished.generation)
+            return [.persist] + reconcile(now: now)
+
+        case (.delete, .failed(let failure)):
+            lastDeletion = (finished.generation, .failed(failure))
+            if case .unauthorized = failure, let account = finished.account {
+                record.refusedRevision = account.revision
+            }
+            settle(finished.generation)
+            return [.persist] + reconcile(now: now)
+
+        case (_, .failed(.unauthorized)):
+            record.refusedRevision = finished.account?.revision
+            settle(finished.generation)
+            return [.persist, .cancelWake] + reconcile(now: now)
+
+        case (_, .failed(.rejected(let status, let detail))):
+            if case .upsert(_, let target) = finished.step {
+                record.rejected = target
+            } else if let target = inputs.target {
+                record.rejected = target
+            }
+            record.rejectedReason = "HTTP \(status)" + (detail.isEmpty ? "" : ": \(detail)")
+            settle(finished.generation)
+            return [.persist, .cancelWake] + reconcile(now: now)
+
+        case (_, .failed(.transient(let retryAfter, let reason))):
+            return backOff(finished, reason: reason, retryAfter: retryAfter, now: now)
+
+        default:
+            // A result that does not fit the step (e.g. `.created` for an upsert): treat the
+            // backend as misbehaving and try again later.
+            return backOff(finished, reason: "unexpected answer from the backend", retryAfter: nil, now: now)
+        }
+    }
+
+    // MARK: Deciding
+
+    private mutating func reconcile(now: Date) -> [RegistrationAction] {
+        guard inFlight == nil else { return [] }
+
+        if let requested = deletionRequested {
+            deletionRequested = nil
+            guard let id = record.id, let backend = record.idBackend ?? inputs.backend, inputs.account != nil else {
+                record.registered = nil
+                record.registeredAt = nil
+                lastDeletion = (requested, .deleted(id: nil))
+                settle(generation)
+                return [.persist, .cancelWake]
+            }
+            return begin(.delete(id: id, backend: backend), now: now)
+        }
+
+        guard let target = inputs.target, let account = inputs.account else {
+            forceNext = false
+            settle(generation)
+            return [.cancelWake]
+        }
+        if !forceNext {
+            if record.refusedRevision == account.revision || record.rejected == target {
+                settle(generation)
+                return [.cancelWake]
+            }
+            if record.registered == target, let registeredAt = record.registeredAt {
+                let due = registeredAt.addingTimeInterval(policy.refreshInterval)
+                if now < due {
+                    settle(generation)
+                    return [.wake(at: due)]
+                }
+            }
+            if let retryAt, now < retryAt {
+                settle(generation)
+                return [.wake(at: retryAt)]
+            }
+        }
+        forceNext = false
+        recreatedInPass = false
+        retryAt = nil
+        return continuePass(now: now)
+    }
+
+    /// The next call of a registration pass, for the latest inputs.
+    private mutating func continuePass(now: Date) -> [RegistrationAction] {
+        guard let target = inputs.target else { return reconcile(now: now) }
+        if let id = record.id, record.idBackend == target.backend {
+            return begin(.upsert(id: id, target: target), now: now)
+        }
+        return begin(.createId(handle: target.handle, backend: target.backend), now: now)
+    }
+
+    private mutating func begin(_ step: RegistrationStep, now: Date) -> [RegistrationAction] {
+        inFlight = InFlight(step: step, generation: generation, account: inputs.account)
+        lastAttemptAt = now
+        return [.cancelWake, .perform(step)]
+    }
+
+    private mutating func backOff(_ finished: InFlight, reason: String, retryAfter: Double?, now: Date) -> [RegistrationAction] {
+        failures += 1
+        lastReason = reason
+        let delay = policy.backoff.delay(failures: failures, retryAfter: retryAfter, unit: random.nextUnit())
+        let when = now.addingTimeInterval(delay)
+        retryAt = when
+        settle(finished.generation)
+        // Changes made while the call was in flight wait for the retry too: the backend is down.
+        if generation > finished.generation { settle(generation) }
+        return [.wake(at: when)] + reconcile(now: now)
+    }
+
+    private mutating func settle(_ generation: Int) {
+        settledGeneration = max(settledGeneration, generation)
+    }
+}

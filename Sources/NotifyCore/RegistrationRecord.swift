@@ -1,0 +1,110 @@
+import Foundation
+import NotifyProtocol
+
+/// Who the daemon acts as, without the password: enough for the state machine to tell
+/// when credentials changed (`revision` is new at every login).
+public struct AccountReference: Codable, Equatable, Sendable {
+    public var user: String
+    public var revision: String
+
+    public init(user: String, revision: String) {
+        self.user = user
+        self.revision = revision
+    }
+}
+
+/// What should be registered right now.
+public struct RegistrationInputs: Equatable, Sendable {
+    public var token: String?
+    public var platform: Platform
+    public var tags: [String]
+    public var account: AccountReference?
+    public var backend: String?
+    /// False after `unregister` until `register` or a change asks for a registration again.
+    public var enabled: Bool
+
+    public init(token: String? = nil, platform: Platform = .apns, tags: [String] = [], account: AccountReference? = nil, backend: String? = nil, enabled: Bool = true) {
+        self.token = token
+        self.platform = platform
+        self.tags = tags
+        self.account = account
+        self.backend = backend
+        self.enabled = enabled
+    }
+
+    /// The registration these inputs call for, when they are complete.
+    var target: RegisteredTarget? {
+        guard enabled, let token, let account, let backend else { return nil }
+        return RegisteredTarget(handle: token, platform: platform, tags: tags, user: account.user, backend: backend)
+    }
+}
+
+/// What is known about the backend's side, kept across restarts.
+public struct RegistrationRecord: Codable, Equatable, Sendable {
+    /// The cached registration id, and the backend it belongs to.
+    public var id: String?
+    public var idBackend: String?
+    /// What the backend last accepted, and when.
+    public var registered: RegisteredTarget?
+    public var registeredAt: Date?
+    /// The login (revision) the backend refused; no request is made with it again.
+    public var refusedRevision: String?
+    /// A registration the backend refused with a 4xx, and why; not retried unchanged.
+    public var rejected: RegisteredTarget?
+    public var rejectedReason: String?
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case idBackend = "id_backend"
+        case registered
+        case registeredAt = "registered_at"
+        case refusedRevision = "refused_revision"
+        case rejected
+        case rejectedReason = "rejected_reason"
+    }
+}
+
+/// How often and how patiently to register.
+public struct RegistrationPolicy: Sendable, Equatable {
+    /// A registration older than this is sent again: a 200 from the tutorial backend does
+    /// not prove much, and the Azure SDKs re-register at least daily.
+    public var refreshInterval: Double
+    public var backoff: Backoff
+
+    public init(refreshInterval: Double = 24 * 3600, backoff: Backoff = Backoff()) {
+        self.refreshInterval = refreshInterval
+        self.backoff = backoff
+    }
+}
+
+/// One backend call the machine asks its driver to make.
+public enum RegistrationStep: Equatable, Sendable {
+    case createId(handle: String, backend: String)
+    case upsert(id: String, target: RegisteredTarget)
+    case delete(id: String, backend: String)
+}
+
+/// How a step ended.
+public enum StepResult: Equatable, Sendable {
+    case created(id: String)
+    case done
+    case failed(BackendFailure)
+}
+
+/// What the machine asks its driver to do, in order.
+public enum RegistrationAction: Equatable, Sendable {
+    case perform(RegistrationStep)
+    /// Call `wake(now:)` at this time; replaces any earlier wake-up.
+    case wake(at: Date)
+    case cancelWake
+    /// Write `record` to disk.
+    case persist
+}
+
+/// The end of an `unregister`.
+public enum DeletionOutcome: Equatable, Sendable {
+    case deleted(id: String?)
+    case failed(BackendFailure)
+}

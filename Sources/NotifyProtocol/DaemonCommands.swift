@@ -1,0 +1,111 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `ping` (alias `hello`): is a daemon there, and which version.
+public struct PingCommand: NotifyCommand {
+    public static let name = "ping"
+    public typealias Result = PingResult
+    public init() {}
+}
+
+public struct PingResult: Codable, Hashable, Sendable {
+    public var version: String
+    public var `protocol`: Int
+    public var pid: Int32
+
+    public init(version: String, protocol: Int, pid: Int32) {
+        self.version = version
+        self.protocol = `protocol`
+        self.pid = pid
+    }
+}
+
+public struct StatusCommand: NotifyCommand {
+    public static let name = "status"
+    public typealias Result = StatusResult
+    public init() {}
+}
+
+public struct StatusResult: Codable, Hashable, Sendable {
+    public struct Daemon: Codable, Hashable, Sendable {
+        public var version: String
+        public var `protocol`: Int
+        public var pid: Int32
+        public var socket: String
+        public var stateDirectory: String
+        public var startedAt: Date
+
+        public init(version: String, protocol: Int, pid: Int32, socket: String, stateDirectory: String, startedAt: Date) {
+            self.version = version
+            self.protocol = `protocol`
+            self.pid = pid
+            self.socket = socket
+            self.stateDirectory = stateDirectory
+            self.startedAt = startedAt
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case version, `protocol`, pid, socket
+            case stateDirectory = "state_directory"
+            case startedAt = "started_at"
+        }
+    }
+
+    /// Who we are at the backend. Never carries the password.
+    public struct Account: Codable, Hashable, Sendable {
+        public var user: String
+        /// Where the password comes from: "file", "command" or "systemd-credential".
+        public var passwordSource: String
+
+        public init(user: String, passwordSource: String) {
+            self.user = user
+            self.passwordSource = passwordSource
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case user
+            case passwordSource = "password_source"
+        }
+    }
+
+    public struct Device: Codable, Hashable, Sendable {
+        public var token: String?
+        public var platform: Platform
+        public var tags: [String]
+
+        public init(token: String?, platform: Platform, tags: [String]) {
+            self.token = token
+            self.platform = platform
+            self.tags = tags
+        }
+    }
+
+    public var daemon: Daemon
+    public var backend: String?
+    public var account: Account?
+    public var device: Device
+    public var registration: RegistrationStatus
+
+    public init(daemon: Daemon, backend: String?, account: Account?, device: Device, registration: RegistrationStatus) {
+        self.daemon = daemon
+        self.backend = backend
+        self.account = account
+        self.device = device
+        self.registration = registration
+    }
+}
+
+/// Turn this connection into an event stream (it still accepts commands).
+public struct WatchCommand: NotifyCommand {
+    public static let name = "watch"
+    public typealias Result = WatchResult
+    public init() {}
+}
+
+public struct WatchResult: Codable, Hashable, Sendable {
+    public var registration: RegistrationStatus
+    public init(registration: RegistrationStatus) { self.registration = registration }
+}

@@ -1,0 +1,139 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// How long a command that changes the registration waits for the backend's answer.
+/// Without `wait`, it waits; `timeout` bounds the wait (seconds, default 10).
+public protocol WaitingCommand: NotifyCommand where Result == RegistrationOutcome {
+    var wait: Bool? { get }
+    var timeout: Double? { get }
+}
+
+extension WaitingCommand {
+    public static var defaultTimeout: Double { 10 }
+    public var waitSeconds: Double? {
+        wait == false ? nil : max(0, min(timeout ?? Self.defaultTimeout, 300))
+    }
+}
+
+/// The result of a command that changed what should be registered.
+public struct RegistrationOutcome: Codable, Hashable, Sendable {
+    public var registration: RegistrationStatus
+    /// False when the wait ran out (or was not asked for) before the backend answered.
+    public var settled: Bool
+
+    public init(registration: RegistrationStatus, settled: Bool) {
+        self.registration = registration
+        self.settled = settled
+    }
+}
+
+public struct LoginCommand: WaitingCommand {
+    public static let name = "login"
+    public var user: String
+    public var password: String
+    /// The backend to use with this account; the daemon's configured one when absent.
+    public var backend: String?
+    public var wait: Bool?
+    public var timeout: Double?
+
+    public init(user: String, password: String, backend: String? = nil, wait: Bool? = nil, timeout: Double? = nil) {
+        self.user = user
+        self.password = password
+        self.backend = backend
+        self.wait = wait
+        self.timeout = timeout
+    }
+}
+
+public struct SetTokenCommand: WaitingCommand {
+    public static let name = "set-token"
+    public var token: String
+    public var platform: Platform?
+    public var wait: Bool?
+    public var timeout: Double?
+
+    public init(token: String, platform: Platform? = nil, wait: Bool? = nil, timeout: Double? = nil) {
+        self.token = token
+        self.platform = platform
+        self.wait = wait
+        self.timeout = timeout
+    }
+}
+
+public struct SetTagsCommand: WaitingCommand {
+    public static let name = "set-tags"
+    public var tags: [String]
+    public var wait: Bool?
+    public var timeout: Double?
+
+    public init(tags: [String], wait: Bool? = nil, timeout: Double? = nil) {
+        self.tags = tags
+        self.wait = wait
+        self.timeout = timeout
+    }
+}
+
+/// Register now, even if the registration is fresh or was refused before.
+public struct RegisterCommand: WaitingCommand {
+    public static let name = "register"
+    public var wait: Bool?
+    public var timeout: Double?
+
+    public init(wait: Bool? = nil, timeout: Double? = nil) {
+        self.wait = wait
+        self.timeout = timeout
+    }
+}
+
+/// Delete the registration at the backend and stop registering; credentials stay.
+public struct UnregisterCommand: NotifyCommand {
+    public static let name = "unregister"
+    public typealias Result = UnregisterResult
+    public init() {}
+}
+
+public struct UnregisterResult: Codable, Hashable, Sendable {
+    /// The id that was deleted (or found already gone); nil when none was cached.
+    public var deletedId: String?
+    public var registration: RegistrationStatus
+
+    public init(deletedId: String?, registration: RegistrationStatus) {
+        self.deletedId = deletedId
+        self.registration = registration
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case registration
+        case deletedId = "deleted_id"
+    }
+}
+
+/// Unregister, then forget the credentials. With `force`, forget them even when the
+/// backend could not be reached to delete the registration.
+public struct LogoutCommand: NotifyCommand {
+    public static let name = "logout"
+    public typealias Result = LogoutResult
+    public var force: Bool?
+    public init(force: Bool? = nil) { self.force = force }
+}
+
+public struct LogoutResult: Codable, Hashable, Sendable {
+    public var user: String?
+    public var deletedId: String?
+    /// Set when `force` forgot the credentials although the registration could not be deleted.
+    public var warning: String?
+
+    public init(user: String?, deletedId: String?, warning: String? = nil) {
+        self.user = user
+        self.deletedId = deletedId
+        self.warning = warning
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case user, warning
+        case deletedId = "deleted_id"
+    }
+}

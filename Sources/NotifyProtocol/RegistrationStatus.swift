@@ -1,0 +1,98 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Where the device's registration stands. An open set, like `ErrorCode`.
+public struct RegistrationState: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    public var description: String { rawValue }
+
+    /// No credentials yet: `notifyctl login`.
+    public static let notLoggedIn = RegistrationState("not_logged_in")
+    /// Logged in but no backend URL is configured.
+    public static let noBackend = RegistrationState("no_backend")
+    /// No device token yet: `notifyctl set-token`.
+    public static let noToken = RegistrationState("no_token")
+    /// The user asked for no registration (`unregister`); `register` or a change resumes.
+    public static let unregistered = RegistrationState("unregistered")
+    /// A request to the backend is under way.
+    public static let registering = RegistrationState("registering")
+    /// The backend accepted the current token, user, platform and tags.
+    public static let registered = RegistrationState("registered")
+    /// The last attempt failed for a passing reason; another is scheduled.
+    public static let retrying = RegistrationState("retrying")
+    /// The backend refused the credentials; nothing is retried until they change.
+    public static let unauthorized = RegistrationState("unauthorized")
+    /// The backend refused the registration itself (a 4xx); nothing is retried until it changes.
+    public static let rejected = RegistrationState("rejected")
+}
+
+/// What the backend holds for this device, as last accepted.
+public struct RegisteredTarget: Codable, Hashable, Sendable {
+    public var handle: String
+    public var platform: Platform
+    public var tags: [String]
+    public var user: String
+    public var backend: String
+
+    public init(handle: String, platform: Platform, tags: [String], user: String, backend: String) {
+        self.handle = handle
+        self.platform = platform
+        self.tags = tags
+        self.user = user
+        self.backend = backend
+    }
+}
+
+/// The registration part of `status`, of waiting commands' results and of events.
+public struct RegistrationStatus: Codable, Hashable, Sendable {
+    public var state: RegistrationState
+    /// The backend's registration id, when one is cached.
+    public var id: String?
+    /// For a person: what happened and, when something is wrong, what to do.
+    public var message: String?
+    /// When the backend last accepted the registration.
+    public var registeredAt: Date?
+    public var lastAttemptAt: Date?
+    /// The next retry, or the next periodic refresh.
+    public var nextAttemptAt: Date?
+    /// Failed attempts since the last success.
+    public var failures: Int
+    public var registered: RegisteredTarget?
+
+    public init(
+        state: RegistrationState, id: String? = nil, message: String? = nil,
+        registeredAt: Date? = nil, lastAttemptAt: Date? = nil, nextAttemptAt: Date? = nil,
+        failures: Int = 0, registered: RegisteredTarget? = nil
+    ) {
+        self.state = state
+        self.id = id
+        self.message = message
+        self.registeredAt = registeredAt
+        self.lastAttemptAt = lastAttemptAt
+        self.nextAttemptAt = nextAttemptAt
+        self.failures = failures
+        self.registered = registered
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case state, id, message, failures, registered
+        case registeredAt = "registered_at"
+        case lastAttemptAt = "last_attempt_at"
+        case nextAttemptAt = "next_attempt_at"
+    }
+}

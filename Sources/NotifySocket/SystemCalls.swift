@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Small portability shims so the rest of the module reads the same on Linux and macOS.
+
+#if canImport(Glibc) || canImport(Musl)
+let streamSocketType = Int32(SOCK_STREAM.rawValue)
+/// Linux reports a closed peer with EPIPE unless told not to raise SIGPIPE per call.
+let sendFlags = Int32(MSG_NOSIGNAL)
+#else
+let streamSocketType = SOCK_STREAM
+let sendFlags: Int32 = 0
+#endif
+
+/// Bytes `sun_path` can hold, the terminating NUL included (108 on Linux, 104 on macOS).
+public let socketPathCapacity = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
+
+public func currentUID() -> UInt32 { UInt32(getuid()) }
+
+func errnoText(_ code: Int32 = errno) -> String {
+    String(cString: strerror(code))
+}
+
+/// Retries a system call interrupted by a signal, as every blocking call here must.
+@inline(__always)
+func retryingOnInterrupt<T: BinaryInteger>(_ call: () -> T) -> T {
+    while true {
+        let result = call()
+        if result == -1 && errno == EINTR { continue }
+        return result
+    }
+}
+
+func setCloseOnExec(_ fd: Int32) {
+    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+}
+
+/// Fills a `sockaddr_un` for `path`; the caller has checked the length.
+func withUnixAddress<R>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        raw.initializeMemory(as: UInt8.self, repeating: 0)
+        raw.copyBytes(from: bytes)
+    }
+    return withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            body($0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+    }
+}

@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Blocking Unix stream socket calls. Callers run them on their own threads, never on
+/// the Swift concurrency pool.
+public enum UnixSocket {
+    /// Connects to `path`. A missing file or a file nobody listens on is `.notRunning`.
+    public static func connect(path: String) throws -> Int32 {
+        guard path.utf8.count < socketPathCapacity else {
+            throw SocketError(.pathTooLong, "socket path \(path) is too long for a Unix socket")
+        }
+        let fd = socket(AF_UNIX, streamSocketType, 0)
+        guard fd >= 0 else { throw SocketError(.io, "cannot create a socket: \(errnoText())") }
+        setCloseOnExec(fd)
+        disableSigpipe(fd)
+        let result = withUnixAddress(path) { address, length in
+            retryingOnInterrupt { Glibc_or_Darwin_connect(fd, address, length) }
+        }
+        if result != 0 {
+            let code = errno
+            close(fd)
+            switch code {
+            case ENOENT, ECONNREFUSED, ENOTSOCK:
+                throw SocketError(.notRunning, "no notifyd is listening on \(path) (\(errnoText(code)))")
+            default:
+                throw SocketError(.io, "cannot connect to \(path): \(errnoText(code))")
+            }
+        }
+        return fd
+    }
+
+    /// True when something accepts connections on `path`.
+    public static func isAnswering(path: String) -> Bool {
+        guard let fd = try? connect(path: path) else { return false }
+        close(fd)
+        return true
+    }
+
+    /// Binds and listens on `path`, creating the socket file with mode 0600. The caller
+    /// has removed any stale file first: this never unlinks.
+    public static func listen(path: String, backlog: Int32 = 64) throws -> Int32 {
+        guard path.utf8.count < socketPathCapacity else {
+            throw SocketError(.pathTooLong, "socket path \(path) is too long for a Unix socket")
+        }
+        let fd = socket(AF_UNIX, streamSocketType, 0)
+        guard fd >= 0 else { throw SocketError(.io, "cannot create a socket: \(errnoText())") }
+        setCloseOnExec(fd)
+        // The mode comes from the umask at bind time; chmod afterwards would leave a window
+        // in which another user could connect (ssh-agent binds under umask 0177 too).
+        let previousMask = umask(0o177)
+        let bound = withUnixAddress(path) { address, length in bind(fd, address, length) }
+        let bindErrno = errno
+        umask(previousMask)
+        guard bound == 0 else {
+            close(fd)
+            throw SocketError(.io, "cannot bind \(path): \(errnoText(bindErrno))")
+        }
+        guard Glibc_or_Darwin_listen(fd, backlog) == 0 else {
+            let code = errno
+            close(fd)
+            throw SocketError(.io, "cannot listen on \(path): \(errnoText(code))")
+        }
+        return fd
+    }
+
+    /// The uid of the process at the other end, or nil when the system will not say.
+    public static func peerUID(_ fd: Int32) -> UInt32? {
+        #if canImport(Glibc) || canImport(Musl)
+        var credentials = PeerCredentials()
+        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return nil }
+        return UInt32(credentials.uid)
+        #else
+        var uid: uid_t = 0
+        var gid: gid_t = 0
+        guard getpeereid(fd, &uid, &gid) == 0 else { return nil }
+        return UInt32(uid)
+        #endif
+    }
+
+    /// Writes all of `bytes`, retrying short writes. Throws when the peer has gone.
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                retryingOnInterrupt { send(fd, raw.baseAddress! + offset, raw.count - offset, sendFlags) }
+            }
+            if written < 0 {
+                throw SocketError(.io, "write failed: \(errnoText())")
+            }
+            offset += written
+        }
+    }
+
+    /// Makes reads on `fd` give up after `seconds` (EAGAIN), so a client never hangs forever.
+    public static func setReceiveTimeout(_ fd: Int32, seconds: Double) {
+        var interval = timeval()
+        interval.tv_sec = .init(seconds.rounded(.down))
+        interval.tv_usec = .init((seconds - seconds.rounded(.down)) * 1_000_000)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    private static func disableSigpipe(_ fd: Int32) {
+        #if canImport(Darwin)
+        var on: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
+    /// Sets SO_NOSIGPIPE where the platform needs it per socket (macOS); Linux uses MSG_NOSIGNAL.
+    public static func prepareAcceptedSocket(_ fd: Int32) {
+        setCloseOnExec(fd)
+        disableSigpipe(fd)
+    }
+}
+
+// `connect` and `listen` are shadowed by the static methods above; these reach the C ones.
+@inline(__always)
+private func Glibc_or_Darwin_connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+    connect(fd, address, length)
+}
+
+@inline(__always)
+private func Glibc_or_Darwin_listen(_ fd: Int32, _ backlog: Int32) -> Int32 {
+    listen(fd, backlog)
+}
+
+#if canImport(Glibc) || canImport(Musl)
+/// Linux's `struct ucred`, which Glibc's module map hides behind _GNU_SOURCE.
+private struct PeerCredentials {
+    var pid: Int32 = 0
+    var uid: UInt32 = 0
+    var gid: UInt32 = 0
+}
+#endif
