@@ -25,7 +25,7 @@ public struct SocketLocation: Sendable, Equatable {
 
     /// Resolves, in order: `--socket`, `$NOTIFYD_SOCKET`, `$XDG_RUNTIME_DIR/notifyd/notifyd.sock`,
     /// then `$TMPDIR` (or /tmp) `/notifyd-<uid>/notifyd.sock`.
-    public static func resolve(flag: String?, environment: [String: String], uid: UInt32 = currentUID()) throws -> SocketLocation {
+    public static func resolve(flag: String?, environment: [String: String], uid: UInt32 = currentUID()) throws(SocketError) -> SocketLocation {
         let location: SocketLocation
         if let flag, !flag.isEmpty {
             location = SocketLocation(path: flag, source: .flag)
@@ -53,7 +53,7 @@ public struct SocketLocation: Sendable, Equatable {
         self.warning = warning
     }
 
-    func checkLength() throws {
+    func checkLength() throws(SocketError) {
         let length = path.utf8.count
         if length >= socketPathCapacity {
             throw SocketError(.pathTooLong, "socket path \(path) is \(length) bytes; Unix sockets allow at most \(socketPathCapacity - 1) here. Choose a shorter path with --socket or NOTIFYD_SOCKET.")
@@ -67,7 +67,7 @@ public struct SocketLocation: Sendable, Equatable {
 
 /// Makes sure a socket directory is ours alone: created 0700 when missing, and
 /// refused when it is a symlink, someone else's, or open to others.
-public func preparePrivateDirectory(_ directory: String, uid: UInt32 = currentUID()) throws {
+public func preparePrivateDirectory(_ directory: String, uid: UInt32 = currentUID()) throws(SocketError) {
     if mkdir(directory, 0o700) != 0 && errno != EEXIST {
         throw SocketError(.unsafeDirectory, "cannot create \(directory): \(errnoText())")
     }

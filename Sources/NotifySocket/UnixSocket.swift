@@ -10,7 +10,7 @@ import Darwin
 /// the Swift concurrency pool.
 public enum UnixSocket {
     /// Connects to `path`. A missing file or a file nobody listens on is `.notRunning`.
-    public static func connect(path: String) throws -> Int32 {
+    public static func connect(path: String) throws(SocketError) -> Int32 {
         guard path.utf8.count < socketPathCapacity else {
             throw SocketError(.pathTooLong, "socket path \(path) is too long for a Unix socket")
         }
@@ -43,7 +43,7 @@ public enum UnixSocket {
 
     /// Binds and listens on `path`, creating the socket file with mode 0600. The caller
     /// has removed any stale file first: this never unlinks.
-    public static func listen(path: String, backlog: Int32 = 64) throws -> Int32 {
+    public static func listen(path: String, backlog: Int32 = 64) throws(SocketError) -> Int32 {
         guard path.utf8.count < socketPathCapacity else {
             throw SocketError(.pathTooLong, "socket path \(path) is too long for a Unix socket")
         }
@@ -84,7 +84,7 @@ public enum UnixSocket {
     }
 
     /// Writes all of `bytes`, retrying short writes. Throws when the peer has gone.
-    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SocketError) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { raw in

@@ -1,0 +1,109 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import NotifyProtocol
+import NotifySocket
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A blocking connection to notifyd, for notifyctl and other programs. One request at a
+/// time; events that arrive while waiting for a reply (after `watch`) are kept for
+/// `nextEvent`.
+public final class NotifyClient {
+    public let socketPath: String
+    private let fd: Int32
+    private let reader: LineReader
+    private var nextID = 1
+    private var pendingEvents: [[UInt8]] = []
+
+    /// Connects; `timeout` bounds each wait for a reply (nil waits as long as it takes).
+    public init(socketPath: String, timeout: Double? = 30) throws(ClientError) {
+        self.socketPath = socketPath
+        do {
+            fd = try UnixSocket.connect(path: socketPath)
+        } catch {
+            switch error.kind {
+            case .notRunning: throw .notRunning(path: socketPath, detail: "no notifyd is listening there")
+            default: throw .notRunning(path: socketPath, detail: error.message)
+            }
+        }
+        if let timeout { UnixSocket.setReceiveTimeout(fd, seconds: timeout) }
+        reader = LineReader(fd: fd, maximumLength: 16 * 1024 * 1024)
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// Sends `command` and returns its result, plus the result exactly as the daemon sent
+    /// it (with fields this client may not know) for `--json`.
+    public func call<Command: NotifyCommand>(_ command: Command) throws(ClientError) -> (Command.Result, raw: JSONValue) {
+        let id = JSONValue.number(Double(nextID))
+        nextID += 1
+        let line: Data
+        do {
+            line = try WireCoding.line(Request(id: id, command: command))
+        } catch {
+            throw .protocolViolation("cannot encode the request: \(error)")
+        }
+        try write(Array(line))
+        while true {
+            let bytes = try readLine()
+            let data = Data(bytes)
+            let decoder = WireCoding.decoder()
+            guard let header = try? decoder.decode(IncomingLineHeader.self, from: data) else {
+                throw .protocolViolation("not JSON: \(String(decoding: bytes.prefix(100), as: UTF8.self))")
+            }
+            if header.event != nil {
+                pendingEvents.append(bytes)
+                continue
+            }
+            // A reply without our id is the daemon refusing the line itself (e.g. too long).
+            guard header.id == id || header.id == nil else { continue }
+            let raw = try? decoder.decode(Response<JSONValue>.self, from: data)
+            if header.ok != true {
+                throw .daemon(raw?.error ?? WireError(code: .internalError, message: "notifyd reported an error without details"))
+            }
+            do {
+                let response = try decoder.decode(Response<Command.Result>.self, from: data)
+                guard let result = response.result else { throw ClientError.protocolViolation("a successful reply without a result") }
+                return (result, raw?.result ?? .null)
+            } catch {
+                throw .protocolViolation("the reply to \(Command.name) does not match this notifyctl's protocol (\(error)); is notifyd a different version?")
+            }
+        }
+    }
+
+    /// The next event line, as sent, after `watch`. Blocks until one arrives.
+    public func nextEvent() throws(ClientError) -> [UInt8] {
+        if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
+        while true {
+            let bytes = try readLine()
+            if let header = try? WireCoding.decoder().decode(IncomingLineHeader.self, from: Data(bytes)), header.event != nil {
+                return bytes
+            }
+        }
+    }
+
+    private func write(_ bytes: [UInt8]) throws(ClientError) {
+        do {
+            try UnixSocket.writeAll(fd, bytes)
+        } catch {
+            throw .connection(error.message)
+        }
+    }
+
+    private func readLine() throws(ClientError) -> [UInt8] {
+        switch reader.next() {
+        case .line(let bytes): return bytes
+        case .tooLong: throw .protocolViolation("a reply line too long to read")
+        case .end: throw .connection("notifyd closed the connection")
+        case .failed(let reason): throw .connection(reason)
+        }
+    }
+}

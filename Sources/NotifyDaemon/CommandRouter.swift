@@ -1,0 +1,92 @@
+import Foundation
+import NotifyCore
+import NotifyProtocol
+
+/// Decodes a request line and runs its command.
+struct CommandRouter: Sendable {
+    let registrar: Registrar
+    let hub: EventHub
+    let info: DaemonInfo
+
+    static let commands = ["ping", "hello", "status", "login", "logout", "set-token", "set-tags", "register", "unregister", "watch"]
+
+    func handle(_ line: [UInt8], from connection: Connection) async -> Reply {
+        let data = Data(line)
+        let decoder = WireCoding.decoder()
+        guard let header = try? decoder.decode(RequestHeader.self, from: data) else {
+            return .now(Reply.failure(nil, WireError(code: .malformedRequest, message: "not a JSON object: each request is one JSON object on one line, like {\"cmd\":\"ping\"}")))
+        }
+        let id = header.id
+        guard let name = header.cmd else {
+            return .now(Reply.failure(id, WireError(code: .malformedRequest, message: "the request has no \"cmd\"")))
+        }
+
+        func decode<C: NotifyCommand>(_ type: C.Type) throws(CoreError) -> C {
+            do {
+                return try decoder.decode(C.self, from: data)
+            } catch {
+                throw .invalidArgument(DecodingErrorText.describe(error, command: name))
+            }
+        }
+
+        do {
+            switch name {
+            case PingCommand.name, "hello":
+                return .now(Reply.success(id, PingResult(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid)))
+            case StatusCommand.name:
+                return .now(Reply.success(id, await status()))
+            case LoginCommand.name:
+                let command = try decode(LoginCommand.self)
+                let generation = try await registrar.login(user: command.user, password: command.password, backend: command.backend)
+                return waiting(id, generation, command.waitSeconds)
+            case SetTokenCommand.name:
+                let command = try decode(SetTokenCommand.self)
+                return waiting(id, try await registrar.setToken(command.token, platform: command.platform), command.waitSeconds)
+            case SetTagsCommand.name:
+                let command = try decode(SetTagsCommand.self)
+                return waiting(id, try await registrar.setTags(command.tags), command.waitSeconds)
+            case RegisterCommand.name:
+                let command = try decode(RegisterCommand.self)
+                return waiting(id, try await registrar.forceRegister(), command.waitSeconds)
+            case UnregisterCommand.name:
+                return .now(Reply.success(id, try await registrar.unregister()))
+            case LogoutCommand.name:
+                let command = try decode(LogoutCommand.self)
+                return .now(Reply.success(id, try await registrar.logout(force: command.force ?? false)))
+            case WatchCommand.name:
+                hub.subscribe(connection)
+                return .now(Reply.success(id, WatchResult(registration: await registrar.registrationStatus)))
+            default:
+                return .now(Reply.failure(id, WireError(code: .unknownCommand, message: "unknown command '\(name)'; known commands: \(Self.commands.joined(separator: ", "))")))
+            }
+        } catch {
+            return .now(Reply.failure(id, error))
+        }
+    }
+
+    /// The change is made; the reply waits (bounded) for the backend's answer to it.
+    private func waiting(_ id: JSONValue?, _ generation: Int, _ seconds: Double?) -> Reply {
+        let registrar = self.registrar
+        return .later {
+            Reply.success(id, await registrar.waitForOutcome(generation: generation, timeout: seconds))
+        }
+    }
+
+    private func status() async -> StatusResult {
+        let snapshot = await registrar.snapshot()
+        return StatusResult(
+            daemon: .init(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid, socket: info.socketPath, stateDirectory: info.stateDirectory, startedAt: info.startedAt),
+            backend: snapshot.backend,
+            account: snapshot.user.map { StatusResult.Account(user: $0, passwordSource: "file") },
+            device: .init(token: snapshot.device.token, platform: snapshot.device.platform, tags: snapshot.device.tags),
+            registration: snapshot.registration)
+    }
+}
+
+/// Facts about this daemon that `status` and `ping` report.
+struct DaemonInfo: Sendable {
+    var pid: Int32
+    var socketPath: String
+    var stateDirectory: String
+    var startedAt: Date
+}

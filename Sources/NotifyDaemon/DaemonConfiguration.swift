@@ -1,0 +1,33 @@
+import Foundation
+import NotifyCore
+import NotifySocket
+
+/// Everything the daemon needs to run, built once in `main` and passed down.
+public struct DaemonConfiguration: Sendable {
+    public var socket: SocketLocation
+    public var stateDirectory: String
+    public var backend: String?
+    public var logLevel: LogLevel
+    public var policy: RegistrationPolicy
+    /// Seconds one backend request may take.
+    public var requestTimeout: Double
+
+    public init(socket: SocketLocation, stateDirectory: String, backend: String?, logLevel: LogLevel = .notice,
+                policy: RegistrationPolicy = RegistrationPolicy(), requestTimeout: Double = 30) {
+        self.socket = socket
+        self.stateDirectory = stateDirectory
+        self.backend = backend
+        self.logLevel = logLevel
+        self.policy = policy
+        self.requestTimeout = requestTimeout
+    }
+
+    /// `$XDG_STATE_HOME/notifyd`, else `~/.local/state/notifyd`.
+    public static func defaultStateDirectory(environment: [String: String]) -> String {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            return state + "/notifyd"
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.local/state/notifyd"
+    }
+}

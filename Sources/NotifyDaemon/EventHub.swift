@@ -1,0 +1,28 @@
+import Foundation
+import NotifyProtocol
+import Synchronization
+
+/// Fans events out to the connections that asked with `watch`.
+final class EventHub: Sendable {
+    private let watchers = Mutex<[Int: Connection]>([:])
+
+    func subscribe(_ connection: Connection) {
+        watchers.withLock { $0[connection.number] = connection }
+    }
+
+    func unsubscribe(_ connection: Connection) {
+        _ = watchers.withLock { $0.removeValue(forKey: connection.number) }
+    }
+
+    var watcherCount: Int { watchers.withLock { $0.count } }
+
+    /// Encodes once and writes the line to every watcher; a watcher that cannot take it is dropped.
+    func publish<Event: Encodable>(_ event: Event) {
+        guard let line = try? WireCoding.line(event) else { return }
+        let bytes = Array(line)
+        let current = watchers.withLock { Array($0.values) }
+        for connection in current where !connection.send(bytes) {
+            unsubscribe(connection)
+        }
+    }
+}

@@ -1,0 +1,80 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import NotifyClient
+import NotifyProtocol
+import NotifySocket
+
+/// What every subcommand gets: the global options and a way to reach the daemon.
+struct Context {
+    var socketFlag: String?
+    var json: Bool
+    var environment: [String: String]
+
+    /// Connects, or explains where it looked and how to start notifyd.
+    func connect(timeout: Double? = 30) throws(CommandFailure) -> NotifyClient {
+        let location: SocketLocation
+        do {
+            location = try SocketLocation.resolve(flag: socketFlag, environment: environment)
+        } catch {
+            throw CommandFailure(.unreachable, error.message)
+        }
+        do {
+            return try NotifyClient(socketPath: location.path, timeout: timeout)
+        } catch {
+            throw CommandFailure(.unreachable, """
+                cannot reach notifyd at \(location.path) (from \(location.source.rawValue == "TMPDIR" ? "the /tmp fallback" : location.source.rawValue)): \(Self.detail(error))
+                Start it with `systemctl --user start notifyd.socket`, or run `notifyd &`.
+                """)
+        }
+    }
+
+    /// Runs one command and prints its raw result when `--json` was given.
+    func call<Command: NotifyCommand>(_ command: Command, timeout: Double? = 30) throws(CommandFailure) -> Command.Result {
+        let client = try connect(timeout: timeout)
+        do {
+            let (result, raw) = try client.call(command)
+            if json { printJSON(raw) }
+            return result
+        } catch {
+            throw CommandFailure(error)
+        }
+    }
+
+    func printJSON(_ value: JSONValue) {
+        if let data = try? WireCoding.encoder().encode(value) {
+            Terminal.out(String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    private static func detail(_ error: ClientError) -> String {
+        if case .notRunning(_, let detail) = error { return detail }
+        return error.description
+    }
+}
+
+/// A subcommand's failure: what to print and which exit code.
+struct CommandFailure: Error {
+    var code: ExitCode
+    var message: String
+
+    init(_ code: ExitCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    init(_ error: ClientError) {
+        switch error {
+        case .notRunning:
+            self.init(.unreachable, error.description)
+        case .daemon(let wire) where wire.code == .unknownCommand:
+            self.init(.failed, wire.message + " (notifyd may be older than this notifyctl \(NotifydVersion.current); check `notifyctl ping`)")
+        case .daemon(let wire) where wire.code == .invalidArgument:
+            self.init(.usage, wire.message)
+        default:
+            self.init(.failed, error.description)
+        }
+    }
+}

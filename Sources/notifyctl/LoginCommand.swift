@@ -1,0 +1,66 @@
+import NotifyProtocol
+
+enum Login: Subcommand {
+    static let name = "login"
+    static let summary = "log in to the backend (password prompted, or --password-stdin)"
+    static let help = """
+        usage: notifyctl login [--backend URL] [--password-stdin] [--no-wait] [--timeout SECONDS] USER
+
+        Stores the credentials notifyd uses with the backend (in a 0600 file) and registers
+        the device if a token is set. The password is prompted without echo; scripts pass it
+        on standard input with --password-stdin. It is never taken on the command line.
+
+          --backend URL      the backend for this account (default: notifyd's --backend)
+          --password-stdin   read the password from standard input
+          --no-wait          return at once instead of waiting for the registration
+          --timeout SECONDS  how long to wait for the registration (default 10)
+        """
+
+    static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
+        let parsed = try parse(arguments, valued: ["--backend", "--timeout"], flags: ["--password-stdin", "--no-wait"], positionals: 1...1)
+        let user = parsed.positionals[0]
+        let password: String
+        if parsed.flags.contains("--password-stdin") {
+            var bytes = Terminal.readStandardInput()
+            if bytes.last == 0x0A { bytes.removeLast() }
+            if bytes.last == 0x0D { bytes.removeLast() }
+            password = String(decoding: bytes, as: UTF8.self)
+        } else {
+            guard let typed = Terminal.readSecret(prompt: "Password for \(user): ") else {
+                throw CommandFailure(.usage, "login: no terminal to ask for the password; pass it on standard input with --password-stdin")
+            }
+            password = typed
+        }
+        guard !password.isEmpty else { throw CommandFailure(.usage, "login: the password is empty") }
+        let command = LoginCommand(
+            user: user, password: password, backend: parsed.options["--backend"],
+            wait: parsed.flags.contains("--no-wait") ? false : nil, timeout: try seconds(parsed.options["--timeout"], option: "--timeout"))
+        let outcome = try context.call(command, timeout: (command.timeout ?? 10) + 30)
+        return OutcomeReport.report(outcome, changed: "Logged in as \(user)", context: context)
+    }
+}
+
+enum Logout: Subcommand {
+    static let name = "logout"
+    static let summary = "delete the registration, then forget the credentials"
+    static let help = """
+        usage: notifyctl logout [--force]
+
+        Deletes this device's registration at the backend, then forgets the stored
+        credentials. If the backend cannot be reached the credentials are kept (so the
+        registration can still be deleted later) unless --force is given.
+
+          --force   forget the credentials even if the registration could not be deleted
+        """
+
+    static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
+        let parsed = try parse(arguments, flags: ["--force"], positionals: 0...0)
+        let result = try context.call(LogoutCommand(force: parsed.flags.contains("--force") ? true : nil), timeout: 120)
+        if !context.json {
+            let deleted = result.deletedId.map { "deleted registration \($0), " } ?? ""
+            Terminal.out("Logged out \(result.user ?? ""): \(deleted)credentials forgotten.")
+            if let warning = result.warning { Terminal.error("warning: \(warning)") }
+        }
+        return .done
+    }
+}

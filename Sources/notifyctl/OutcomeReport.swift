@@ -1,0 +1,34 @@
+import NotifyProtocol
+
+/// How a command that changed the registration tells what became of it: one line, and
+/// an exit code a script can act on.
+enum OutcomeReport {
+    static func report(_ outcome: RegistrationOutcome, changed: String, context: Context) -> ExitCode {
+        let registration = outcome.registration
+        let (line, code) = describe(registration, settled: outcome.settled, changed: changed)
+        if !context.json {
+            if code == .failed { Terminal.error(line) } else { Terminal.out(line) }
+        }
+        return code
+    }
+
+    static func describe(_ registration: RegistrationStatus, settled: Bool, changed: String) -> (String, ExitCode) {
+        let id = registration.id.map { " (id \($0))" } ?? ""
+        let message = registration.message ?? registration.state.rawValue
+        switch registration.state {
+        case .registered:
+            return ("\(changed); registered\(id).", .done)
+        case .unregistered:
+            return ("\(changed); not registering: \(message).", .done)
+        case .unauthorized, .rejected:
+            return ("\(changed), but \(message).", .failed)
+        case .retrying:
+            let next = registration.nextAttemptAt.map { " (next attempt \(TimeText.relative($0)))" } ?? ""
+            return ("\(changed); not registered yet: \(message)\(next).", .later)
+        case .registering where !settled:
+            return ("\(changed); still waiting for the backend; `notifyctl status` shows the outcome.", .later)
+        default:
+            return ("\(changed); not registered yet: \(message).", .later)
+        }
+    }
+}

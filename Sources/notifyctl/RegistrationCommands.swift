@@ -1,0 +1,96 @@
+import NotifyProtocol
+
+enum SetToken: Subcommand {
+    static let name = "set-token"
+    static let summary = "set the device's push token and register it"
+    static let help = """
+        usage: notifyctl set-token [--platform apns|fcm|gcm|wns] [--no-wait] [--timeout SECONDS] TOKEN
+
+        Sets the device token (the "handle") and registers it. APNs tokens may be given in
+        any case, with or without spaces and <>: "<3f2a1b9c 5d7e...>" works. FCM/GCM tokens
+        and WNS channel URIs are used as given. A token set before `login` is kept and
+        registered once credentials arrive.
+
+          --platform NAME    apns (default, or the platform set before), fcm, gcm or wns
+          --no-wait          return at once instead of waiting for the registration
+          --timeout SECONDS  how long to wait for the registration (default 10)
+
+        Exit status: 0 registered, 1 refused, 2 invalid token, 4 saved but not registered yet.
+        """
+
+    static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
+        let parsed = try parse(arguments, valued: ["--platform", "--timeout"], flags: ["--no-wait"], positionals: 1...1)
+        var platform: Platform?
+        if let name = parsed.options["--platform"] {
+            guard let chosen = Platform(rawValue: name.lowercased()) else {
+                throw CommandFailure(.usage, "set-token: unknown platform '\(name)'; use one of \(Platform.names)")
+            }
+            platform = chosen
+        }
+        let command = SetTokenCommand(
+            token: parsed.positionals[0], platform: platform, wait: parsed.flags.contains("--no-wait") ? false : nil,
+            timeout: try seconds(parsed.options["--timeout"], option: "--timeout"))
+        let outcome = try context.call(command, timeout: (command.timeout ?? 10) + 30)
+        return OutcomeReport.report(outcome, changed: "Token set", context: context)
+    }
+}
+
+enum SetTags: Subcommand {
+    static let name = "set-tags"
+    static let summary = "set extra registration tags (none to clear) and re-register"
+    static let help = """
+        usage: notifyctl set-tags [--no-wait] [--timeout SECONDS] [TAG ...]
+
+        Replaces the extra tags of the registration (the backend adds username:<you> by
+        itself) and registers again. No tags clears them. A tag holds letters, digits and
+        _ @ # . : - only, up to 120 characters.
+        """
+
+    static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
+        let parsed = try parse(arguments, valued: ["--timeout"], flags: ["--no-wait"], positionals: 0...1000)
+        let command = SetTagsCommand(
+            tags: parsed.positionals, wait: parsed.flags.contains("--no-wait") ? false : nil,
+            timeout: try seconds(parsed.options["--timeout"], option: "--timeout"))
+        let outcome = try context.call(command, timeout: (command.timeout ?? 10) + 30)
+        let changed = parsed.positionals.isEmpty ? "Tags cleared" : "Tags set to \(parsed.positionals.joined(separator: " "))"
+        return OutcomeReport.report(outcome, changed: changed, context: context)
+    }
+}
+
+enum Register: Subcommand {
+    static let name = "register"
+    static let summary = "register now, even if the registration is fresh"
+    static let help = """
+        usage: notifyctl register [--no-wait] [--timeout SECONDS]
+
+        Sends the registration to the backend now, whether or not it is due, and resumes
+        registering after `unregister` or a refusal.
+        """
+
+    static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
+        let parsed = try parse(arguments, valued: ["--timeout"], flags: ["--no-wait"], positionals: 0...0)
+        let command = RegisterCommand(wait: parsed.flags.contains("--no-wait") ? false : nil, timeout: try seconds(parsed.options["--timeout"], option: "--timeout"))
+        let outcome = try context.call(command, timeout: (command.timeout ?? 10) + 30)
+        return OutcomeReport.report(outcome, changed: "Registration sent", context: context)
+    }
+}
+
+enum Unregister: Subcommand {
+    static let name = "unregister"
+    static let summary = "delete the registration at the backend, keep the credentials"
+    static let help = """
+        usage: notifyctl unregister
+
+        Deletes this device's registration at the backend and stops registering it until
+        `notifyctl register` or a new token or tags. The credentials are kept.
+        """
+
+    static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
+        _ = try parse(arguments, positionals: 0...0)
+        let result = try context.call(UnregisterCommand(), timeout: 120)
+        if !context.json {
+            Terminal.out(result.deletedId.map { "Deleted registration \($0)." } ?? "No registration to delete; registering is now off.")
+        }
+        return .done
+    }
+}
