@@ -33,6 +33,9 @@ public struct RegistrationMachine: Sendable {
     /// A pass may replace a dead id once; a second "gone" backs off instead of looping.
     private var recreatedInPass = false
     private var forceNext = false
+    /// While set, a change-triggered pass waits for the inputs to settle (see `policy.debounce`).
+    private var quietUntil: Date?
+    private var firstUnsentChangeAt: Date?
     private var deletionRequested: Int?
     private var random: SplitMix64
 
@@ -58,6 +61,11 @@ public struct RegistrationMachine: Sendable {
         generation += 1
         // A newer change replaces a pending retry.
         retryAt = nil
+        if policy.debounce > 0 {
+            let first = firstUnsentChangeAt ?? now
+            firstUnsentChangeAt = first
+            quietUntil = min(now.addingTimeInterval(policy.debounce), first.addingTimeInterval(policy.maximumDebounce))
+        }
         return reconcile(now: now)
     }
 
@@ -67,6 +75,7 @@ public struct RegistrationMachine: Sendable {
         inputs.enabled = true
         forceNext = true
         retryAt = nil
+        quietUntil = nil
         return reconcile(now: now)
     }
 
@@ -195,7 +204,12 @@ public struct RegistrationMachine: Sendable {
                 settle(generation)
                 return [.wake(at: retryAt)]
             }
+            if let quietUntil, now < quietUntil {
+                return [.wake(at: quietUntil)]
+            }
         }
+        quietUntil = nil
+        firstUnsentChangeAt = nil
         forceNext = false
         recreatedInPass = false
         retryAt = nil
@@ -226,7 +240,7 @@ public struct RegistrationMachine: Sendable {
         settle(finished.generation)
         // Changes made while the call was in flight wait for the retry too: the backend is down.
         if generation > finished.generation { settle(generation) }
-        return [.wake(at: when)] + reconcile(now: now)
+        return reconcile(now: now)
     }
 
     private mutating func settle(_ generation: Int) {

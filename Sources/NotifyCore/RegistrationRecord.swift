@@ -72,10 +72,17 @@ public struct RegistrationPolicy: Sendable, Equatable {
     /// not prove much, and the Azure SDKs re-register at least daily.
     public var refreshInterval: Double
     public var backoff: Backoff
+    /// A change waits this long for more changes before it is sent, so a burst (a script
+    /// setting tokens in a loop) costs one registration, not one per change...
+    public var debounce: Double
+    /// ...but a steady stream of changes is still sent at least this often.
+    public var maximumDebounce: Double
 
-    public init(refreshInterval: Double = 24 * 3600, backoff: Backoff = Backoff()) {
+    public init(refreshInterval: Double = 24 * 3600, backoff: Backoff = Backoff(), debounce: Double = 0.05, maximumDebounce: Double = 1) {
         self.refreshInterval = refreshInterval
         self.backoff = backoff
+        self.debounce = debounce
+        self.maximumDebounce = maximumDebounce
     }
 }
 

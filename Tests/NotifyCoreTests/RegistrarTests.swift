@@ -1,0 +1,207 @@
+import Foundation
+import NotifyProtocol
+import Testing
+@testable import NotifyCore
+
+/// The actor that drives the machine: real files in a temp dir, a scripted backend and a
+/// clock the test moves.
+struct RegistrarTests {
+    static let backend = "http://127.0.0.1:1"
+
+    final class Fixture: Sendable {
+        let directory = TemporaryDirectory()
+        let backend = FakeBackend()
+        let clock = ManualClock()
+        let policy: RegistrationPolicy
+
+        init(policy: RegistrationPolicy = RegistrationPolicy(refreshInterval: 3600, backoff: Backoff(initial: 10, multiplier: 2, maximum: 60), debounce: 0)) {
+            self.policy = policy
+        }
+
+        func registrar() -> Registrar {
+            Registrar(settings: .init(configuredBackend: RegistrarTests.backend, policy: policy), stateDirectory: directory.path,
+                      backend: backend, clock: clock, logger: .silent)
+        }
+
+        deinit { directory.remove() }
+    }
+
+    @Test func loginAndTokenRegisterAndTheOutcomeIsAwaited() async throws {
+        let fixture = Fixture()
+        let registrar = fixture.registrar()
+        await registrar.start()
+        let early = try await registrar.setToken("<ab cd>", platform: nil)
+        let pending = await registrar.waitForOutcome(generation: early, timeout: 5)
+        #expect(pending.settled)
+        #expect(pending.registration.state == .notLoggedIn)
+        #expect(fixture.backend.calls.isEmpty, "no credentials, no request")
+
+        let generation = try await registrar.login(user: "alice", password: "alice", backend: nil)
+        let outcome = await registrar.waitForOutcome(generation: generation, timeout: 5)
+        #expect(outcome.settled)
+        #expect(outcome.registration.state == .registered)
+        #expect(outcome.registration.id == "id-1")
+        #expect(fixture.backend.calls == [.create(handle: "ABCD"), .upsert(id: "id-1", handle: "ABCD", tags: [])])
+    }
+
+    @Test func aBurstOfTokensEndsWithTheLastOneAndFewRequests() async throws {
+        let fixture = Fixture(policy: RegistrationPolicy(refreshInterval: 3600, debounce: 0.05, maximumDebounce: 1))
+        let registrar = fixture.registrar()
+        _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
+        var generation = 0
+        for index in 0..<100 {
+            generation = try await registrar.setToken(String(format: "%04X", index), platform: .apns)
+        }
+        #expect(fixture.backend.calls.isEmpty, "nothing is sent while changes keep coming")
+        fixture.clock.advance(by: 0.05)
+        let outcome = await registrar.waitForOutcome(generation: generation, timeout: 10)
+        #expect(outcome.settled)
+        #expect(outcome.registration.state == .registered)
+        #expect(outcome.registration.registered?.handle == "0063")
+        #expect(fixture.backend.calls.count == 2, "got \(fixture.backend.calls.count) backend calls for 100 changes")
+        #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "0063", tags: []))
+    }
+
+    @Test func registrationSurvivesARestartWithoutARequestWhileFresh() async throws {
+        let fixture = Fixture()
+        do {
+            let registrar = fixture.registrar()
+            _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
+            let generation = try await registrar.setToken("AB", platform: nil)
+            _ = await registrar.waitForOutcome(generation: generation, timeout: 5)
+            await registrar.shutdown()
+        }
+        let callsBefore = fixture.backend.calls.count
+        let restarted = fixture.registrar()
+        await restarted.start()
+        let status = await restarted.registrationStatus
+        #expect(status.state == .registered)
+        #expect(status.id == "id-1")
+        #expect(fixture.backend.calls.count == callsBefore)
+    }
+
+    @Test func aStaleRegistrationIsRefreshedOnStartAndPeriodically() async throws {
+        let fixture = Fixture()
+        do {
+            let registrar = fixture.registrar()
+            _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
+            _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
+            await registrar.shutdown()
+        }
+        fixture.clock.advance(by: 3601)
+        let restarted = fixture.registrar()
+        await restarted.start()
+        #expect(await eventually { fixture.backend.calls.count == 3 })
+        #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "AB", tags: []))
+
+        // And again once the interval has passed, driven by the timer alone.
+        #expect(await eventually { fixture.clock.sleeperCount == 1 })
+        fixture.clock.advance(by: 3600)
+        #expect(await eventually { fixture.backend.calls.count == 4 })
+    }
+
+    @Test func anOutageIsRetriedWithBackoffUntilTheBackendReturns() async throws {
+        let fixture = Fixture()
+        let registrar = fixture.registrar()
+        fixture.backend.failEverything(.transport("connection refused"))
+        _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
+        let outcome = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
+        #expect(outcome.registration.state == .retrying)
+        #expect(outcome.registration.message?.contains("connection refused") == true)
+
+        #expect(await eventually { fixture.clock.sleeperCount == 1 })
+        fixture.clock.advance(by: 10)
+        #expect(await eventually { fixture.backend.calls.count == 2 })
+        fixture.backend.failEverything(nil)
+        #expect(await eventually { fixture.clock.sleeperCount == 1 })
+        fixture.clock.advance(by: 20)
+        #expect(await eventually { await registrar.registrationStatus.state == .registered })
+    }
+
+    @Test func unauthorizedWaitsForANewLogin() async throws {
+        let fixture = Fixture()
+        let registrar = fixture.registrar()
+        fixture.backend.failNextCreate(.status(403, retryAfter: nil, body: ""))
+        _ = try await registrar.setToken("AB", platform: nil)
+        let outcome = await registrar.waitForOutcome(generation: try await registrar.login(user: "mallory", password: "x", backend: nil), timeout: 5)
+        #expect(outcome.registration.state == .unauthorized)
+        #expect(outcome.registration.message?.contains("notifyctl login mallory") == true)
+        _ = try await registrar.setTags(["news"])
+        fixture.clock.advance(by: 86400)
+        #expect(fixture.backend.calls.count == 1)
+
+        let relogin = await registrar.waitForOutcome(generation: try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 5)
+        #expect(relogin.registration.state == .registered)
+        #expect(fixture.backend.users.last == "alice")
+    }
+
+    @Test func logoutDeletesThenForgetsTheCredentials() async throws {
+        let fixture = Fixture()
+        let registrar = fixture.registrar()
+        _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
+        let credentials = CredentialStore(directory: fixture.directory.path)
+        #expect(credentials.load().0 != nil)
+
+        let result = try await registrar.logout(force: false)
+        #expect(result.deletedId == "id-1")
+        #expect(fixture.backend.calls.last == .delete(id: "id-1"))
+        #expect(credentials.load().0 == nil)
+        #expect(await registrar.registrationStatus.state == .notLoggedIn)
+    }
+
+    @Test func logoutKeepsTheCredentialsWhenTheBackendIsDownUnlessForced() async throws {
+        let fixture = Fixture()
+        let registrar = fixture.registrar()
+        _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
+        fixture.backend.failEverything(.transport("connection refused"))
+        let credentials = CredentialStore(directory: fixture.directory.path)
+
+        await #expect(throws: CoreError.self) { try await registrar.logout(force: false) }
+        #expect(credentials.load().0 != nil)
+
+        let forced = try await registrar.logout(force: true)
+        #expect(forced.warning?.contains("connection refused") == true)
+        #expect(credentials.load().0 == nil)
+    }
+
+    @Test func unregisterTreatsAnUnknownIdAsAlreadyGone() async throws {
+        let fixture = Fixture()
+        let registrar = fixture.registrar()
+        _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
+        fixture.backend.failNextDelete(.status(500, retryAfter: nil, body: "unknown id"))
+        let result = try await registrar.unregister()
+        #expect(result.deletedId == "id-1")
+        #expect(result.registration.state == .unregistered)
+        // Stays unregistered: the periodic refresh does not bring it back.
+        fixture.clock.advance(by: 7200)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(fixture.backend.calls.count == 3)
+    }
+
+    @Test func waitingIsBoundedByTheTimeout() async throws {
+        let fixture = Fixture()
+        let registrar = fixture.registrar()
+        fixture.backend.failEverything(.transport("down"))
+        _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
+        // A generation that will not settle before the retry time, which the clock never reaches.
+        let outcome = await registrar.waitForOutcome(generation: Int.max, timeout: 0.05)
+        #expect(!outcome.settled)
+    }
+
+    @Test func invalidInputIsRefusedAndNothingIsStored() async throws {
+        let fixture = Fixture()
+        let registrar = fixture.registrar()
+        await #expect(throws: CoreError.self) { try await registrar.setToken("xyz", platform: .apns) }
+        await #expect(throws: CoreError.self) { try await registrar.setTags(["has space"]) }
+        await #expect(throws: CoreError.self) { try await registrar.login(user: "a:b", password: "p", backend: nil) }
+        await #expect(throws: CoreError.self) { try await registrar.login(user: "alice", password: "alice", backend: "ftp://x") }
+        let snapshot = await registrar.snapshot()
+        #expect(snapshot.device.token == nil)
+        #expect(snapshot.device.tags.isEmpty)
+        #expect(snapshot.user == nil)
+    }
+}
