@@ -1,38 +1,18 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// notifyd depends on the Swift toolchain alone: no package dependencies.
+// The dev backend alone: an in-memory stand-in for the tutorial's AppBackend,
+// with no package dependencies.
 let package = Package(
     name: "notifyd",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "notifyd", targets: ["notifyd"]),
-        .executable(name: "notifyctl", targets: ["notifyctl"]),
         .executable(name: "notify-devbackend", targets: ["notify-devbackend"]),
     ],
     targets: [
-        // Wire types only: no I/O, FoundationEssentials only.
-        .target(name: "NotifyProtocol"),
-        // Unix socket plumbing and socket path resolution shared by daemon and client.
-        .target(name: "NotifySocket"),
-        // Backend client, registration state machine, state and credential stores.
-        .target(name: "NotifyCore", dependencies: ["NotifyProtocol"]),
-        // Socket server, connections, command routing, lifecycle.
-        .target(name: "NotifyDaemon", dependencies: ["NotifyCore", "NotifyProtocol", "NotifySocket"]),
-        // The socket client used by notifyctl and the tests.
-        .target(name: "NotifyClient", dependencies: ["NotifyProtocol", "NotifySocket"]),
-        // In-memory stand-in for the tutorial's ASP.NET AppBackend.
         .target(name: "DevBackend"),
-
-        .executableTarget(name: "notifyd", dependencies: ["NotifyDaemon"]),
-        .executableTarget(name: "notifyctl", dependencies: ["NotifyClient"]),
         .executableTarget(name: "notify-devbackend", dependencies: ["DevBackend"]),
-
-        .testTarget(name: "NotifyProtocolTests", dependencies: ["NotifyProtocol"]),
-        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "DevBackend"]),
-        .testTarget(name: "NotifyDaemonTests", dependencies: ["NotifyDaemon", "NotifyClient", "DevBackend"]),
         .testTarget(name: "DevBackendTests", dependencies: ["DevBackend"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["NotifyClient", "DevBackend"]),
     ],
     swiftLanguageModes: [.v6]
 )
