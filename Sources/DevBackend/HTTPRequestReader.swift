@@ -76,6 +76,7 @@ extension HTTPConnection {
                 while index + 3 < buffer.count {
                     if buffer[index] == 13, buffer[index + 1] == 10,
                        buffer[index + 2] == 13, buffer[index + 3] == 10 {
+                        guard index <= limits.maxHeadBytes else { break }
                         return .success(index)
                     }
                     index += 1
