@@ -58,7 +58,9 @@ final class HTTPConnection {
                 switch handler(request, context) {
                 case .drop:
                     return
-                case .respond(let response):
+                case .respond(var response):
+                    // A HEAD answer announces the body's length but carries none.
+                    if request.method == "HEAD" { response.omitsBody = true }
                     let keepOpen = request.keepsAlive && !stop.isTriggered
                     let bytes = response.serialized(
                         closing: !keepOpen,

@@ -3,6 +3,8 @@ struct HTTPResponse: Sendable {
     var status: Int
     var headers: [(name: String, value: String)]
     var body: [UInt8]
+    /// Send the headers (Content-Length included) without the body, as HEAD requires.
+    var omitsBody = false
 
     init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -44,7 +46,7 @@ struct HTTPResponse: Sendable {
             head += "Connection: keep-alive\r\n"
         }
         head += "\r\n"
-        return Array(head.utf8) + body
+        return Array(head.utf8) + (omitsBody ? [] : body)
     }
 
     /// Headers the server owns: a handler cannot set them by accident.

@@ -139,6 +139,20 @@ import Testing
         #expect(try version.readResponse().status == 505)
     }
 
+    @Test func headAnswersCarryNoBody() throws {
+        let backend = try startBackend()
+        defer { backend.stop() }
+        let raw = try RawHTTPClient(port: backend.port)
+
+        try raw.send("HEAD /nowhere HTTP/1.1\r\nHost: x\r\n\(auth)\r\n")
+        let head = try raw.readHead()
+        #expect(head.status == 404)
+        #expect(Int(head.header("Content-Length") ?? "0") ?? 0 > 0)
+        // The next response follows directly: no body bytes were sent in between.
+        try raw.send("POST /api/register HTTP/1.1\r\nHost: x\r\n\(auth)\r\n")
+        #expect(try raw.readResponse().status == 200)
+    }
+
     @Test func http10ClosesUnlessAskedToKeepAlive() throws {
         let backend = try startBackend()
         defer { backend.stop() }

@@ -72,6 +72,19 @@ final class RawHTTPClient {
 
     /// Reads one response (an interim 1xx has no body), framed by Content-Length.
     func readResponse() throws -> Response {
+        var response = try readHead()
+        if response.status >= 200, let length = response.header("Content-Length").flatMap({ Int($0) }) {
+            while buffer.count < length {
+                guard try receive() else { throw Failure(description: "closed inside the body") }
+            }
+            response.body = Array(buffer[0..<length])
+            buffer.removeFirst(length)
+        }
+        return response
+    }
+
+    /// Reads a status line and headers only, as for the answer to HEAD.
+    func readHead() throws -> Response {
         let headEnd = try readUntilBlankLine()
         let head = String(decoding: buffer[0..<headEnd], as: UTF8.self)
         buffer.removeFirst(headEnd + 4)
@@ -84,15 +97,7 @@ final class RawHTTPClient {
             let parts = line.split(separator: ":", maxSplits: 1)
             return (String(parts[0]), parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
         }
-        var response = Response(status: status, headers: headers, body: [])
-        if status >= 200, let length = response.header("Content-Length").flatMap({ Int($0) }) {
-            while buffer.count < length {
-                guard try receive() else { throw Failure(description: "closed inside the body") }
-            }
-            response.body = Array(buffer[0..<length])
-            buffer.removeFirst(length)
-        }
-        return response
+        return Response(status: status, headers: headers, body: [])
     }
 
     /// True when the server has closed the connection (and sent nothing more).
