@@ -4,7 +4,7 @@ import PackageDescription
 // notifyd depends on the Swift toolchain alone: no package dependencies.
 let package = Package(
     name: "notifyd",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "notifyd", targets: ["notifyd"]),
         .executable(name: "notifyctl", targets: ["notifyctl"]),

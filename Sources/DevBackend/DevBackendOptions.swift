@@ -1,0 +1,61 @@
+extension DevBackend {
+    /// Which name the upsert route accepts for Android devices. The tutorial's older
+    /// revisions switch on "gcm", newer ones on "fcm"; real deployments run either.
+    public enum AndroidPlatformName: String, Codable, Sendable, CaseIterable {
+        case fcm
+        case gcm
+        /// Accept both names, as a backend patched for the migration would.
+        case both
+
+        var acceptedNames: Set<String> {
+            switch self {
+            case .fcm: ["fcm"]
+            case .gcm: ["gcm"]
+            case .both: ["fcm", "gcm"]
+            }
+        }
+    }
+
+    /// Configuration, built once (by `main` or a test) and never changed while running.
+    public struct Options: Equatable, Sendable {
+        /// IPv4 address to bind; loopback by default because the backend checks no
+        /// real credentials.
+        public var host: String
+        /// 0 picks an ephemeral port; `DevBackendServer.start()` returns the real one.
+        public var port: Int
+        public var androidPlatformName: AndroidPlatformName
+        /// What an upsert to an unknown or expired id answers. The tutorial tries to
+        /// pass the hub's 410 on but throws instead, so ASP.NET answers 500.
+        public var goneStatus: Int
+        /// Model a fixed backend that escapes the message text before pasting it into
+        /// the payload, instead of the tutorial's plain concatenation.
+        public var escapesText: Bool
+        /// Print nothing, not even the one line per push.
+        public var quiet: Bool
+        /// Print one line per request (method, path, status, user; never a secret).
+        public var logRequests: Bool
+
+        public init(
+            host: String = "127.0.0.1",
+            port: Int = 0,
+            androidPlatformName: AndroidPlatformName = .fcm,
+            goneStatus: Int = 500,
+            escapesText: Bool = false,
+            quiet: Bool = false,
+            logRequests: Bool = false
+        ) {
+            self.host = host
+            self.port = port
+            self.androidPlatformName = androidPlatformName
+            self.goneStatus = goneStatus
+            self.escapesText = escapesText
+            self.quiet = quiet
+            self.logRequests = logRequests
+        }
+
+        /// Platform names the upsert route accepts.
+        var acceptedPlatforms: Set<String> {
+            Set(["mpns", "wns", "apns"]).union(androidPlatformName.acceptedNames)
+        }
+    }
+}

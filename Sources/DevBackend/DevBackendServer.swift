@@ -1,0 +1,100 @@
+import Foundation
+
+/// The dev backend: the tutorial's API on a loopback HTTP server, plus thread-safe
+/// inspection and fault injection for tests.
+///
+/// ```swift
+/// let backend = DevBackendServer(options: .init(quiet: true))
+/// try backend.start()
+/// defer { backend.stop() }
+/// // point a client at backend.baseURL, then inspect backend.pushes()
+/// ```
+public final class DevBackendServer: Sendable {
+    public let options: DevBackend.Options
+    private let state = Locked(BackendState())
+    private let server: HTTPServer
+
+    public init(options: DevBackend.Options = DevBackend.Options()) {
+        self.options = options
+        let dispatcher = RequestDispatcher(options: options, state: state)
+        server = HTTPServer(host: options.host, port: options.port) { request, context in
+            dispatcher.handle(request, context)
+        }
+    }
+
+    /// Binds and starts serving; returns the bound port (the real one for port 0).
+    /// A server starts once: after `stop()`, make a new one.
+    @discardableResult
+    public func start() throws -> Int {
+        try server.start()
+    }
+
+    /// Closes the listener and every connection and waits for their threads to end.
+    /// Safe to call more than once. Must not be called from a request handler.
+    public func stop() {
+        server.stop()
+    }
+
+    /// The bound port; 0 before `start()`.
+    public var port: Int { server.port }
+
+    /// `http://HOST:PORT`, for clients; a wildcard bind is reached through loopback.
+    public var baseURL: URL {
+        let host = options.host == "0.0.0.0" ? "127.0.0.1" : options.host
+        return URL(string: "http://\(host):\(port)")!
+    }
+
+    /// TCP connections accepted so far; shows whether clients reuse connections.
+    public var acceptedConnections: Int { server.acceptedConnections }
+
+    // MARK: Inspection
+
+    public func registrations() -> [DevBackend.Registration] {
+        state.withLock { $0.store.registrations }
+    }
+
+    public func pushes() -> [DevBackend.Push] {
+        state.withLock { $0.pushes }
+    }
+
+    /// API requests in arrival order (control routes are not logged).
+    public func requests() -> [DevBackend.LoggedRequest] {
+        state.withLock { $0.requests }
+    }
+
+    public func requestCount(route: DevBackend.Route) -> Int {
+        state.withLock { $0.requests.count { $0.route == route } }
+    }
+
+    public func snapshot() -> DevBackend.StateSnapshot {
+        state.withLock { $0.snapshot }
+    }
+
+    // MARK: Fault injection
+
+    /// Appends a rule; rules are tried in the order they were added.
+    /// Throws when the rule cannot be applied (say, a negative delay).
+    public func addFault(_ rule: DevBackend.FaultRule) throws {
+        if let problem = rule.problem { throw HTTPServerError("invalid fault rule: \(problem)") }
+        state.withLock { $0.faults.add(rule) }
+    }
+
+    public func clearFaults() {
+        state.withLock { $0.faults.clear() }
+    }
+
+    /// The rules still in force, with their remaining counts.
+    public func faults() -> [DevBackend.FaultRule] {
+        state.withLock { $0.faults.rules }
+    }
+
+    /// The registration (or issued id) is gone from now on, as when the hub expires it.
+    public func expire(id: String) {
+        state.withLock { $0.store.expire(id: id) }
+    }
+
+    /// Forgets registrations, issued ids, pushes, faults and the request log.
+    public func reset() {
+        state.withLock { $0.reset() }
+    }
+}

@@ -1,0 +1,37 @@
+extension DevBackend {
+    /// One API request as seen by the backend. Deliberately holds no headers, no
+    /// query and no body, so no password or device token can leak through it.
+    public struct LoggedRequest: Codable, Sendable, Equatable {
+        public var method: String
+        /// The path without the query string.
+        public var path: String
+        /// nil for requests that matched no API route.
+        public var route: Route?
+        /// nil when an injected fault dropped the connection without an answer.
+        public var status: Int?
+        /// The authenticated user name; nil when authentication failed or was absent.
+        public var user: String?
+
+        public init(method: String, path: String, route: Route?, status: Int?, user: String?) {
+            self.method = method
+            self.path = path
+            self.route = route
+            self.status = status
+            self.user = user
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case method, path, route, status, user
+        }
+
+        // Explicit nulls rather than absent keys, so the JSON shape is always the same.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(method, forKey: .method)
+            try container.encode(path, forKey: .path)
+            try container.encode(route, forKey: .route)
+            try container.encode(status, forKey: .status)
+            try container.encode(user, forKey: .user)
+        }
+    }
+}

@@ -1,0 +1,78 @@
+/// Every request's way through the backend: control routes aside, then injected
+/// faults, then the tutorial's authentication handler, then the controllers, and
+/// finally the request log.
+struct RequestDispatcher: Sendable {
+    let options: DevBackend.Options
+    let state: Locked<BackendState>
+    let api: APIRoutes
+    let control: ControlRoutes
+
+    init(options: DevBackend.Options, state: Locked<BackendState>) {
+        self.options = options
+        self.state = state
+        self.api = APIRoutes(options: options, state: state)
+        self.control = ControlRoutes(state: state)
+    }
+
+    func handle(_ request: HTTPRequest, _ context: HTTPRequestContext) -> HTTPHandlerResult {
+        if ControlRoutes.owns(request.path) {
+            return .respond(control.handle(request))
+        }
+        let match = RouteMatch(method: request.method, path: request.path)
+        let auth = BasicAuth.evaluate(request.header("Authorization"))
+
+        // Faults come first: a throttled or unreachable backend fails whatever the
+        // request holds.
+        if let match, let fault = state.withLock({ $0.faults.take(for: match.route) }) {
+            if let result = apply(fault, context) {
+                var status: Int?
+                if case .respond(let response) = result { status = response.status }
+                record(request, match: match, status: status, user: auth.user, injected: true)
+                return result
+            }
+        }
+
+        let response: HTTPResponse
+        switch auth {
+        case .threw(let type, let message):
+            response = WebAPIResponses.exception(type, message)
+        case .forbidden:
+            response = WebAPIResponses.empty(403)
+        case .accepted(let user):
+            if let match {
+                response = api.handle(match, request, user: user)
+            } else {
+                response = WebAPIResponses.notFound(target: request.target)
+            }
+        }
+        record(request, match: match, status: response.status, user: auth.user, injected: false)
+        return .respond(response)
+    }
+
+    /// What the fault does, or nil when it only delays and normal handling follows.
+    private func apply(_ fault: DevBackend.FaultRule, _ context: HTTPRequestContext) -> HTTPHandlerResult? {
+        if let delay = fault.delay, delay > 0 {
+            // Stopping mid-delay ends the exchange the way a dying server would.
+            guard context.pause(seconds: delay) else { return .drop }
+        }
+        if fault.drop == true { return .drop }
+        guard let status = fault.status else { return nil }
+        var response = WebAPIResponses.injected(status)
+        if let retryAfter = fault.retryAfter {
+            response.headers.append(("Retry-After", String(retryAfter)))
+        }
+        return .respond(response)
+    }
+
+    private func record(_ request: HTTPRequest, match: RouteMatch?, status: Int?, user: String?, injected: Bool) {
+        let entry = DevBackend.LoggedRequest(
+            method: request.method, path: request.path, route: match?.route, status: status, user: user
+        )
+        state.withLock { $0.log(entry) }
+        guard options.logRequests, !options.quiet else { return }
+        let outcome = status.map(String.init) ?? "dropped"
+        ConsoleOutput.line(
+            "\(entry.method) \(entry.path) \(outcome) user=\(user ?? "-")\(injected ? " (injected fault)" : "")"
+        )
+    }
+}

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Portability shims so the socket code reads the same on Linux and macOS.
+
+#if canImport(Glibc)
+let streamSocketType = Int32(SOCK_STREAM.rawValue)
+/// Linux raises SIGPIPE on a write to a closed peer unless told not to per call.
+let sendFlags = Int32(MSG_NOSIGNAL)
+#else
+let streamSocketType = SOCK_STREAM
+/// Darwin has no MSG_NOSIGNAL; sockets get SO_NOSIGPIPE instead (see `disableSigpipe`).
+let sendFlags: Int32 = 0
+#endif
+
+let pollReadable = Int16(POLLIN)
+/// Any of these on a descriptor means "stop waiting on it".
+let pollFailure = Int16(POLLERR | POLLHUP | POLLNVAL)
+
+func errnoText(_ code: Int32 = errno) -> String {
+    String(cString: strerror(code))
+}
+
+/// Retries a system call interrupted by a signal, as every blocking call here must.
+@inline(__always)
+func retryingOnInterrupt<T: BinaryInteger>(_ call: () -> T) -> T {
+    while true {
+        let result = call()
+        if result == -1 && errno == EINTR { continue }
+        return result
+    }
+}
+
+func closeDescriptor(_ fd: Int32) {
+    // Not retried on EINTR: on Linux the descriptor is already released by then.
+    _ = close(fd)
+}
+
+func setCloseOnExec(_ fd: Int32) {
+    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+}
+
+func setNonBlocking(_ fd: Int32, _ enabled: Bool) {
+    let flags = fcntl(fd, F_GETFL)
+    guard flags >= 0 else { return }
+    _ = fcntl(fd, F_SETFL, enabled ? flags | O_NONBLOCK : flags & ~O_NONBLOCK)
+}
+
+func setSocketOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
+    var value = value
+    _ = setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
+}
+
+func disableSigpipe(_ fd: Int32) {
+    #if canImport(Darwin)
+    setSocketOption(fd, SOL_SOCKET, SO_NOSIGPIPE, 1)
+    #endif
+}
+
+/// Bounds how long a send may block, so a client that stops reading cannot pin a
+/// connection thread (and with it `stop()`) forever.
+func setSendTimeout(_ fd: Int32, seconds: Int) {
+    var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+    _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+}
+
+/// Writes all of `bytes`, or reports that the peer is gone.
+func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    var offset = 0
+    while offset < bytes.count {
+        let sent = bytes.withUnsafeBytes { raw in
+            retryingOnInterrupt {
+                send(fd, raw.baseAddress! + offset, raw.count - offset, sendFlags)
+            }
+        }
+        if sent <= 0 { return false }
+        offset += sent
+    }
+    return true
+}

@@ -1,0 +1,112 @@
+import DevBackend
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A reply as the tests need it: status, headers by case-insensitive name, body.
+struct Reply: Sendable {
+    var status: Int
+    var headers: [String: String]
+    var body: Data
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.key.lowercased() == name.lowercased() }?.value
+    }
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// Talks to one in-process backend through URLSession, as a real client would.
+struct BackendClient: Sendable {
+    let backend: DevBackendServer
+    let session: URLSession
+
+    init(_ backend: DevBackendServer, timeout: TimeInterval = 30) {
+        self.backend = backend
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        session = URLSession(configuration: configuration)
+    }
+
+    func close() {
+        session.invalidateAndCancel()
+    }
+
+    static func basic(_ user: String, _ password: String) -> String {
+        "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+    }
+
+    /// `pathAndQuery` is sent as written, so tests control the percent-encoding.
+    func request(
+        _ method: String, _ pathAndQuery: String,
+        authorization: String? = BackendClient.basic("alice", "alice"),
+        body: Data? = nil, contentType: String? = "application/json"
+    ) async throws -> Reply {
+        var request = URLRequest(url: URL(string: backend.baseURL.absoluteString + pathAndQuery)!)
+        request.httpMethod = method
+        if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
+        if let body {
+            request.httpBody = body
+            if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
+        }
+        let (data, response) = try await session.data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+        var headers: [String: String] = [:]
+        for (key, value) in http.allHeaderFields {
+            headers["\(key)"] = "\(value)"
+        }
+        return Reply(status: http.statusCode, headers: headers, body: data)
+    }
+
+    /// `POST /api/register[?handle=…]`; the handle is percent-encoded here.
+    func create(handle: String? = nil, user: String = "alice") async throws -> Reply {
+        var path = "/api/register"
+        if let handle { path += "?handle=" + percentEncoded(handle) }
+        return try await request("POST", path, authorization: Self.basic(user, user))
+    }
+
+    /// A create that must succeed; returns the id parsed from the JSON string body.
+    func createID(handle: String? = nil, user: String = "alice") async throws -> String {
+        let reply = try await create(handle: handle, user: user)
+        try #require(reply.status == 200)
+        return try JSONDecoder().decode(String.self, from: reply.body)
+    }
+
+    func upsert(id: String, platform: String, handle: String, tags: [String]?, user: String = "alice") async throws -> Reply {
+        var fields: [String: Any] = ["Platform": platform, "Handle": handle]
+        fields["Tags"] = tags.map { $0 as Any } ?? NSNull()
+        let body = try JSONSerialization.data(withJSONObject: fields)
+        return try await request("PUT", "/api/register/\(id)", authorization: Self.basic(user, user), body: body)
+    }
+
+    /// Create plus upsert; returns the id of the stored registration.
+    func register(platform: String, handle: String, tags: [String] = [], user: String = "alice") async throws -> String {
+        let id = try await createID(handle: handle, user: user)
+        let reply = try await upsert(id: id, platform: platform, handle: handle, tags: tags, user: user)
+        try #require(reply.status == 200)
+        return id
+    }
+
+    func send(pns: String, to tag: String, message: String, user: String = "alice") async throws -> Reply {
+        let body = try JSONEncoder().encode(message)
+        return try await request(
+            "POST", "/api/notifications?pns=\(percentEncoded(pns))&to_tag=\(percentEncoded(tag))",
+            authorization: Self.basic(user, user), body: body
+        )
+    }
+
+    func percentEncoded(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed)!
+    }
+}
+
+/// A started backend that tests must stop (with `defer`).
+func startBackend(_ options: DevBackend.Options = DevBackend.Options(quiet: true)) throws -> DevBackendServer {
+    let backend = DevBackendServer(options: options)
+    try backend.start()
+    return backend
+}
