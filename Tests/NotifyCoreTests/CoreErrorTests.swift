@@ -1,0 +1,36 @@
+import NotifyProtocol
+import Testing
+@testable import NotifyCore
+
+/// Core errors map to stable wire codes, with a message a person can act on.
+struct CoreErrorTests {
+    @Test(arguments: [
+        (CoreError.invalidArgument("bad"), ErrorCode.invalidArgument),
+        (.notLoggedIn, .notLoggedIn),
+        (.noBackend, .noBackend),
+        (.noToken, .noToken),
+        (.unauthorized(user: "bob", status: 403), .unauthorized),
+        (.backendUnavailable("connection refused"), .backendUnavailable),
+        (.backendRejected(status: 400, detail: "x"), .backendRejected),
+        (.storage("disk full"), .internalError),
+        (.shuttingDown, .shuttingDown),
+    ])
+    func mapsToItsWireCode(error: CoreError, code: ErrorCode) {
+        #expect(error.wireError.code == code)
+        #expect(error.wireError.message == error.description)
+    }
+
+    @Test func messagesSayWhatToDo() {
+        #expect(CoreError.invalidArgument("tag 'a b' contains a space").description == "tag 'a b' contains a space")
+        #expect(CoreError.notLoggedIn.description.contains("notifyctl login"))
+        #expect(CoreError.noToken.description.contains("notifyctl set-token"))
+        #expect(CoreError.unauthorized(user: "bob", status: 403).description
+            == "the backend refused the credentials of 'bob' (HTTP 403): run `notifyctl login bob` again")
+        #expect(CoreError.backendUnavailable("connection refused").description == "the backend could not be reached: connection refused")
+    }
+
+    @Test func rejectedDetailIsAppendedOnlyWhenPresent() {
+        #expect(CoreError.backendRejected(status: 400, detail: "").description == "the backend refused the request (HTTP 400)")
+        #expect(CoreError.backendRejected(status: 400, detail: "bad tag").description == "the backend refused the request (HTTP 400): bad tag")
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import NotifyCore
+
+struct CredentialStoreTests {
+    private let credentials = Credentials(
+        user: "bob", password: "s3cr\"et:pw", backend: "https://b.example",
+        revision: "rev-1", savedAt: Date(timeIntervalSince1970: 1_800_000_000))
+
+    @Test func roundTrips() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = CredentialStore(directory: directory.path)
+        try store.save(credentials)
+        let (loaded, warning) = store.load()
+        #expect(loaded == credentials)
+        #expect(loaded?.password == "s3cr\"et:pw")
+        #expect(warning == nil)
+    }
+
+    @Test func fileIsCredentialsJSONWithMode0600() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = CredentialStore(directory: directory.path)
+        #expect(store.path == directory.file("credentials.json"))
+        try store.save(credentials)
+        #expect(permissionBits(store.path) == 0o600)
+        #expect(try directory.entries() == ["credentials.json"])
+    }
+
+    @Test func missingFileIsNilWithoutWarning() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let (loaded, warning) = CredentialStore(directory: directory.path).load()
+        #expect(loaded == nil)
+        #expect(warning == nil)
+    }
+
+    @Test func removeIsIdempotent() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = CredentialStore(directory: directory.path)
+        try store.save(credentials)
+        try store.remove()
+        #expect(!FileManager.default.fileExists(atPath: store.path))
+        try store.remove()
+        #expect(store.load().0 == nil)
+    }
+
+    @Test func removeInAMissingDirectoryIsFine() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        try CredentialStore(directory: directory.file("never-created")).remove()
+        #expect(try directory.entries() == [])
+    }
+
+    @Test func garbledFileGivesAWarningAndNilAndStaysInPlace() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = CredentialStore(directory: directory.path)
+        let garbage = Data(#"{"user":"bob","password":"#.utf8)
+        #expect(FileManager.default.createFile(atPath: store.path, contents: garbage))
+        let (loaded, warning) = store.load()
+        #expect(loaded == nil)
+        let text = try #require(warning)
+        #expect(text.contains(store.path))
+        #expect(text.contains("notifyctl login"))
+        // Not moved: it may hold a password a person wants to recover.
+        #expect(FileManager.default.contents(atPath: store.path) == garbage)
+    }
+
+    @Test func fileWithMissingFieldsGivesAWarning() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = CredentialStore(directory: directory.path)
+        #expect(FileManager.default.createFile(atPath: store.path, contents: Data(#"{"user":"bob"}"#.utf8)))
+        let (loaded, warning) = store.load()
+        #expect(loaded == nil)
+        #expect(warning != nil)
+    }
+
+    @Test func fileUsesSnakeCaseSavedAt() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = CredentialStore(directory: directory.path)
+        try store.save(credentials)
+        let text = String(decoding: try #require(FileManager.default.contents(atPath: store.path)), as: UTF8.self)
+        #expect(text.contains(#""saved_at" : "2027-01-15T08:00:00Z""#))
+    }
+
+    /// A credentials file that exists but cannot be read (here a directory in its place;
+    /// in real life e.g. a root-owned file) is reported as "not logged in" without a
+    /// warning, so nobody learns why the login was lost.
+    @Test func existingButUnreadableFileGivesAWarning() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = CredentialStore(directory: directory.path)
+        try FileManager.default.createDirectory(atPath: store.path, withIntermediateDirectories: false)
+        let (loaded, warning) = store.load()
+        #expect(loaded == nil)
+        withKnownIssue("load() treats any read failure like a missing file and gives no warning") {
+            #expect(warning != nil)
+        }
+    }
+}
