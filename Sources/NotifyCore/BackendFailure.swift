@@ -32,7 +32,7 @@ public enum BackendFailure: Equatable, Sendable {
         case 401:
             return .unauthorized(status: status)
         case 403:
-            if let retryAfter { return .transient(retryAfter: retryAfter, reason: "throttled by the backend (HTTP 403, Retry-After \(Int(retryAfter)) s)") }
+            if let retryAfter { return .transient(retryAfter: retryAfter, reason: "throttled by the backend (HTTP 403, Retry-After \(Int(min(retryAfter, 1e9))) s)") }
             return .unauthorized(status: status)
         case 404 where idRoute, 410 where idRoute:
             return .gone(status: status)

@@ -34,8 +34,9 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
     public static func validateUser(_ user: String) throws(CoreError) {
         guard !user.isEmpty else { throw .invalidArgument("the user name is empty") }
         guard !user.contains(":") else { throw .invalidArgument("a user name may not contain ':' (HTTP Basic authentication cannot carry it)") }
-        if user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == " " }) {
-            throw .invalidArgument("a user name may not contain spaces or control characters")
+        // The backend tags the registration `username:<user>`, and tags hold only these.
+        if let bad = user.first(where: { !($0.isASCII && ($0.isLetter || $0.isNumber)) && !"_@#.-".contains($0) }) {
+            throw .invalidArgument("a user name may hold letters, digits and _ @ # . - only (the backend turns it into a tag); '\(bad)' is not allowed")
         }
     }
 }
@@ -50,8 +51,9 @@ public struct CredentialStore: Sendable {
     }
 
     public func load() -> (Credentials?, warning: String?) {
-        guard let data = FileManager.default.contents(atPath: path) else { return (nil, nil) }
+        guard FileManager.default.fileExists(atPath: path) else { return (nil, nil) }
         do {
+            guard let data = FileManager.default.contents(atPath: path) else { throw UnreadableFile() }
             return (try JSONDecoder.state.decode(Credentials.self, from: data), nil)
         } catch {
             // Do not move the file: it may hold a password a person wants to recover.

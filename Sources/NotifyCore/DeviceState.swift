@@ -27,10 +27,11 @@ public struct StateStore: Sendable {
 
     /// The saved state, and a warning to log when the file was unreadable and moved aside.
     public func load(now: Date = Date()) -> (DeviceState, warning: String?) {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard FileManager.default.fileExists(atPath: path) else {
             return (DeviceState(), nil)
         }
         do {
+            guard let data = FileManager.default.contents(atPath: path) else { throw UnreadableFile() }
             return (try JSONDecoder.state.decode(DeviceState.self, from: data), nil)
         } catch {
             let aside = path + ".corrupt-" + String(Int(now.timeIntervalSince1970))
@@ -53,11 +54,14 @@ public struct StateStore: Sendable {
     }
 
     private static func reason(_ error: any Error) -> String {
+        if error is UnreadableFile { return "it cannot be read" }
         if case DecodingError.dataCorrupted = error { return "not valid JSON" }
         if error is DecodingError { return "unexpected content" }
         return "\(error)"
     }
 }
+
+struct UnreadableFile: Error {}
 
 extension JSONEncoder {
     /// Files on disk: readable by a person who opens them, dates as ISO 8601.

@@ -70,7 +70,7 @@ public struct Logger: Sendable {
 public enum Redaction {
     public static func redact(_ text: String) -> String {
         var result = text
-        result = result.replacing(#/(?i)(authorization\s*[:=]\s*"?(?:basic|bearer)\s+)[A-Za-z0-9+\/=._~-]+/#) { "\($0.output.1)[redacted]" }
+        result = result.replacing(#/(?i)(authorization"?\s*[:=]\s*"?(?:basic|bearer)\s+)[A-Za-z0-9+\/=._~-]+/#) { "\($0.output.1)[redacted]" }
         result = result.replacing(#/(?i)("password"\s*:\s*)"(?:[^"\\]|\\.)*"/#) { "\($0.output.1)\"[redacted]\"" }
         return result
     }

@@ -25,7 +25,8 @@ enum URLText {
 enum RetryAfter {
     static func parse(_ value: String?, now: Date = Date()) -> Double? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-        if let seconds = Double(value), seconds >= 0 { return seconds }
+        // Any size a backend or proxy sends is taken; the backoff policy caps what is honoured.
+        if let seconds = Double(value) { return seconds.isFinite && seconds >= 0 ? seconds : nil }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")

@@ -68,7 +68,10 @@ public struct SocketLocation: Sendable, Equatable {
 /// Makes sure a socket directory is ours alone: created 0700 when missing, and
 /// refused when it is a symlink, someone else's, or open to others.
 public func preparePrivateDirectory(_ directory: String, uid: UInt32 = currentUID()) throws(SocketError) {
-    if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+    if mkdir(directory, 0o700) == 0 {
+        // The umask may have taken bits away (never added any); make the mode exact.
+        _ = chmod(directory, 0o700)
+    } else if errno != EEXIST {
         throw SocketError(.unsafeDirectory, "cannot create \(directory): \(errnoText())")
     }
     var info = stat()

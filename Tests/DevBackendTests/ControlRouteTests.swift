@@ -62,7 +62,8 @@ import Testing
         #expect(state.requests.map(\.user) == ["alice", "alice", "alice", nil])
         #expect(state.requests.map(\.status) == [200, 200, 200, 403])
         // Absent values are explicit nulls, so the JSON shape never changes.
-        let object = try #require(try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])
+        let parsed = try JSONSerialization.jsonObject(with: reply.body)
+        let object = try #require(parsed as? [String: Any])
         let last = try #require((object["requests"] as? [[String: Any]])?.last)
         #expect(last.keys.sorted() == ["method", "path", "route", "status", "user"])
 

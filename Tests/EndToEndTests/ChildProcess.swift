@@ -4,8 +4,8 @@ import Synchronization
 /// A program run by a test: its output collected, and always stopped by the test.
 final class ChildProcess: Sendable {
     let process: Process
-    private let output = Mutex(Data())
-    private let errors = Mutex(Data())
+    private let output = OutputBuffer()
+    private let errors = OutputBuffer()
 
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws {
         let process = Process()
@@ -25,20 +25,18 @@ final class ChildProcess: Sendable {
         process.standardInput = inPipe
         self.process = process
         outPipe.fileHandleForReading.readabilityHandler = { [output] handle in
-            let data = handle.availableData
-            output.withLock { $0.append(data) }
+            output.append(handle.availableData)
         }
         errPipe.fileHandleForReading.readabilityHandler = { [errors] handle in
-            let data = handle.availableData
-            errors.withLock { $0.append(data) }
+            errors.append(handle.availableData)
         }
         try process.run()
         if let stdin { inPipe.fileHandleForWriting.write(stdin) }
         try? inPipe.fileHandleForWriting.close()
     }
 
-    var standardOutput: String { String(decoding: output.withLock { $0 }, as: UTF8.self) }
-    var standardError: String { String(decoding: errors.withLock { $0 }, as: UTF8.self) }
+    var standardOutput: String { output.text }
+    var standardError: String { errors.text }
 
     /// Waits for the exit (up to `seconds`, then kills) and returns the status.
     @discardableResult
@@ -77,4 +75,11 @@ func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> 
         try? await Task.sleep(for: .milliseconds(10))
     }
     return await condition()
+}
+
+/// Bytes a child wrote, collected from the pipe's handler thread.
+final class OutputBuffer: Sendable {
+    private let data = Mutex(Data())
+    func append(_ bytes: Data) { data.withLock { $0.append(bytes) } }
+    var text: String { String(decoding: data.withLock { $0 }, as: UTF8.self) }
 }

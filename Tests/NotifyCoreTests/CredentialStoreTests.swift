@@ -98,8 +98,6 @@ struct CredentialStoreTests {
         try FileManager.default.createDirectory(atPath: store.path, withIntermediateDirectories: false)
         let (loaded, warning) = store.load()
         #expect(loaded == nil)
-        withKnownIssue("load() treats any read failure like a missing file and gives no warning") {
-            #expect(warning != nil)
-        }
+        #expect(warning != nil)
     }
 }

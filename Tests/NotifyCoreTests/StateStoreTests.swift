@@ -140,8 +140,7 @@ struct StateStoreTests {
         try FileManager.default.createDirectory(atPath: store.path, withIntermediateDirectories: false)
         let (state, warning) = store.load(now: Date(timeIntervalSince1970: 5))
         #expect(state == DeviceState())
-        withKnownIssue("load() treats any read failure like a missing file and gives no warning") {
-            #expect(warning != nil)
-        }
+        #expect(warning?.contains("cannot be read") == true)
+        #expect(!FileManager.default.fileExists(atPath: store.path), "moved aside, so the next save does not replace it silently")
     }
 }

@@ -1,0 +1,94 @@
+import Foundation
+import NotifyClient
+import NotifyProtocol
+import NotifySocket
+import Testing
+
+/// Client input can be anything; the daemon answers and never falls over.
+@Suite struct ProtocolRobustnessTests {
+    @Test func malformedAndUnknownRequestsGetErrorsAndTheConnectionStaysOpen() async throws {
+        let fixture = try await DaemonFixture()
+        defer { Task { await fixture.stop() } }
+        let path = fixture.socketPath
+        let replies = try await onThread { () -> [JSONValue?] in
+            let connection = try RawConnection(path: path)
+            try connection.send("this is not json\n")
+            let first = connection.receive()
+            try connection.send("[1,2,3]\n")
+            let second = connection.receive()
+            try connection.send("{\"id\":5}\n")
+            let third = connection.receive()
+            try connection.send("{\"id\":6,\"cmd\":\"fly\"}\n")
+            let fourth = connection.receive()
+            try connection.send("{\"id\":7,\"cmd\":\"set-token\"}\n")
+            let fifth = connection.receive()
+            try connection.send("{\"id\":8,\"cmd\":\"set-token\",\"token\":42}\n")
+            let sixth = connection.receive()
+            try connection.send("\n   \n{\"id\":9,\"cmd\":\"ping\",\"extra\":{\"ignored\":true}}\n")
+            let seventh = connection.receive()
+            return [first, second, third, fourth, fifth, sixth, seventh]
+        }
+        #expect(replies[0]?["error"]?["code"] == .string("malformed_request"))
+        #expect(replies[1]?["error"]?["code"] == .string("malformed_request"))
+        #expect(replies[2]?["error"]?["code"] == .string("malformed_request"))
+        #expect(replies[2]?["id"] == .number(5))
+        #expect(replies[3]?["error"]?["code"] == .string("unknown_command"))
+        #expect(replies[3]?["error"]?["message"]?.stringValue?.contains("set-token") == true, "lists the known commands")
+        #expect(replies[4]?["error"]?["code"] == .string("invalid_argument"))
+        #expect(replies[4]?["error"]?["message"] == .string("set-token needs \"token\""))
+        #expect(replies[5]?["error"]?["message"] == .string("set-token: \"token\" must be a string"))
+        #expect(replies[6]?["ok"] == .bool(true), "blank lines skipped, unknown fields ignored")
+        #expect(replies[6]?["id"] == .number(9))
+    }
+
+    @Test func anOversizedLineIsRefusedAndTheConnectionClosed() async throws {
+        let fixture = try await DaemonFixture()
+        defer { Task { await fixture.stop() } }
+        let path = fixture.socketPath
+        let (reply, end) = try await onThread { () -> (JSONValue?, JSONValue?) in
+            let connection = try RawConnection(path: path)
+            let huge = "{\"cmd\":\"ping\",\"pad\":\"" + String(repeating: "x", count: WireCoding.maximumLineLength + 10) + "\"}\n"
+            try? connection.send(huge)
+            return (connection.receive(), connection.receive())
+        }
+        #expect(reply?["error"]?["code"] == .string("line_too_long"))
+        #expect(end == nil, "closed after the error")
+        // The daemon itself carries on.
+        let ping = try await fixture.call(PingCommand())
+        #expect(ping.protocol == ProtocolVersion.current)
+    }
+
+    @Test func aClientThatVanishesMidRequestDoesNotHurtTheDaemon() async throws {
+        let fixture = try await DaemonFixture()
+        defer { Task { await fixture.stop() } }
+        let path = fixture.socketPath
+        try await onThread {
+            for _ in 0..<20 {
+                let connection = try RawConnection(path: path)
+                try connection.send("{\"cmd\":\"status\"}\n{\"cmd\":\"pi")
+            }
+        }
+        let ping = try await fixture.call(PingCommand())
+        #expect(ping.version == NotifydVersion.current)
+    }
+
+    @Test func manyClientsAtOnceAreAllAnswered() async throws {
+        let fixture = try await DaemonFixture()
+        defer { Task { await fixture.stop() } }
+        let answers = try await withThrowingTaskGroup(of: Int32.self) { group in
+            for _ in 0..<50 {
+                group.addTask { try await fixture.call(PingCommand()).pid }
+            }
+            return try await group.reduce(into: [Int32]()) { $0.append($1) }
+        }
+        #expect(answers.count == 50)
+        #expect(Set(answers) == [getpid()])
+    }
+
+    @Test func anUnknownErrorCodeFromANewerDaemonDecodes() throws {
+        let line = #"{"id":1,"ok":false,"error":{"code":"quantum_flux","message":"try later"}}"#
+        let response = try WireCoding.decoder().decode(Response<EmptyResult>.self, from: Data(line.utf8))
+        #expect(response.error?.code == ErrorCode("quantum_flux"))
+        #expect(response.error?.message == "try later")
+    }
+}

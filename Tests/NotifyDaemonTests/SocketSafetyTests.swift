@@ -1,0 +1,106 @@
+import Foundation
+import NotifyCore
+import NotifyDaemon
+import NotifyProtocol
+import NotifySocket
+import Testing
+
+/// The socket and state directory: modes, one daemon at a time, stale sockets, cleanup.
+@Suite struct SocketSafetyTests {
+    static func mode(_ path: String) throws -> Int {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        return (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
+    }
+
+    static func daemon(socket: SocketLocation, state: String) -> Daemon {
+        Daemon(configuration: DaemonConfiguration(socket: socket, stateDirectory: state, backend: nil), logger: .silent)
+    }
+
+    @Test func theSocketIsPrivateAndTheFilesToo() async throws {
+        let fixture = try await DaemonFixture()
+        defer { Task { await fixture.stop() } }
+        _ = try await fixture.login()
+        #expect(try Self.mode(fixture.socketPath) == 0o600)
+        #expect(try Self.mode(fixture.stateDirectory) == 0o700)
+        #expect(try Self.mode(fixture.stateDirectory + "/state.json") == 0o600)
+        #expect(try Self.mode(fixture.stateDirectory + "/credentials.json") == 0o600)
+    }
+
+    @Test func aSecondDaemonOnTheSameSocketIsRefused() async throws {
+        let fixture = try await DaemonFixture()
+        defer { Task { await fixture.stop() } }
+        let second = Self.daemon(socket: SocketLocation(path: fixture.socketPath, source: .flag), state: fixture.directory + "/other-state")
+        await #expect(throws: DaemonError.self) { try await second.start() }
+        // The first one is untouched.
+        #expect(FileManager.default.fileExists(atPath: fixture.socketPath))
+        _ = try await fixture.call(StatusCommand())
+    }
+
+    @Test func aSecondDaemonOnTheSameStateDirectoryIsRefused() async throws {
+        let fixture = try await DaemonFixture()
+        defer { Task { await fixture.stop() } }
+        let second = Self.daemon(socket: SocketLocation(path: fixture.directory + "/other.sock", source: .flag), state: fixture.stateDirectory)
+        await #expect(throws: DaemonError.self) { try await second.start() }
+    }
+
+    @Test func aStaleSocketIsReplacedButAnyOtherFileIsLeftAlone() async throws {
+        let directory = "/tmp/nd-stale-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+
+        // A socket file nobody listens on: what a crashed daemon leaves.
+        let stale = directory + "/stale.sock"
+        let fd = try UnixSocket.listen(path: stale)
+        close(fd)
+        let daemon = Self.daemon(socket: SocketLocation(path: stale, source: .flag), state: directory + "/state")
+        try await daemon.start()
+        #expect(UnixSocket.isAnswering(path: stale))
+        await daemon.stop()
+        #expect(!FileManager.default.fileExists(atPath: stale), "removed on a clean stop")
+
+        let regular = directory + "/regular"
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: regular))
+        let refused = Self.daemon(socket: SocketLocation(path: regular, source: .flag), state: directory + "/state2")
+        await #expect(throws: DaemonError.self) { try await refused.start() }
+        #expect(try String(contentsOfFile: regular, encoding: .utf8) == "keep me")
+    }
+
+    @Test func aSocketDirectoryOpenToOthersIsRefused() async throws {
+        let directory = "/tmp/nd-open-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let location = SocketLocation(path: directory + "/notifyd.sock", source: .runtimeDirectory, privateDirectory: directory)
+        let daemon = Self.daemon(socket: location, state: directory + "-state")
+        await #expect(throws: DaemonError.startup("\(directory) is open to other users (mode 755); run `chmod 700 \(directory)` and start notifyd again")) {
+            try await daemon.start()
+        }
+        try? FileManager.default.removeItem(atPath: directory + "-state")
+    }
+
+    @Test func thePrivateDirectoryIsCreatedWithMode0700() async throws {
+        let parent = "/tmp/nd-run-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        let location = try SocketLocation.resolve(flag: nil, environment: ["XDG_RUNTIME_DIR": parent])
+        #expect(location.path == parent + "/notifyd/notifyd.sock")
+        let daemon = Self.daemon(socket: location, state: parent + "/state")
+        try await daemon.start()
+        #expect(try Self.mode(parent + "/notifyd") == 0o700)
+        await daemon.stop()
+    }
+
+    @Test func socketPathResolutionOrder() throws {
+        #expect(try SocketLocation.resolve(flag: "/a.sock", environment: ["NOTIFYD_SOCKET": "/b.sock", "XDG_RUNTIME_DIR": "/run/user/1"]).path == "/a.sock")
+        #expect(try SocketLocation.resolve(flag: nil, environment: ["NOTIFYD_SOCKET": "/b.sock", "XDG_RUNTIME_DIR": "/run/user/1"]).path == "/b.sock")
+        #expect(try SocketLocation.resolve(flag: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/1"]).path == "/run/user/1/notifyd/notifyd.sock")
+        let fallback = try SocketLocation.resolve(flag: nil, environment: ["TMPDIR": "/var/tmp"], uid: 1234)
+        #expect(fallback.path == "/var/tmp/notifyd-1234/notifyd.sock")
+        #expect(fallback.warning != nil)
+        #expect(try SocketLocation.resolve(flag: nil, environment: [:], uid: 7).path == "/tmp/notifyd-7/notifyd.sock")
+    }
+
+    @Test func aTooLongSocketPathIsAClearError() {
+        let long = "/tmp/" + String(repeating: "d", count: 120) + "/notifyd.sock"
+        #expect(throws: SocketError.self) { try SocketLocation.resolve(flag: long, environment: [:]) }
+    }
+}

@@ -1,0 +1,115 @@
+import DevBackend
+import Foundation
+import NotifyClient
+import NotifyCore
+import NotifyDaemon
+import NotifyProtocol
+import NotifySocket
+import Synchronization
+
+/// notifyd in-process on a temporary socket, against an in-process dev backend on an
+/// ephemeral loopback port. Both are stopped by `stop()`.
+final class DaemonFixture: Sendable {
+    let directory: String
+    let socketPath: String
+    let stateDirectory: String
+    let backend: DevBackendServer
+    let daemon: Daemon
+    let logLines = LogCapture()
+
+    private let ownsBackend: Bool
+
+    /// `sharing` reuses another fixture's backend (to restart a daemon against the same one).
+    init(policy: RegistrationPolicy = DaemonFixture.fastPolicy, backendOptions: DevBackend.Options = .init(quiet: true), stateDirectory: String? = nil,
+         startBackend: Bool = true, sharing: DevBackendServer? = nil) async throws {
+        directory = "/tmp/nd-test-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        socketPath = directory + "/notifyd.sock"
+        self.stateDirectory = stateDirectory ?? directory + "/state"
+        backend = sharing ?? DevBackendServer(options: backendOptions)
+        ownsBackend = sharing == nil
+        if startBackend && sharing == nil { try backend.start() }
+        let lines = logLines
+        let logger = Logger(level: .debug) { level, message in lines.append("\(level.name): \(message)") }
+        let configuration = DaemonConfiguration(
+            socket: SocketLocation(path: socketPath, source: .flag), stateDirectory: self.stateDirectory,
+            backend: startBackend ? backend.baseURL.absoluteString : "http://127.0.0.1:9", logLevel: .debug, policy: policy, requestTimeout: 5)
+        daemon = Daemon(configuration: configuration, logger: logger)
+        try await daemon.start()
+    }
+
+    static let fastPolicy = RegistrationPolicy(refreshInterval: 3600, backoff: Backoff(initial: 0.05, multiplier: 2, maximum: 0.2), debounce: 0.01, maximumDebounce: 0.2)
+
+    func stop() async {
+        await daemon.stop()
+        if ownsBackend { backend.stop() }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// One command over a fresh connection, run off the concurrency pool.
+    func call<Command: NotifyCommand>(_ command: Command) async throws -> Command.Result {
+        let path = socketPath
+        return try await onDedicatedThread {
+            let client = try NotifyClient(socketPath: path, timeout: 30)
+            return try client.call(command).0
+        }
+    }
+
+    func login(_ user: String = "alice", password: String? = nil) async throws -> RegistrationOutcome {
+        try await call(LoginCommand(user: user, password: password ?? user))
+    }
+
+    func status() async throws -> StatusResult {
+        try await call(StatusCommand())
+    }
+
+    var log: String { logLines.text }
+
+    /// Requests the dev backend logged for a route.
+    func count(_ route: DevBackend.Route) -> Int { backend.requestCount(route: route) }
+}
+
+/// Every line the daemon logged, for tests that check what is (and is not) said.
+final class LogCapture: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+}
+
+/// A raw connection for tests that speak the wire protocol byte by byte.
+// Unchecked: a test hands it from one thread to the next, never using it from two at once.
+final class RawConnection: @unchecked Sendable {
+    let fd: Int32
+    let reader: LineReader
+
+    init(path: String) throws {
+        fd = try UnixSocket.connect(path: path)
+        UnixSocket.setReceiveTimeout(fd, seconds: 10)
+        reader = LineReader(fd: fd, maximumLength: 1 << 20)
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) throws {
+        try UnixSocket.writeAll(fd, Array(text.utf8))
+    }
+
+    /// The next line as a JSON object, or nil at end of stream.
+    func receive() -> JSONValue? {
+        guard case .line(let bytes) = reader.next() else { return nil }
+        return try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+    }
+}
+
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await onDedicatedThread(body)
+}
+
+func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return await condition()
+}
