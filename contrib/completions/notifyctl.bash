@@ -1,0 +1,85 @@
+# bash completion for notifyctl(1), the client of notifyd(8).
+# Installed as share/bash-completion/completions/notifyctl; or source it from ~/.bashrc.
+
+_notifyctl() {
+    local cur prev words cword
+    if declare -F _init_completion >/dev/null 2>&1; then
+        _init_completion || return
+    else
+        # Without the bash-completion package: plain words.
+        cur=${COMP_WORDS[COMP_CWORD]}
+        prev=${COMP_WORDS[COMP_CWORD-1]}
+        words=("${COMP_WORDS[@]}")
+        cword=$COMP_CWORD
+    fi
+
+    local commands="login logout set-token set-tags register unregister status watch ping send outbox help"
+    local platforms="apns fcm gcm wns"
+
+    # The command is the first word after the global options (and --socket's value).
+    local i command="" command_index=0
+    for ((i = 1; i < cword; i++)); do
+        case ${words[i]} in
+            --socket) ((i++)) ;;
+            -*) ;;
+            *) command=${words[i]}; command_index=$i; break ;;
+        esac
+    done
+
+    if [[ -z $command ]]; then
+        case $prev in
+            --socket)
+                COMPREPLY=($(compgen -f -- "$cur"))
+                compopt -o filenames 2>/dev/null
+                return
+                ;;
+        esac
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--socket --json --version --help" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+        fi
+        return
+    fi
+
+    case $prev in
+        --platform)
+            COMPREPLY=($(compgen -W "$platforms" -- "$cur"))
+            return
+            ;;
+        --pns)
+            # A comma-separated list: complete the last item.
+            local done_part="" last=$cur
+            if [[ $cur == *,* ]]; then
+                done_part=${cur%,*},
+                last=${cur##*,}
+            fi
+            COMPREPLY=($(compgen -P "$done_part" -W "$platforms" -- "$last"))
+            compopt -o nospace 2>/dev/null
+            return
+            ;;
+        --backend | --timeout | --to)
+            return
+            ;;
+    esac
+
+    local options=""
+    case $command in
+        login) options="--backend --password-stdin --no-wait --timeout" ;;
+        logout) options="--force" ;;
+        set-token) options="--platform --no-wait --timeout" ;;
+        set-tags | register) options="--no-wait --timeout" ;;
+        send) options="--to --pns --wait --no-queue --timeout" ;;
+        help)
+            if ((cword == command_index + 1)); then
+                COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+            fi
+            return
+            ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$options --help" -- "$cur"))
+    fi
+}
+
+complete -F _notifyctl notifyctl

@@ -1,0 +1,91 @@
+# fish completion for notifyctl(1), the client of notifyd(8).
+# Installed as share/fish/vendor_completions.d/notifyctl.fish.
+
+set -l __notifyctl_commands login logout set-token set-tags register unregister status watch ping send outbox help
+set -l __notifyctl_platforms apns fcm gcm wns
+
+# The command word: the first argument that is neither an option nor --socket's value.
+function __notifyctl_command
+    set -l words (commandline -opc)
+    set -e words[1]
+    while set -q words[1]
+        switch $words[1]
+            case --socket
+                set -e words[1]
+            case '-*'
+            case '*'
+                echo $words[1]
+                return 0
+        end
+        set -e words[1]
+    end
+    return 1
+end
+
+function __notifyctl_needs_command
+    not __notifyctl_command >/dev/null
+end
+
+function __notifyctl_using
+    set -l command (__notifyctl_command)
+    and test "$command" = "$argv[1]"
+end
+
+# The --pns value is a comma-separated list: offer each service after what is typed.
+function __notifyctl_pns_values
+    set -l current (commandline -ct)
+    set -l prefix (string match -r '^(?:--pns=)?(.*,)?' -- $current)[2]
+    for name in apns fcm gcm wns
+        echo $prefix$name
+    end
+end
+
+complete -c notifyctl -f
+
+# Global options and commands.
+complete -c notifyctl -n __notifyctl_needs_command -l socket -r -F -d "notifyd's socket"
+complete -c notifyctl -n __notifyctl_needs_command -l json -d 'Print results as JSON'
+complete -c notifyctl -n __notifyctl_needs_command -l version -d 'Print the version'
+complete -c notifyctl -n __notifyctl_needs_command -s h -l help -d 'Print help'
+
+complete -c notifyctl -n __notifyctl_needs_command -a login -d 'Log in to the backend'
+complete -c notifyctl -n __notifyctl_needs_command -a logout -d 'Delete the registration, forget the credentials'
+complete -c notifyctl -n __notifyctl_needs_command -a set-token -d "Set the device's push token and register it"
+complete -c notifyctl -n __notifyctl_needs_command -a set-tags -d 'Set extra registration tags and re-register'
+complete -c notifyctl -n __notifyctl_needs_command -a register -d 'Register now, even if the registration is fresh'
+complete -c notifyctl -n __notifyctl_needs_command -a unregister -d 'Delete the registration, keep the credentials'
+complete -c notifyctl -n __notifyctl_needs_command -a status -d 'Show the registration, account, device and daemon'
+complete -c notifyctl -n __notifyctl_needs_command -a watch -d 'Stream registration events as JSON lines'
+complete -c notifyctl -n __notifyctl_needs_command -a ping -d 'Check that notifyd answers'
+complete -c notifyctl -n __notifyctl_needs_command -a send -d 'Send a message to a user'
+complete -c notifyctl -n __notifyctl_needs_command -a outbox -d 'List the messages waiting to be sent'
+complete -c notifyctl -n __notifyctl_needs_command -a help -d 'Show help for notifyctl or a command'
+
+# Every command takes --help.
+complete -c notifyctl -n 'not __notifyctl_needs_command' -l help -d 'Print the command\'s help'
+
+# login
+complete -c notifyctl -n '__notifyctl_using login' -l backend -x -d 'Backend URL for this account'
+complete -c notifyctl -n '__notifyctl_using login' -l password-stdin -d 'Read the password from standard input'
+
+# logout
+complete -c notifyctl -n '__notifyctl_using logout' -l force -d 'Forget the credentials even if the registration stays'
+
+# set-token
+complete -c notifyctl -n '__notifyctl_using set-token' -l platform -x -a "$__notifyctl_platforms" -d 'Push platform'
+
+# Waiting for the registration.
+for command in login set-token set-tags register
+    complete -c notifyctl -n "__notifyctl_using $command" -l no-wait -d 'Return without waiting for the registration'
+    complete -c notifyctl -n "__notifyctl_using $command" -l timeout -x -d 'Seconds to wait for the registration'
+end
+
+# send
+complete -c notifyctl -n '__notifyctl_using send' -l to -x -d 'User to notify'
+complete -c notifyctl -n '__notifyctl_using send' -l pns -x -a '(__notifyctl_pns_values)' -d 'Push services, comma-separated'
+complete -c notifyctl -n '__notifyctl_using send' -l wait -d "Wait for the backend's answer"
+complete -c notifyctl -n '__notifyctl_using send' -l no-queue -d 'Fail instead of queueing for later'
+complete -c notifyctl -n '__notifyctl_using send' -l timeout -x -d 'Seconds to wait'
+
+# help COMMAND
+complete -c notifyctl -n '__notifyctl_using help' -a "$__notifyctl_commands"
