@@ -1,0 +1,382 @@
+#!/bin/sh
+# Installs notifyd and notifyctl for one user, with their manual pages, shell
+# completions and one session launcher: systemd user units where a systemd user
+# instance runs, a LaunchAgent on macOS, an XDG autostart entry elsewhere (never two,
+# so that no two launchers race for the socket). What it installs is listed in a
+# manifest, and --uninstall removes exactly that.
+set -eu
+
+usage() {
+    cat <<'EOF'
+usage: contrib/install.sh [--prefix DIR] [--build-dir DIR] [--no-enable] [--uninstall] [--help]
+
+Installs notifyd and notifyctl for the current user:
+
+  PREFIX/bin/notifyd, PREFIX/bin/notifyctl
+  PREFIX/share/man/man8/notifyd.8, PREFIX/share/man/man1/notifyctl.1
+  PREFIX/share/bash-completion/completions/notifyctl
+  PREFIX/share/zsh/site-functions/_notifyctl
+  PREFIX/share/fish/vendor_completions.d/notifyctl.fish
+
+and one launcher, so that notifyd runs in every session:
+
+  Linux with a systemd user instance: notifyd.socket and notifyd.service in
+    ${XDG_DATA_HOME:-~/.local/share}/systemd/user, then
+    `systemctl --user enable --now notifyd.socket`
+  macOS: ~/Library/LaunchAgents/org.notifyd.notifyd.plist, then
+    `launchctl bootstrap gui/UID` on it
+  otherwise: ${XDG_CONFIG_HOME:-~/.config}/autostart/notifyd.desktop (from the next
+    login on)
+
+Options:
+  --prefix DIR      where to install (default ~/.local)
+  --build-dir DIR   take notifyd and notifyctl from DIR instead of running
+                    `swift build -c release` in this repository
+  --no-enable       install the launcher but do not enable or start it
+  --uninstall       remove what an earlier install into the same --prefix put in
+                    place, after disabling the launcher it enabled
+  --help            print this help and exit
+
+The list of installed files is kept in PREFIX/share/notifyd/install-manifest.
+EOF
+}
+
+say() { printf '%s\n' "$*"; }
+fail() {
+    printf 'install.sh: %s\n' "$*" >&2
+    exit 1
+}
+usage_error() {
+    printf 'install.sh: %s\n' "$*" >&2
+    printf "Run 'contrib/install.sh --help' for the options.\n" >&2
+    exit 2
+}
+
+prefix=${HOME:?HOME is not set}/.local
+build_dir=
+enable=yes
+action=install
+
+while [ $# -gt 0 ]; do
+    case $1 in
+        --prefix)
+            [ $# -ge 2 ] || usage_error "--prefix needs a directory"
+            prefix=$2
+            shift 2
+            ;;
+        --prefix=*)
+            prefix=${1#--prefix=}
+            shift
+            ;;
+        --build-dir)
+            [ $# -ge 2 ] || usage_error "--build-dir needs a directory"
+            build_dir=$2
+            shift 2
+            ;;
+        --build-dir=*)
+            build_dir=${1#--build-dir=}
+            shift
+            ;;
+        --no-enable)
+            enable=no
+            shift
+            ;;
+        --uninstall)
+            action=uninstall
+            shift
+            ;;
+        -h | --help)
+            usage
+            exit 0
+            ;;
+        *)
+            usage_error "unknown option '$1'"
+            ;;
+    esac
+done
+
+[ -n "$prefix" ] || usage_error "--prefix needs a directory"
+case $prefix in
+    /*) ;;
+    *) prefix=$(pwd)/$prefix ;;
+esac
+prefix=${prefix%/}
+[ -n "$prefix" ] || usage_error "refusing to install into /"
+
+contrib=$(cd "$(dirname "$0")" && pwd)
+repository=$(dirname "$contrib")
+manifest=$prefix/share/notifyd/install-manifest
+bindir=$prefix/bin
+
+os=$(uname -s)
+uid=$(id -u)
+data_home=${XDG_DATA_HOME:-$HOME/.local/share}
+config_home=${XDG_CONFIG_HOME:-$HOME/.config}
+unit_dir=$data_home/systemd/user
+autostart_dir=$config_home/autostart
+agent_dir=$HOME/Library/LaunchAgents
+agent_label=org.notifyd.notifyd
+
+has_user_systemd() {
+    command -v systemctl >/dev/null 2>&1 && systemctl --user show-environment >/dev/null 2>&1
+}
+
+# --- The manifest: one "KIND PATH" line per thing installed --------------------------
+#   file PATH        a file this script wrote
+#   dir PATH         a directory this script created (removed again if empty)
+#   systemd UNIT     a user unit this script enabled
+#   launchd PLIST    a LaunchAgent this script bootstrapped
+#   started PATH     notifyd started by this script from an autostart entry
+
+# Written to a temporary file while installing, moved into place at the end.
+new_manifest=
+
+record() {
+    # Keep each line once, in the order first written.
+    if ! grep -Fqx -- "$1 $2" "$new_manifest"; then
+        printf '%s %s\n' "$1" "$2" >>"$new_manifest"
+    fi
+}
+
+# Removes a file an earlier install recorded, and its line: used to replace one
+# launcher by another, since two launchers would race for the socket.
+forget_file() {
+    if grep -Fqx -- "file $1" "$new_manifest"; then
+        rm -f "$1"
+        grep -Fvx -- "file $1" "$new_manifest" >"$new_manifest.tmp" || true
+        mv "$new_manifest.tmp" "$new_manifest"
+        say "  removed $1 (the launcher of an earlier install)"
+    fi
+}
+
+# Creates a directory and each missing parent, recording the ones it created.
+make_directory() {
+    if [ ! -d "$1" ]; then
+        make_directory "$(dirname "$1")"
+        mkdir "$1" || fail "cannot create $1"
+        record dir "$1"
+    fi
+}
+
+install_file() { # MODE SOURCE DESTINATION
+    [ -f "$2" ] || fail "$2 is missing"
+    make_directory "$(dirname "$3")"
+    rm -f "$3"
+    cp "$2" "$3" || fail "cannot write $3"
+    chmod "$1" "$3"
+    record file "$3"
+    say "  $3"
+}
+
+# Copies a template with @NAME@ placeholders filled in: render SOURCE DEST NAME=VALUE...
+render() {
+    source_file=$1
+    destination=$2
+    shift 2
+    [ -f "$source_file" ] || fail "$source_file is missing"
+    script=
+    for pair in "$@"; do
+        name=${pair%%=*}
+        value=$(printf '%s\n' "${pair#*=}" | sed 's/[\\|&]/\\&/g')
+        script="${script}s|@${name}@|${value}|g;"
+    done
+    make_directory "$(dirname "$destination")"
+    rm -f "$destination"
+    sed "$script" "$source_file" >"$destination" || fail "cannot write $destination"
+    chmod 644 "$destination"
+    record file "$destination"
+    say "  $destination"
+}
+
+# A path that a unit file or a desktop entry can take without quoting.
+check_plain_path() {
+    case $1 in
+        *[!A-Za-z0-9._/+@:,~-]*)
+            fail "$2 cannot name $1: it holds spaces or characters that need quoting there; choose another --prefix"
+            ;;
+    esac
+}
+
+# --- install ----------------------------------------------------------------------------
+
+find_binaries() {
+    if [ -n "$build_dir" ]; then
+        binaries=$(cd "$build_dir" 2>/dev/null && pwd) || fail "--build-dir $build_dir is not a directory"
+    else
+        command -v swift >/dev/null 2>&1 || fail "swift is not on PATH; install the Swift toolchain or pass --build-dir with built binaries"
+        say "Building notifyd and notifyctl (swift build -c release)..."
+        (cd "$repository" && swift build -c release --product notifyd && swift build -c release --product notifyctl) >&2 ||
+            fail "swift build failed"
+        binaries=$(cd "$repository" && swift build -c release --show-bin-path) || fail "cannot find the build directory"
+    fi
+    for program in notifyd notifyctl; do
+        [ -x "$binaries/$program" ] || fail "$binaries/$program is missing or not executable; build it first (swift build -c release)"
+    done
+}
+
+install_systemd_units() {
+    check_plain_path "$bindir" "a systemd unit"
+    say "systemd user units:"
+    install_file 644 "$contrib/systemd/notifyd.socket" "$unit_dir/notifyd.socket"
+    render "$contrib/systemd/notifyd.service.in" "$unit_dir/notifyd.service" "BINDIR=$bindir"
+    systemctl --user daemon-reload || fail "systemctl --user daemon-reload failed"
+    if [ "$enable" = yes ]; then
+        systemctl --user enable --now notifyd.socket || fail "systemctl --user enable --now notifyd.socket failed"
+        record systemd notifyd.socket
+        say "Enabled and started notifyd.socket: notifyd starts when a client connects."
+    else
+        say "Not enabled (--no-enable); enable with: systemctl --user enable --now notifyd.socket"
+    fi
+}
+
+install_launch_agent() {
+    case $bindir in
+        *[\&\<\>]*) fail "a property list cannot name $bindir without escaping; choose another --prefix" ;;
+    esac
+    temporary=$(getconf DARWIN_USER_TEMP_DIR 2>/dev/null || printf '%s' "${TMPDIR:-/tmp}")
+    socket_dir=${temporary%/}/notifyd-$uid
+    plist=$agent_dir/$agent_label.plist
+    say "LaunchAgent:"
+    # launchd creates the socket; the directory must exist and be private.
+    if [ ! -d "$socket_dir" ]; then
+        mkdir -m 700 "$socket_dir" || fail "cannot create $socket_dir"
+        record dir "$socket_dir"
+    fi
+    render "$contrib/launchd/$agent_label.plist.in" "$plist" \
+        "BINDIR=$bindir" "SOCKET=$socket_dir/notifyd.sock" "LOGFILE=$HOME/Library/Logs/notifyd.log"
+    if [ "$enable" = yes ]; then
+        launchctl bootout "gui/$uid/$agent_label" >/dev/null 2>&1 || true
+        launchctl bootstrap "gui/$uid" "$plist" || fail "launchctl bootstrap gui/$uid $plist failed"
+        record launchd "$plist"
+        say "Loaded $agent_label: notifyd starts when a client connects."
+    else
+        say "Not loaded (--no-enable); launchd loads it at the next login, or now with:"
+        say "  launchctl bootstrap gui/$uid $plist"
+    fi
+}
+
+install_autostart_entry() {
+    check_plain_path "$bindir" "a desktop entry"
+    say "XDG autostart entry (no systemd user instance found):"
+    render "$contrib/xdg/notifyd.desktop.in" "$autostart_dir/notifyd.desktop" "BINDIR=$bindir"
+    if [ "$enable" = yes ]; then
+        if "$bindir/notifyctl" ping >/dev/null 2>&1; then
+            say "notifyd is already running."
+        else
+            (cd / && exec "$bindir/notifyd" </dev/null >/dev/null 2>&1) &
+            record started "$bindir/notifyd"
+            say "Started notifyd (pid $!); from the next login on the desktop session starts it."
+        fi
+    else
+        say "notifyd starts at the next login (--no-enable: not started now)."
+    fi
+}
+
+do_install() {
+    find_binaries
+    new_manifest=$(mktemp "${TMPDIR:-/tmp}/notifyd-install.XXXXXX") || fail "cannot create a temporary file"
+    trap 'rm -f "$new_manifest" "$new_manifest.tmp"' EXIT
+    # Keep what an earlier install recorded, so that --uninstall still finds it.
+    if [ -f "$manifest" ]; then cat "$manifest" >"$new_manifest"; fi
+    say "Installing into $prefix:"
+    make_directory "$prefix/share/notifyd"
+    install_file 755 "$binaries/notifyd" "$bindir/notifyd"
+    install_file 755 "$binaries/notifyctl" "$bindir/notifyctl"
+    install_file 644 "$contrib/man/notifyd.8" "$prefix/share/man/man8/notifyd.8"
+    install_file 644 "$contrib/man/notifyctl.1" "$prefix/share/man/man1/notifyctl.1"
+    install_file 644 "$contrib/completions/notifyctl.bash" "$prefix/share/bash-completion/completions/notifyctl"
+    install_file 644 "$contrib/completions/_notifyctl" "$prefix/share/zsh/site-functions/_notifyctl"
+    install_file 644 "$contrib/completions/notifyctl.fish" "$prefix/share/fish/vendor_completions.d/notifyctl.fish"
+
+    launcher=xdg
+    case $os in
+        Darwin) launcher=launchd ;;
+        Linux) if has_user_systemd; then launcher=systemd; fi ;;
+    esac
+    [ "$launcher" = systemd ] || { forget_file "$unit_dir/notifyd.socket"; forget_file "$unit_dir/notifyd.service"; }
+    [ "$launcher" = xdg ] || forget_file "$autostart_dir/notifyd.desktop"
+    case $launcher in
+        systemd) install_systemd_units ;;
+        launchd) install_launch_agent ;;
+        xdg) install_autostart_entry ;;
+    esac
+
+    cp "$new_manifest" "$manifest" || fail "cannot write $manifest"
+    chmod 644 "$manifest"
+    say "Recorded in $manifest; remove with: contrib/install.sh --prefix $prefix --uninstall"
+    case :${PATH:-}: in
+        *:"$bindir":*) ;;
+        *) say "Note: $bindir is not on PATH." ;;
+    esac
+}
+
+# --- uninstall --------------------------------------------------------------------------
+
+# The notifyd that an autostart install started, if it still runs: stop it.
+stop_started_notifyd() {
+    program=$1
+    pid=$("$bindir/notifyctl" --json ping 2>/dev/null | sed -n 's/.*"pid" *: *\([0-9][0-9]*\).*/\1/p') || true
+    [ -n "$pid" ] || return 0
+    # Only the installed binary, never another notifyd on the same socket.
+    if [ "$(readlink "/proc/$pid/exe" 2>/dev/null || true)" = "$program" ]; then
+        kill -TERM "$pid" 2>/dev/null && say "Stopped notifyd (pid $pid)."
+    else
+        say "notifyd (pid $pid) still runs; it was not started from $program, so it is left alone."
+    fi
+}
+
+do_uninstall() {
+    [ -f "$manifest" ] || fail "no install manifest at $manifest: nothing was installed into $prefix by this script (use the same --prefix as for the install)"
+    say "Uninstalling from $prefix:"
+    units_removed=no
+    # First what runs: the launchers this script enabled.
+    while IFS= read -r line; do
+        kind=${line%% *}
+        target=${line#* }
+        case $kind in
+            systemd)
+                if has_user_systemd; then
+                    systemctl --user disable --now "$target" || say "warning: could not disable $target"
+                    case $target in
+                        *.socket) systemctl --user stop "${target%.socket}.service" 2>/dev/null || true ;;
+                    esac
+                    say "Disabled and stopped $target."
+                fi
+                ;;
+            launchd)
+                launchctl bootout "gui/$uid" "$target" 2>/dev/null || launchctl bootout "gui/$uid/$agent_label" 2>/dev/null ||
+                    say "warning: could not unload $target"
+                ;;
+            started)
+                [ -x "$bindir/notifyctl" ] && stop_started_notifyd "$target"
+                ;;
+        esac
+    done <"$manifest"
+    # Then the files, then the directories this script created, deepest first.
+    while IFS= read -r line; do
+        kind=${line%% *}
+        target=${line#* }
+        if [ "$kind" = file ] && { [ -f "$target" ] || [ -L "$target" ]; }; then
+            rm -f "$target"
+            say "  removed $target"
+            case $target in
+                */systemd/user/*) units_removed=yes ;;
+            esac
+        fi
+    done <"$manifest"
+    directories=$(sed -n 's/^dir //p' "$manifest" | awk '{ print length($0) " " $0 }' | sort -rn | cut -d' ' -f2-)
+    rm -f "$manifest"
+    printf '%s\n' "$directories" | while IFS= read -r directory; do
+        [ -n "$directory" ] && [ -d "$directory" ] && rmdir "$directory" 2>/dev/null || true
+    done
+    rmdir "$prefix/share/notifyd" 2>/dev/null || true
+    if [ "$units_removed" = yes ] && has_user_systemd; then
+        systemctl --user daemon-reload || say "warning: systemctl --user daemon-reload failed"
+    fi
+    say "Done."
+}
+
+case $action in
+    install) do_install ;;
+    uninstall) do_uninstall ;;
+esac
