@@ -9,35 +9,49 @@ import Darwin
 /// SIGTERM and SIGINT as something to await, so `main` can shut down in order instead of
 /// dying inside a signal handler.
 public enum ShutdownSignals {
-    /// Ignores SIGPIPE (a client that hangs up must never kill the daemon) and routes
-    /// SIGTERM/SIGINT to `wait`. Call once, early.
-    public static func install() {
-        signal(SIGPIPE, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
+    private struct State {
+        var received: Int32?
+        var waiter: CheckedContinuation<Int32, Never>?
     }
 
-    /// Returns the first of SIGTERM or SIGINT to arrive.
-    public static func wait() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let resumed = Mutex(false)
-            let sources = [SIGTERM, SIGINT].map { number in
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler {
-                    let first = resumed.withLock { done in
-                        defer { done = true }
-                        return !done
-                    }
-                    if first { continuation.resume(returning: number) }
-                }
-                source.resume()
-                return source
-            }
-            keepAlive.append(contentsOf: sources)
+    private static let state = Mutex(State())
+    // The sources must live as long as the process. Unsafe is fine: only `install`
+    // writes the array, once, from `main`, and nothing reads it.
+    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+
+    /// Ignores SIGPIPE (a client that hangs up must never kill the daemon) and starts
+    /// catching SIGTERM/SIGINT. Call once, before anything else, so that a signal sent
+    /// while the daemon starts up is not lost.
+    public static func install() {
+        signal(SIGPIPE, SIG_IGN)
+        for number in [SIGTERM, SIGINT] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { received(number) }
+            source.resume()
+            sources.append(source)
         }
     }
 
-    // The sources must outlive `wait`. Unsafe is fine: only `main` calls `wait`, once,
-    // and nothing reads the array.
-    nonisolated(unsafe) private static var keepAlive: [any DispatchSourceSignal] = []
+    /// Returns the first of SIGTERM or SIGINT to arrive (at once if one already has).
+    public static func wait() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let already = state.withLock { state -> Int32? in
+                if let received = state.received { return received }
+                state.waiter = continuation
+                return nil
+            }
+            if let already { continuation.resume(returning: already) }
+        }
+    }
+
+    private static func received(_ number: Int32) {
+        let waiter = state.withLock { state -> CheckedContinuation<Int32, Never>? in
+            guard state.received == nil else { return nil }
+            state.received = number
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: number)
+    }
 }

@@ -49,7 +49,7 @@ enum Status: Subcommand {
             if let message = registration.message { lines.append("              \(message)") }
             if let registeredAt = registration.registeredAt { lines.append("registered:   \(TimeText.stamped(registeredAt))") }
             if let next = registration.nextAttemptAt {
-                lines.append("\(registration.state == .retrying ? "next attempt" : "refresh due "): \(TimeText.stamped(next))")
+                lines.append("\(registration.state == .retrying ? "next attempt: " : "refresh due:  ")\(TimeText.stamped(next))")
             }
             if registration.failures > 0 { lines.append("failures:     \(registration.failures) since the last success") }
             lines.append("user:         \(status.account?.user ?? "(not logged in)")")

@@ -74,11 +74,15 @@ func runNotifyctl(_ arguments: [String]) -> ExitCode {
         return .usage
     }
     if name == "help" {
-        if let topic = rest.dropFirst().first, let command = Subcommands.all.first(where: { $0.name == topic }) {
-            Terminal.out(command.help)
-        } else {
+        guard let topic = rest.dropFirst().first else {
             Terminal.out(mainHelp())
+            return .done
         }
+        guard let command = Subcommands.all.first(where: { $0.name == topic }) else {
+            Terminal.error("no command '\(topic)'; run `notifyctl --help` for the list")
+            return .usage
+        }
+        Terminal.out(command.help)
         return .done
     }
     guard let command = Subcommands.all.first(where: { $0.name == name }) else {

@@ -1,0 +1,147 @@
+import DevBackend
+import Foundation
+import Testing
+
+/// The built notifyd and notifyctl, as a user runs them.
+@Suite struct CommandLineTests {
+    static func backend() throws -> DevBackendServer {
+        let server = DevBackendServer(options: .init(quiet: true))
+        try server.start()
+        return server
+    }
+
+    @Test func aUserRegistersChecksAndLogsOut() async throws {
+        let backend = try Self.backend()
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
+        defer { backend.stop() }
+
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(login.status == 4, "logged in, no token yet: \(login.output)\(login.error)")
+        #expect(login.output.contains("Logged in as alice"))
+
+        let token = try await daemon.notifyctl(["set-token", "<3f2a1b9c 5d7e8f00>"])
+        #expect(token.status == 0, "\(token.error)")
+        #expect(token.output.contains("registered (id "))
+
+        let status = try await daemon.notifyctl(["--json", "status"])
+        #expect(status.status == 0)
+        let object = try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any]
+        let registration = object?["registration"] as? [String: Any]
+        #expect(registration?["state"] as? String == "registered")
+        #expect(registration?["id"] as? String == backend.registrations().first?.id)
+        #expect(!status.output.contains("\"password\""))
+
+        let human = try await daemon.notifyctl(["status"])
+        #expect(human.output.contains("registration: registered"))
+        #expect(human.output.contains("token:        3F2A1B9C5D7E8F00"))
+
+        let tags = try await daemon.notifyctl(["set-tags", "sports", "news"])
+        #expect(tags.status == 0)
+        #expect(Set(backend.registrations().first?.tags ?? []) == ["sports", "news", "username:alice"])
+
+        let unregister = try await daemon.notifyctl(["unregister"])
+        #expect(unregister.status == 0)
+        #expect(backend.registrations().isEmpty)
+
+        let logout = try await daemon.notifyctl(["logout"])
+        #expect(logout.status == 0)
+        #expect(logout.output.contains("credentials forgotten"))
+        #expect(await daemon.stop() == 0)
+        await daemon.cleanUp()
+    }
+
+    @Test func aTokenBeforeLoginIsKeptAndExitsWithFour() async throws {
+        let daemon = try await DaemonUnderTest(backend: "http://127.0.0.1:9")
+        let result = try await daemon.notifyctl(["set-token", "ABCD"])
+        #expect(result.status == 4)
+        #expect(result.output.contains("notifyctl login"))
+        await daemon.cleanUp()
+    }
+
+    @Test func usageErrorsExitWithTwo() async throws {
+        let daemon = try await DaemonUnderTest(backend: nil)
+        for arguments in [["set-token"], ["--bogus", "status"], ["set-token", "xyz"], ["frobnicate"], ["set-token", "--platform", "nokia", "AB"], ["help", "nothing"]] {
+            let result = try await daemon.notifyctl(arguments)
+            #expect(result.status == 2, "notifyctl \(arguments): \(result.error)")
+            #expect(!result.error.isEmpty)
+        }
+        let badFlag = try await run(BuiltProducts.path("notifyd"), ["--frobnicate"])
+        #expect(badFlag.status == 2)
+        #expect(badFlag.error.contains("unknown option"))
+        await daemon.cleanUp()
+    }
+
+    @Test func anUnreachableDaemonExitsWithThreeAndSaysHowToStartIt() async throws {
+        let path = "/tmp/nd-none-\(UUID().uuidString.prefix(8)).sock"
+        let result = try await run(BuiltProducts.path("notifyctl"), ["--socket", path, "status"])
+        #expect(result.status == 3)
+        #expect(result.error.contains(path))
+        #expect(result.error.contains("systemctl --user start notifyd.socket"))
+        #expect(result.error.contains("notifyd &"))
+    }
+
+    @Test func helpAndVersionForEveryCommand() async throws {
+        let version = try await run(BuiltProducts.path("notifyctl"), ["--version"])
+        #expect(version.status == 0)
+        #expect(version.output.hasPrefix("notifyctl "))
+        let daemonVersion = try await run(BuiltProducts.path("notifyd"), ["--version"])
+        #expect(daemonVersion.output.hasPrefix("notifyd "))
+        let help = try await run(BuiltProducts.path("notifyctl"), ["--help"])
+        let commands = help.output.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("  "), let word = line.split(separator: " ").first, !word.hasPrefix("-") else { return nil }
+            return String(word)
+        }
+        #expect(commands.contains("set-token"))
+        for command in commands {
+            let commandHelp = try await run(BuiltProducts.path("notifyctl"), [command, "--help"])
+            #expect(commandHelp.status == 0)
+            #expect(commandHelp.output.hasPrefix("usage: notifyctl \(command)"), "\(command) --help")
+        }
+    }
+
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aSignalStopsTheDaemonCleanly(signal: Int32) async throws {
+        let daemon = try await DaemonUnderTest(backend: nil)
+        daemon.child.signal(signal)
+        #expect(await daemon.child.wait(seconds: 10) == 0)
+        #expect(!FileManager.default.fileExists(atPath: daemon.socket), "the socket is removed")
+        #expect(daemon.child.standardError.contains("shutting down"))
+        await daemon.cleanUp()
+    }
+
+    @Test func aSecondDaemonOnTheSameSocketRefusesToStart() async throws {
+        let daemon = try await DaemonUnderTest(backend: nil)
+        let second = try await run(BuiltProducts.path("notifyd"), ["--socket", daemon.socket, "--state-dir", daemon.directory + "/other"])
+        #expect(second.status == 1)
+        #expect(second.error.contains("already running"))
+        let ping = try await daemon.notifyctl(["ping"])
+        #expect(ping.status == 0, "the first one still answers")
+        await daemon.cleanUp()
+    }
+
+    @Test func aDaemonKilledHardLeavesASocketTheNextOneReplaces() async throws {
+        let first = try await DaemonUnderTest(backend: nil)
+        first.child.signal(SIGKILL)
+        _ = await first.child.wait(seconds: 5)
+        #expect(FileManager.default.fileExists(atPath: first.socket), "SIGKILL leaves the socket file")
+        let second = try ChildProcess(BuiltProducts.path("notifyd"), ["--socket", first.socket, "--state-dir", first.stateDirectory])
+        let ping = await eventually {
+            (try? await run(BuiltProducts.path("notifyctl"), ["--socket", first.socket, "ping"]).status) == 0
+        }
+        #expect(ping)
+        second.signal(SIGTERM)
+        #expect(await second.wait() == 0)
+        #expect(second.standardError.contains("stale socket"))
+        await first.cleanUp()
+    }
+
+    @Test func loginWithoutATerminalAsksForPasswordStdin() async throws {
+        let setsid = "/usr/bin/setsid"
+        try #require(FileManager.default.isExecutableFile(atPath: setsid), "setsid (util-linux) detaches notifyctl from any terminal")
+        let daemon = try await DaemonUnderTest(backend: "http://127.0.0.1:9")
+        let result = try await run(setsid, ["-w", BuiltProducts.path("notifyctl"), "--socket", daemon.socket, "login", "alice"])
+        #expect(result.status == 2)
+        #expect(result.error.contains("--password-stdin"))
+        await daemon.cleanUp()
+    }
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# notifyd end to end in one command: builds, starts notifyd on a private socket, logs in,
+# registers a device, shows the status and sends a notification, then stops everything.
+#
+# Against the bundled dev backend (an in-memory copy of the tutorial's AppBackend) unless
+# NOTIFYD_BACKEND names a real one; then NOTIFYD_USER is the account and the password is
+# read from NOTIFYD_PASSWORD or prompted for.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+say "building"
+swift build
+bin=$(swift build --show-bin-path)
+
+work=$(mktemp -d /tmp/notifyd-demo.XXXXXX)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+if [ -n "${NOTIFYD_BACKEND:-}" ]; then
+    backend=$NOTIFYD_BACKEND
+    user=${NOTIFYD_USER:?set NOTIFYD_USER to your account at $NOTIFYD_BACKEND}
+    if [ -n "${NOTIFYD_PASSWORD:-}" ]; then
+        password=$NOTIFYD_PASSWORD
+    else
+        read -rsp "Password for $user at $backend: " password
+        echo
+    fi
+    recipient=${NOTIFYD_RECIPIENT:-$user}
+else
+    say "starting the dev backend on a free loopback port"
+    "$bin/notify-devbackend" --port 0 --quiet >"$work/backend.log" 2>&1 &
+    pids+=($!)
+    for _ in $(seq 100); do grep -q listening "$work/backend.log" 2>/dev/null && break; sleep 0.05; done
+    backend=$(sed -n 's/^notify-devbackend listening on //p' "$work/backend.log")
+    [ -n "$backend" ] || { cat "$work/backend.log"; exit 1; }
+    echo "$backend (the tutorial backend: password = user name)"
+    user=alice
+    password=alice
+    recipient=alice
+fi
+
+say "starting notifyd"
+export NOTIFYD_SOCKET=$work/notifyd.sock
+"$bin/notifyd" --state-dir "$work/state" --backend "$backend" --log-level info 2>"$work/notifyd.log" &
+pids+=($!)
+for _ in $(seq 100); do [ -S "$NOTIFYD_SOCKET" ] && break; sleep 0.05; done
+# Show each command and its exit status (4 means "accepted, not done yet"), and carry on.
+notifyctl() {
+    echo "\$ notifyctl $*" >&2
+    local status=0
+    "$bin/notifyctl" "$@" || status=$?
+    [ "$status" -eq 0 ] || echo "(exit status $status)" >&2
+}
+
+notifyctl ping
+say "logging in and registering this device"
+printf '%s\n' "$password" | notifyctl login --password-stdin "$user"
+notifyctl set-token "<3f2a1b9c 5d7e8f00 11223344 55667788 99aabbcc ddeeff00 01234567 89abcdef>"
+notifyctl set-tags demo news
+notifyctl status
+
+if "$bin/notifyctl" help send >/dev/null 2>&1; then
+    say "sending a notification to $recipient"
+    notifyctl send --to "$recipient" 'Dinner at 8? Bring "the good" <wine> & cheese 🍷'
+fi
+
+if [ -z "${NOTIFYD_BACKEND:-}" ]; then
+    say "what the dev backend handed to the push services"
+    grep '^push' "$work/backend.log" || echo "(no pushes)"
+fi
+
+say "notifyd's log"
+cat "$work/notifyd.log"
