@@ -35,7 +35,7 @@ if [ -n "${NOTIFYD_BACKEND:-}" ]; then
     recipient=${NOTIFYD_RECIPIENT:-$user}
 else
     say "starting the dev backend on a free loopback port"
-    "$bin/notify-devbackend" --port 0 --quiet >"$work/backend.log" 2>&1 &
+    "$bin/notify-devbackend" --port 0 >"$work/backend.log" 2>&1 &
     pids+=($!)
     for _ in $(seq 100); do grep -q listening "$work/backend.log" 2>/dev/null && break; sleep 0.05; done
     backend=$(sed -n 's/^notify-devbackend listening on //p' "$work/backend.log")

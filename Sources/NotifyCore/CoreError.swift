@@ -10,6 +10,7 @@ public enum CoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case unauthorized(user: String, status: Int)
     case backendUnavailable(String)
     case backendRejected(status: Int, detail: String)
+    case messageTooLarge(String)
     case storage(String)
     case shuttingDown
 
@@ -29,7 +30,7 @@ public enum CoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the backend could not be reached: \(detail)"
         case .backendRejected(let status, let detail):
             return "the backend refused the request (HTTP \(status))" + (detail.isEmpty ? "" : ": \(detail)")
-        case .storage(let message):
+        case .messageTooLarge(let message), .storage(let message):
             return message
         case .shuttingDown:
             return "notifyd is shutting down"
@@ -46,6 +47,7 @@ public enum CoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unauthorized: code = .unauthorized
         case .backendUnavailable: code = .backendUnavailable
         case .backendRejected: code = .backendRejected
+        case .messageTooLarge: code = .messageTooLarge
         case .storage: code = .internalError
         case .shuttingDown: code = .shuttingDown
         }

@@ -31,12 +31,13 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
     }
 
     /// Basic auth cannot carry a ':' in the user name, and the tutorial backend splits on it.
-    public static func validateUser(_ user: String) throws(CoreError) {
-        guard !user.isEmpty else { throw .invalidArgument("the user name is empty") }
-        guard !user.contains(":") else { throw .invalidArgument("a user name may not contain ':' (HTTP Basic authentication cannot carry it)") }
-        // The backend tags the registration `username:<user>`, and tags hold only these.
+    /// `role` names the user in messages: "user name", or "recipient" for `send --to`.
+    public static func validateUser(_ user: String, role: String = "user name") throws(CoreError) {
+        guard !user.isEmpty else { throw .invalidArgument("the \(role) is empty") }
+        guard !user.contains(":") else { throw .invalidArgument("a \(role) may not contain ':' (HTTP Basic authentication cannot carry it)") }
+        // The backend tags registrations `username:<user>`, and tags hold only these.
         if let bad = user.first(where: { !($0.isASCII && ($0.isLetter || $0.isNumber)) && !"_@#.-".contains($0) }) {
-            throw .invalidArgument("a user name may hold letters, digits and _ @ # . - only (the backend turns it into a tag); '\(bad)' is not allowed")
+            throw .invalidArgument("a \(role) may hold letters, digits and _ @ # . - only (the backend turns it into a tag); '\(bad)' is not allowed")
         }
     }
 }

@@ -9,10 +9,16 @@ public actor Registrar {
         /// The backend used when the login did not name one.
         public var configuredBackend: String?
         public var policy: RegistrationPolicy
+        /// The platform of a first token set without `--platform`.
+        public var defaultPlatform: Platform
+        /// The name this backend knows Android by (`fcm` or `gcm`), for either name given.
+        public var androidName: Platform
 
-        public init(configuredBackend: String?, policy: RegistrationPolicy = RegistrationPolicy()) {
+        public init(configuredBackend: String?, policy: RegistrationPolicy = RegistrationPolicy(), defaultPlatform: Platform = .apns, androidName: Platform = .fcm) {
             self.configuredBackend = configuredBackend
             self.policy = policy
+            self.defaultPlatform = defaultPlatform
+            self.androidName = androidName
         }
     }
 
@@ -77,7 +83,7 @@ public actor Registrar {
 
     /// Returns the generation to wait on.
     public func setToken(_ raw: String, platform: Platform?) throws(CoreError) -> Int {
-        let platform = platform ?? device.platform
+        let platform = platform ?? (device.token == nil ? settings.defaultPlatform : device.platform)
         let token = try DeviceToken.normalize(raw, for: platform)
         device.token = token
         device.platform = platform
@@ -291,6 +297,7 @@ public actor Registrar {
         let account = BackendAccount(baseURL: url, user: credentials.user, password: credentials.password)
         logger.info(Self.describe(step, user: credentials.user))
         let backend = self.backend
+        let settings = self.settings
         stepTask = Task {
             let result: StepResult
             switch step {
@@ -300,7 +307,8 @@ public actor Registrar {
                 case .failure(let error): result = .failed(BackendFailure.classify(error, route: .create))
                 }
             case .upsert(let id, let target):
-                let outcome = await backend.upsertRegistration(id: id, platform: target.platform.rawValue, handle: target.handle, tags: target.tags, account: account)
+                let platform = target.platform.backendName(android: settings.androidName)
+                let outcome = await backend.upsertRegistration(id: id, platform: platform, handle: target.handle, tags: target.tags, account: account)
                 result = Self.stepResult(outcome, route: .upsert)
             case .delete(let id, _):
                 result = Self.stepResult(await backend.deleteRegistration(id: id, account: account), route: .delete)

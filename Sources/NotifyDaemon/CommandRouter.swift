@@ -5,10 +5,12 @@ import NotifyProtocol
 /// Decodes a request line and runs its command.
 struct CommandRouter: Sendable {
     let registrar: Registrar
+    let outbox: Outbox
     let hub: EventHub
     let info: DaemonInfo
+    let sendPlatforms: [Platform]
 
-    static let commands = ["ping", "hello", "status", "login", "logout", "set-token", "set-tags", "register", "unregister", "watch"]
+    static let commands = ["ping", "hello", "status", "login", "logout", "set-token", "set-tags", "register", "unregister", "watch", "send", "outbox"]
 
     func handle(_ line: [UInt8], from connection: Connection) async -> Reply {
         let data = Data(line)
@@ -38,6 +40,7 @@ struct CommandRouter: Sendable {
             case LoginCommand.name:
                 let command = try decode(LoginCommand.self)
                 let generation = try await registrar.login(user: command.user, password: command.password, backend: command.backend)
+                await outbox.credentialsChanged()
                 return waiting(id, generation, command.waitSeconds)
             case SetTokenCommand.name:
                 let command = try decode(SetTokenCommand.self)
@@ -53,6 +56,12 @@ struct CommandRouter: Sendable {
             case LogoutCommand.name:
                 let command = try decode(LogoutCommand.self)
                 return .now(Reply.success(id, try await registrar.logout(force: command.force ?? false)))
+            case SendCommand.name:
+                return try await send(id, try decode(SendCommand.self))
+            case OutboxCommand.name:
+                let command = try decode(OutboxCommand.self)
+                let purged = command.purge == true ? await outbox.purge() : nil
+                return .now(Reply.success(id, OutboxResult(deliveries: await outbox.list(), purged: purged)))
             case WatchCommand.name:
                 hub.subscribe(connection)
                 return .now(Reply.success(id, WatchResult(registration: await registrar.registrationStatus)))

@@ -9,6 +9,7 @@ import NotifySocket
 public final class Daemon: Sendable {
     public let configuration: DaemonConfiguration
     public let registrar: Registrar
+    public let outbox: Outbox
     private let logger: Logger
     private let hub: EventHub
     private let running: Running
@@ -28,12 +29,18 @@ public final class Daemon: Sendable {
         let hub = EventHub()
         self.hub = hub
         self.running = Running()
-        self.registrar = Registrar(
-            settings: .init(configuredBackend: configuration.backend, policy: configuration.policy),
-            stateDirectory: configuration.stateDirectory,
-            backend: backend ?? HTTPBackend(requestTimeout: configuration.requestTimeout),
-            clock: clock, logger: logger,
+        // One HTTP client for both, so registrations and sends share its reused connections.
+        let backend = backend ?? HTTPBackend(requestTimeout: configuration.requestTimeout, maximumConnections: configuration.outbox.concurrency)
+        let registrar = Registrar(
+            settings: .init(configuredBackend: configuration.backend, policy: configuration.policy,
+                            defaultPlatform: configuration.platform, androidName: configuration.outbox.androidName),
+            stateDirectory: configuration.stateDirectory, backend: backend, clock: clock, logger: logger,
             onStatus: { status in hub.publish(RegistrationEvent(time: Date(), registration: status)) })
+        self.registrar = registrar
+        self.outbox = Outbox(
+            settings: configuration.outbox, stateDirectory: configuration.stateDirectory, backend: backend, clock: clock, logger: logger,
+            account: { () async throws(CoreError) -> BackendAccount in try await registrar.account() },
+            onEvent: { delivery in hub.publish(SendEvent(time: Date(), delivery: delivery)) })
     }
 
     public func start() async throws(DaemonError) {
@@ -54,7 +61,8 @@ public final class Daemon: Sendable {
         let info = DaemonInfo(pid: getpid(), socketPath: socket.path, stateDirectory: configuration.stateDirectory, startedAt: Date())
         let server: SocketServer
         do {
-            server = try SocketServer(listener: socket.fd, router: CommandRouter(registrar: registrar, hub: hub, info: info), logger: logger)
+            let router = CommandRouter(registrar: registrar, outbox: outbox, hub: hub, info: info, sendPlatforms: configuration.sendPlatforms)
+            server = try SocketServer(listener: socket.fd, router: router, logger: logger)
         } catch {
             socket.closeAndRemove()
             lock.release()
@@ -64,6 +72,7 @@ public final class Daemon: Sendable {
         running.socket = socket
         running.server = server
         await registrar.start()
+        await outbox.start()
         server.start()
         logger.notice("notifyd \(NotifydVersion.current) listening on \(socket.path)")
     }
@@ -72,6 +81,7 @@ public final class Daemon: Sendable {
         guard let server = running.server else { return }
         running.server = nil
         server.stopAccepting()
+        await outbox.shutdown()
         await registrar.shutdown()
         await server.closeConnections(grace: 2)
         running.socket?.closeAndRemove()

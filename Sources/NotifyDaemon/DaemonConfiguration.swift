@@ -1,5 +1,6 @@
 import Foundation
 import NotifyCore
+import NotifyProtocol
 import NotifySocket
 
 /// Everything the daemon needs to run, built once in `main` and passed down.
@@ -11,15 +12,25 @@ public struct DaemonConfiguration: Sendable {
     public var policy: RegistrationPolicy
     /// Seconds one backend request may take.
     public var requestTimeout: Double
+    /// The platform of a first `set-token` without `--platform`.
+    public var platform: Platform
+    /// Where `send` goes when the request names no platform.
+    public var sendPlatforms: [Platform]
+    /// How sends are retried, how long they may wait, how they are escaped.
+    public var outbox: Outbox.Settings
 
     public init(socket: SocketLocation, stateDirectory: String, backend: String?, logLevel: LogLevel = .notice,
-                policy: RegistrationPolicy = RegistrationPolicy(), requestTimeout: Double = 30) {
+                policy: RegistrationPolicy = RegistrationPolicy(), requestTimeout: Double = 30,
+                platform: Platform = .apns, sendPlatforms: [Platform] = [.apns], outbox: Outbox.Settings = Outbox.Settings()) {
         self.socket = socket
         self.stateDirectory = stateDirectory
         self.backend = backend
         self.logLevel = logLevel
         self.policy = policy
         self.requestTimeout = requestTimeout
+        self.platform = platform
+        self.sendPlatforms = sendPlatforms
+        self.outbox = outbox
     }
 
     /// `$XDG_STATE_HOME/notifyd`, else `~/.local/state/notifyd`.

@@ -23,6 +23,8 @@ public struct ErrorCode: RawRepresentable, Codable, Hashable, Sendable, CustomSt
     public static let unknownCommand = ErrorCode("unknown_command")
     public static let invalidArgument = ErrorCode("invalid_argument")
     public static let lineTooLong = ErrorCode("line_too_long")
+    /// The message cannot fit the platform's payload limit once the backend wraps it.
+    public static let messageTooLarge = ErrorCode("message_too_large")
 
     // What the daemon needs before it can act.
     public static let notLoggedIn = ErrorCode("not_logged_in")

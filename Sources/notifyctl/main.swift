@@ -13,7 +13,7 @@ import Darwin
 enum Subcommands {
     static let all: [any Subcommand.Type] = [
         Login.self, Logout.self, SetToken.self, SetTags.self, Register.self, Unregister.self,
-        Status.self, Watch.self, Ping.self,
+        Send.self, Outbox.self, Status.self, Watch.self, Ping.self,
     ]
 }
 
@@ -34,7 +34,7 @@ func mainHelp() -> String {
           --help          this help; `notifyctl COMMAND --help` for a command's
 
         Exit status: 0 done, 1 failed, 2 usage error, 3 notifyd not reachable,
-        4 accepted but not done yet (registration pending).
+        4 accepted but not done yet (registration pending, message queued).
         """
 }
 

@@ -1,0 +1,59 @@
+import Foundation
+import NotifyProtocol
+
+/// One message to one recipient on one platform, as kept in the outbox until the
+/// backend accepts it. Written to disk before the sender is told it was accepted.
+public struct Delivery: Codable, Equatable, Sendable {
+    public var id: String
+    /// Arrival order; deliveries to the same recipient and platform go out in this order.
+    public var sequence: Int
+    public var to: String
+    public var platform: Platform
+    public var message: String
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var attempts = 0
+    public var nextAttemptAt: Date?
+    public var lastError: WireError?
+    /// `queued` while waiting; `failed` or `expired` once kept only to be reported.
+    public var state: DeliveryState = .queued
+
+    public init(sequence: Int, to: String, platform: Platform, message: String, createdAt: Date, expiresAt: Date) {
+        self.id = String(format: "%010d-%@", sequence, platform.rawValue)
+        self.sequence = sequence
+        self.to = to
+        self.platform = platform
+        self.message = message
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+
+    /// Deliveries with the same key are strictly ordered; different keys go out side by side.
+    var orderKey: String { platform.rawValue + "\u{0}" + to }
+
+    public var status: DeliveryStatus {
+        DeliveryStatus(
+            id: id, to: to, pns: platform.rawValue, state: state, attempts: attempts, createdAt: createdAt,
+            nextAttemptAt: state == .queued ? nextAttemptAt : nil, expiresAt: state == .queued ? expiresAt : nil,
+            error: lastError, preview: String(message.prefix(40)))
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, sequence, to, platform, message, attempts, state
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+        case nextAttemptAt = "next_attempt_at"
+        case lastError = "last_error"
+    }
+}
+
+/// How a delivery attempt ended, as the outbox needs to know it.
+public enum DeliveryResult: Equatable, Sendable {
+    case delivered
+    /// Try again later (network, timeouts, 408, 429, 5xx, throttling).
+    case transient(retryAfter: Double?, error: WireError)
+    /// The credentials were refused: hold everything until the next login.
+    case unauthorized(WireError)
+    /// Refused for good.
+    case failed(WireError)
+}

@@ -1,0 +1,103 @@
+import Foundation
+import NotifyProtocol
+
+/// Turns what a user typed into the body notifyd sends, so that the phone shows exactly
+/// that text.
+///
+/// The tutorial backend builds each payload by pasting `From <sender>: <message>` into a
+/// JSON string (APNs, FCM) or an XML element (WNS) without escaping. With `.tutorial`
+/// notifyd escapes the text for that context first, so quotes, backslashes, newlines,
+/// `<` and `&` arrive intact; with `.none` the backend is trusted to escape by itself.
+/// Either way the HTTP body is a properly JSON-encoded string.
+public enum NotificationText {
+    public enum Escaping: String, Sendable, CaseIterable {
+        case tutorial
+        case none
+    }
+
+    /// What the platform accepts, whole payload included (Apple: 4096 bytes; FCM data:
+    /// 4096 bytes; WNS: 5 KB).
+    public static func payloadLimit(_ platform: Platform) -> Int {
+        switch platform {
+        case .apns, .fcm, .gcm: 4096
+        case .wns: 5120
+        }
+    }
+
+    /// The text to put in the request body for `platform`.
+    public static func body(_ message: String, for platform: Platform, escaping: Escaping) throws(CoreError) -> String {
+        let escaped = try escape(message, for: platform)
+        return escaping == .tutorial ? escaped : message
+    }
+
+    /// The payload the backend will build, as the push service receives it. The same
+    /// whether notifyd or a fixed backend does the escaping.
+    public static func payload(_ message: String, sender: String, for platform: Platform) throws(CoreError) -> String {
+        let text = "From \(sender): " + (try escape(message, for: platform))
+        switch platform {
+        case .apns: return #"{"aps":{"alert":""# + text + #""}}"#
+        case .fcm, .gcm: return #"{ "data" : {"message":""# + text + #""}}"#
+        case .wns: return #"<toast><visual><binding template="ToastText01"><text id="1">"# + text + "</text></binding></visual></toast>"
+        }
+    }
+
+    /// Refuses a message that cannot fit once the backend has wrapped it, saying by how much.
+    public static func checkSize(_ message: String, sender: String, for platform: Platform) throws(CoreError) {
+        let size = try payload(message, sender: sender, for: platform).utf8.count
+        let limit = payloadLimit(platform)
+        if size > limit {
+            throw .messageTooLarge("the message is too long for \(platform): with the backend's wrapper and escaping the payload is \(size) bytes, and \(platform) accepts \(limit); shorten it by at least \(size - limit) bytes")
+        }
+    }
+
+    static func escape(_ message: String, for platform: Platform) throws(CoreError) -> String {
+        switch platform {
+        case .apns, .fcm, .gcm: return jsonStringContent(message)
+        case .wns: return try xmlText(message)
+        }
+    }
+
+    /// The inside of a JSON string literal: quotes, backslashes and control characters
+    /// escaped; everything else (emoji included) as UTF-8.
+    static func jsonStringContent(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case "\u{08}": result += "\\b"
+            case "\u{0C}": result += "\\f"
+            case _ where scalar.value < 0x20 || scalar == "\u{2028}" || scalar == "\u{2029}":
+                result += String(format: "\\u%04X", scalar.value)
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// XML character data. XML 1.0 cannot carry most control characters at all, escaped
+    /// or not, so those are refused rather than silently dropped.
+    static func xmlText(_ text: String) throws(CoreError) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&apos;"
+            case "\t", "\n", "\r": result.unicodeScalars.append(scalar)
+            case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF:
+                throw .invalidArgument("the message contains the control character U+\(String(format: "%04X", scalar.value)), which a WNS toast cannot carry")
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+}

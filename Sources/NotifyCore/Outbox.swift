@@ -1,0 +1,295 @@
+import Foundation
+import NotifyProtocol
+
+/// Sends notifications through the backend and keeps what it could not send yet.
+///
+/// Every accepted message is on disk before the sender hears so, and leaves the disk only
+/// once the backend answered 200: delivery is at least once (a crash between the 200 and
+/// the removal sends it again after restart), in order per recipient and platform, and
+/// nothing is dropped silently (expired and failed entries stay listed until purged).
+public actor Outbox {
+    public struct Settings: Sendable {
+        public var backoff: Backoff
+        public var expiry: Double
+        public var concurrency: Int
+        public var escaping: NotificationText.Escaping
+        /// The `pns` name the backend expects for Android (`fcm` or `gcm`).
+        public var androidName: Platform
+
+        public init(backoff: Backoff = Backoff(), expiry: Double = 7 * 86400, concurrency: Int = 4,
+                    escaping: NotificationText.Escaping = .tutorial, androidName: Platform = .fcm) {
+            self.backoff = backoff
+            self.expiry = expiry
+            self.concurrency = concurrency
+            self.escaping = escaping
+            self.androidName = androidName
+        }
+    }
+
+    private let settings: Settings
+    private let store: OutboxStore
+    private let backend: any BackendAPI
+    private let clock: any WakeClock
+    private let logger: Logger
+    private let account: @Sendable () async throws(CoreError) -> BackendAccount
+    private let onEvent: @Sendable (DeliveryStatus) -> Void
+
+    private var queue: OutboxQueue
+    private var nextSequence = 1
+    private var attempts: [String: Task<Void, Never>] = [:]
+    private var wakeTask: Task<Void, Never>?
+    private var finishedRecently: [String: DeliveryStatus] = [:]
+    private var waiters: [UInt64: Waiter] = [:]
+    private var nextWaiterID: UInt64 = 0
+    private var stopped = false
+
+    private struct Waiter {
+        var ids: [String]
+        var untilFinal: Bool
+        var continuation: CheckedContinuation<[DeliveryStatus], Never>
+    }
+
+    public init(settings: Settings, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
+                logger: Logger, account: @escaping @Sendable () async throws(CoreError) -> BackendAccount,
+                onEvent: @escaping @Sendable (DeliveryStatus) -> Void = { _ in }) {
+        self.settings = settings
+        self.store = OutboxStore(stateDirectory: stateDirectory)
+        self.backend = backend
+        self.clock = clock
+        self.logger = logger
+        self.account = account
+        self.onEvent = onEvent
+        self.queue = OutboxQueue(backoff: settings.backoff, concurrency: settings.concurrency, seed: UInt64.random(in: 0...UInt64.max))
+    }
+
+    /// Loads what a previous run left and starts sending it.
+    public func start() {
+        let (deliveries, warnings) = store.load()
+        for warning in warnings { logger.warning(warning) }
+        for delivery in deliveries { queue.add(delivery) }
+        nextSequence = (deliveries.map(\.sequence).max() ?? 0) + 1
+        if !queue.queued.isEmpty { logger.notice("outbox: \(queue.queued.count) message(s) waiting from an earlier run") }
+        pump()
+    }
+
+    /// Validates, persists and queues a message for each platform; returns the delivery ids.
+    public func submit(to: String, message: String, platforms: [Platform], sender: String) throws(CoreError) -> [String] {
+        guard !stopped else { throw .shuttingDown }
+        for platform in platforms { try NotificationText.checkSize(message, sender: sender, for: platform) }
+        let now = clock.now()
+        var ids: [String] = []
+        for platform in platforms {
+            let delivery = Delivery(sequence: nextSequence, to: to, platform: platform, message: message, createdAt: now, expiresAt: now.addingTimeInterval(settings.expiry))
+            try store.save(delivery)
+            nextSequence += 1
+            queue.add(delivery)
+            ids.append(delivery.id)
+            onEvent(delivery.status)
+        }
+        logger.info("outbox: queued a message to \(to) for \(platforms.map(\.rawValue).joined(separator: ","))")
+        pump()
+        return ids
+    }
+
+    /// One attempt per platform, nothing kept: for `send --no-queue`.
+    public func sendOnce(to: String, message: String, platforms: [Platform], sender: String) async throws(CoreError) -> [DeliveryStatus] {
+        for platform in platforms { try NotificationText.checkSize(message, sender: sender, for: platform) }
+        var statuses: [DeliveryStatus] = []
+        for platform in platforms {
+            let now = clock.now()
+            var delivery = Delivery(sequence: 0, to: to, platform: platform, message: message, createdAt: now, expiresAt: now)
+            delivery.id = "direct-" + platform.rawValue
+            let result = await attempt(delivery)
+            delivery.attempts = 1
+            switch result {
+            case .delivered: delivery.state = .delivered
+            case .transient(_, let error), .unauthorized(let error), .failed(let error):
+                delivery.state = .failed
+                delivery.lastError = error
+            }
+            onEvent(delivery.status)
+            statuses.append(delivery.status)
+        }
+        return statuses
+    }
+
+    /// Waits until each delivery is delivered, failed or expired (`untilFinal`), or until
+    /// its fate is known for now (sent, or waiting for a retry); bounded by `timeout`.
+    public func wait(for ids: [String], untilFinal: Bool, timeout: Double) async -> [DeliveryStatus] {
+        if isSettled(ids, untilFinal: untilFinal) { return statuses(ids) }
+        let id = nextWaiterID
+        nextWaiterID += 1
+        return await withCheckedContinuation { continuation in
+            waiters[id] = Waiter(ids: ids, untilFinal: untilFinal, continuation: continuation)
+            Task {
+                try? await Task.sleep(for: .seconds(timeout))
+                self.releaseWaiter(id)
+            }
+        }
+    }
+
+    public func list() -> [DeliveryStatus] {
+        (queue.queued + queue.dead).map(\.status)
+    }
+
+    /// Forgets failed and expired entries.
+    public func purge() -> Int {
+        let purged = queue.purgeDead()
+        for delivery in purged { try? store.remove(delivery.id) }
+        return purged.count
+    }
+
+    /// After a login: deliveries held for refused credentials go out again.
+    public func credentialsChanged() {
+        guard queue.paused else { return }
+        queue.resume()
+        logger.notice("outbox: credentials changed, sending again")
+        pump()
+    }
+
+    /// Stops starting attempts; waits briefly for those under way (an attempt cut short
+    /// stays queued and is sent after the next start).
+    public func shutdown() async {
+        stopped = true
+        wakeTask?.cancel()
+        let running = Array(attempts.values)
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(2))
+            for attempt in running { attempt.cancel() }
+        }
+        for attempt in running { await attempt.value }
+        deadline.cancel()
+        for (id, waiter) in waiters {
+            waiters[id] = nil
+            waiter.continuation.resume(returning: statuses(waiter.ids))
+        }
+    }
+
+    // MARK: Sending
+
+    private func pump() {
+        guard !stopped else { return }
+        let now = clock.now()
+        for delivery in queue.expire(now: now) {
+            logger.warning("outbox: message \(delivery.id) to \(delivery.to) expired undelivered after \(delivery.attempts) attempt(s)")
+            persist(delivery)
+            report(delivery)
+        }
+        for delivery in queue.takeReady(now: now) {
+            attempts[delivery.id] = Task {
+                let result = await self.attempt(delivery)
+                self.finished(delivery.id, result)
+            }
+        }
+        scheduleWake()
+        releaseSettledWaiters()
+    }
+
+    private func finished(_ id: String, _ result: DeliveryResult) {
+        attempts[id] = nil
+        guard let delivery = queue.finished(id, result, now: clock.now()) else { return }
+        switch delivery.state {
+        case .delivered:
+            logger.info("outbox: delivered \(id) to \(delivery.to)")
+            do {
+                try store.remove(id)
+            } catch {
+                logger.error("\(error.description); it may be sent again after a restart")
+            }
+        default:
+            if let error = delivery.lastError {
+                logger.warning("outbox: \(id) to \(delivery.to): \(error.message)\(delivery.state == .queued ? "; will retry" : "")")
+            }
+            persist(delivery)
+        }
+        report(delivery)
+        pump()
+    }
+
+    private func report(_ delivery: Delivery) {
+        let status = delivery.status
+        if delivery.state != .queued {
+            finishedRecently[delivery.id] = status
+            if finishedRecently.count > 10_000 { finishedRecently.removeAll() }
+        }
+        onEvent(status)
+    }
+
+    private func persist(_ delivery: Delivery) {
+        do {
+            try store.save(delivery)
+        } catch {
+            logger.error(error.description)
+        }
+    }
+
+    /// One request to the backend, interpreted.
+    private func attempt(_ delivery: Delivery) async -> DeliveryResult {
+        let account: BackendAccount
+        do {
+            account = try await self.account()
+        } catch {
+            return .unauthorized(error.wireError)
+        }
+        let body: String
+        do {
+            body = try NotificationText.body(delivery.message, for: delivery.platform, escaping: settings.escaping)
+        } catch {
+            return .failed(error.wireError)
+        }
+        let pns = delivery.platform.backendName(android: settings.androidName)
+        switch await backend.sendNotification(pns: pns, toTag: delivery.to, body: body, account: account) {
+        case .success:
+            return .delivered
+        case .failure(let error):
+            switch BackendFailure.classify(error, route: .send) {
+            case .unauthorized(let status):
+                return .unauthorized(CoreError.unauthorized(user: account.user, status: status).wireError)
+            case .transient(let retryAfter, let reason):
+                return .transient(retryAfter: retryAfter, error: CoreError.backendUnavailable(reason).wireError)
+            case .rejected(let status, let detail):
+                return .failed(CoreError.backendRejected(status: status, detail: detail).wireError)
+            case .gone(let status):
+                // Not produced for the send route; a 404/410 there is a refusal like any other.
+                return .failed(CoreError.backendRejected(status: status, detail: "").wireError)
+            }
+        }
+    }
+
+    // MARK: Timers and waiters
+
+    private func scheduleWake() {
+        wakeTask?.cancel()
+        wakeTask = nil
+        guard let date = queue.nextWake(now: clock.now()) else { return }
+        wakeTask = Task { [clock] in
+            do { try await clock.sleep(until: date) } catch { return }
+            self.pump()
+        }
+    }
+
+    private func statuses(_ ids: [String]) -> [DeliveryStatus] {
+        ids.compactMap { id in queue.delivery(id)?.status ?? finishedRecently[id] }
+    }
+
+    private func isSettled(_ ids: [String], untilFinal: Bool) -> Bool {
+        let now = clock.now()
+        return ids.allSatisfy { id in
+            if finishedRecently[id] != nil { return true }
+            guard queue.delivery(id)?.state == .queued else { return true }
+            return !untilFinal && queue.isWaitingForRetry(id, now: now)
+        }
+    }
+
+    private func releaseSettledWaiters() {
+        for (id, waiter) in waiters where isSettled(waiter.ids, untilFinal: waiter.untilFinal) {
+            waiters[id] = nil
+            waiter.continuation.resume(returning: statuses(waiter.ids))
+        }
+    }
+
+    private func releaseWaiter(_ id: UInt64) {
+        guard let waiter = waiters.removeValue(forKey: id) else { return }
+        waiter.continuation.resume(returning: statuses(waiter.ids))
+    }
+}

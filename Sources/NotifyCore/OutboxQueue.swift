@@ -1,0 +1,145 @@
+import Foundation
+import NotifyProtocol
+
+/// The outbox's scheduling as a pure value: which deliveries may go out now, and what a
+/// result means for the rest. Deliveries to the same recipient and platform go out one at
+/// a time in arrival order (a retry holds back the ones behind it); others go side by side,
+/// up to `concurrency` at once.
+public struct OutboxQueue: Sendable {
+    public private(set) var queued: [Delivery] = []
+    /// Failed or expired after queueing: kept to be reported, never dropped silently.
+    public private(set) var dead: [Delivery] = []
+    public let backoff: Backoff
+    public let concurrency: Int
+    /// Set while the backend refuses the credentials: nothing goes out until `resume`.
+    public private(set) var paused = false
+
+    private var inFlight = Set<String>()
+    private var retryAt: [String: Date] = [:]
+    private var failures: [String: Int] = [:]
+    private var random: SplitMix64
+
+    public init(backoff: Backoff, concurrency: Int, seed: UInt64 = 0x6F75_7462_6F78) {
+        self.backoff = backoff
+        self.concurrency = max(1, concurrency)
+        self.random = SplitMix64(seed: seed)
+    }
+
+    public var inFlightCount: Int { inFlight.count }
+
+    public mutating func add(_ delivery: Delivery) {
+        if delivery.state == .queued {
+            let index = queued.firstIndex { $0.sequence > delivery.sequence } ?? queued.endIndex
+            queued.insert(delivery, at: index)
+        } else {
+            dead.append(delivery)
+        }
+    }
+
+    public func delivery(_ id: String) -> Delivery? {
+        queued.first { $0.id == id } ?? dead.first { $0.id == id }
+    }
+
+    /// True when `id` waits behind a retry: its sender can be told it is queued.
+    public func isWaitingForRetry(_ id: String, now: Date) -> Bool {
+        guard let delivery = queued.first(where: { $0.id == id }) else { return false }
+        if paused { return true }
+        if let until = retryAt[delivery.orderKey], until > now { return true }
+        return delivery.attempts > 0 && !inFlight.contains(id)
+    }
+
+    /// The deliveries to start now; they count as in flight until `finished`.
+    public mutating func takeReady(now: Date) -> [Delivery] {
+        guard !paused else { return [] }
+        var started: [Delivery] = []
+        var busyKeys = Set(queued.filter { inFlight.contains($0.id) }.map(\.orderKey))
+        for delivery in queued where inFlight.count < concurrency {
+            let key = delivery.orderKey
+            guard !busyKeys.contains(key) else { continue }
+            // Whatever happens, later deliveries with this key wait for this one.
+            busyKeys.insert(key)
+            if let until = retryAt[key], until > now { continue }
+            inFlight.insert(delivery.id)
+            started.append(delivery)
+        }
+        return started
+    }
+
+    /// Records an attempt's result; returns the delivery as it now stands.
+    @discardableResult
+    public mutating func finished(_ id: String, _ result: DeliveryResult, now: Date) -> Delivery? {
+        inFlight.remove(id)
+        guard let index = queued.firstIndex(where: { $0.id == id }) else { return nil }
+        var delivery = queued[index]
+        delivery.attempts += 1
+        let key = delivery.orderKey
+        switch result {
+        case .delivered:
+            queued.remove(at: index)
+            delivery.state = .delivered
+            delivery.lastError = nil
+            delivery.nextAttemptAt = nil
+            failures[key] = nil
+            retryAt[key] = nil
+            return delivery
+        case .transient(let retryAfter, let error):
+            let count = (failures[key] ?? 0) + 1
+            failures[key] = count
+            let next = now.addingTimeInterval(backoff.delay(failures: count, retryAfter: retryAfter, unit: random.nextUnit()))
+            retryAt[key] = next
+            delivery.nextAttemptAt = next
+            delivery.lastError = error
+        case .unauthorized(let error):
+            paused = true
+            delivery.nextAttemptAt = nil
+            delivery.lastError = error
+        case .failed(let error):
+            queued.remove(at: index)
+            delivery.state = .failed
+            delivery.lastError = error
+            delivery.nextAttemptAt = nil
+            dead.append(delivery)
+            return delivery
+        }
+        queued[index] = delivery
+        return delivery
+    }
+
+    /// Credentials changed: try again.
+    public mutating func resume() {
+        paused = false
+    }
+
+    /// Moves queued deliveries past their expiry (and not in flight) to `dead`.
+    public mutating func expire(now: Date) -> [Delivery] {
+        var expired: [Delivery] = []
+        queued.removeAll { delivery in
+            guard delivery.expiresAt <= now, !inFlight.contains(delivery.id) else { return false }
+            var gone = delivery
+            gone.state = .expired
+            gone.nextAttemptAt = nil
+            if gone.lastError == nil {
+                gone.lastError = WireError(code: .timeout, message: "not delivered before it expired")
+            }
+            expired.append(gone)
+            return true
+        }
+        dead += expired
+        return expired
+    }
+
+    /// Forgets the failed and expired deliveries; returns them.
+    public mutating func purgeDead() -> [Delivery] {
+        defer { dead = [] }
+        return dead
+    }
+
+    /// When something next becomes possible: a retry time or an expiry.
+    public func nextWake(now: Date) -> Date? {
+        var candidates = queued.map(\.expiresAt)
+        if !paused {
+            candidates += retryAt.values.filter { $0 > now }
+        }
+        return candidates.min()
+    }
+}

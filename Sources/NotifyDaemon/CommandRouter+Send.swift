@@ -1,0 +1,26 @@
+import Foundation
+import NotifyCore
+import NotifyProtocol
+
+extension CommandRouter {
+    /// Checks the request, then either queues the message (persisted before the reply) and
+    /// waits for its first attempt (or, with `wait`, its delivery), or with `queue: false`
+    /// makes one attempt and keeps nothing.
+    func send(_ id: JSONValue?, _ command: SendCommand) async throws(CoreError) -> Reply {
+        try Credentials.validateUser(command.to, role: "recipient")
+        guard !command.message.isEmpty else { throw .invalidArgument("the message is empty") }
+        let platforms = try command.pns.map { (names: [String]) throws(CoreError) in try Platform.list(names) } ?? sendPlatforms
+        let sender = try await registrar.account().user
+        let outbox = self.outbox
+        if command.queue == false {
+            let checked = try await outbox.sendOnce(to: command.to, message: command.message, platforms: platforms, sender: sender)
+            return .now(Reply.success(id, SendResult(deliveries: checked)))
+        }
+        let ids = try await outbox.submit(to: command.to, message: command.message, platforms: platforms, sender: sender)
+        let untilFinal = command.wait == true
+        let timeout = max(0, min(command.timeout ?? SendCommand.defaultTimeout, 3600))
+        return .later {
+            Reply.success(id, SendResult(deliveries: await outbox.wait(for: ids, untilFinal: untilFinal, timeout: timeout)))
+        }
+    }
+}

@@ -1,0 +1,138 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `send`: a notification to another user, one backend request per platform.
+public struct SendCommand: NotifyCommand {
+    public static let name = "send"
+    public typealias Result = SendResult
+
+    /// The recipient's user name (the backend's `to_tag`).
+    public var to: String
+    public var message: String
+    /// Platforms to send to; the daemon's default (`send_platforms`, else apns) when absent.
+    public var pns: [String]?
+    /// Wait until delivered (or failed, or `timeout`), instead of answering once queued.
+    public var wait: Bool?
+    /// False: fail now instead of queueing when the backend cannot take it.
+    public var queue: Bool?
+    public var timeout: Double?
+
+    public init(to: String, message: String, pns: [String]? = nil, wait: Bool? = nil, queue: Bool? = nil, timeout: Double? = nil) {
+        self.to = to
+        self.message = message
+        self.pns = pns
+        self.wait = wait
+        self.queue = queue
+        self.timeout = timeout
+    }
+
+    public static let defaultTimeout = 30.0
+}
+
+public struct SendResult: Codable, Hashable, Sendable {
+    public var deliveries: [DeliveryStatus]
+    public init(deliveries: [DeliveryStatus]) { self.deliveries = deliveries }
+}
+
+/// Where one message to one platform stands. An open set.
+public struct DeliveryState: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    public var description: String { rawValue }
+
+    /// In the outbox, waiting for its turn or for the backend to come back.
+    public static let queued = DeliveryState("queued")
+    /// The backend accepted it (HTTP 200).
+    public static let delivered = DeliveryState("delivered")
+    /// Refused for good (bad credentials, another 4xx, or `queue: false` and unavailable).
+    public static let failed = DeliveryState("failed")
+    /// Still undelivered when its time in the outbox ran out.
+    public static let expired = DeliveryState("expired")
+}
+
+public struct DeliveryStatus: Codable, Hashable, Sendable {
+    /// The outbox entry's id (one per message and platform).
+    public var id: String
+    public var to: String
+    public var pns: String
+    public var state: DeliveryState
+    public var attempts: Int
+    public var createdAt: Date
+    public var nextAttemptAt: Date?
+    public var expiresAt: Date?
+    /// Why it is queued, failed or expired.
+    public var error: WireError?
+    /// The first characters of the message, for listings.
+    public var preview: String?
+
+    public init(id: String, to: String, pns: String, state: DeliveryState, attempts: Int, createdAt: Date,
+                nextAttemptAt: Date? = nil, expiresAt: Date? = nil, error: WireError? = nil, preview: String? = nil) {
+        self.id = id
+        self.to = to
+        self.pns = pns
+        self.state = state
+        self.attempts = attempts
+        self.createdAt = createdAt
+        self.nextAttemptAt = nextAttemptAt
+        self.expiresAt = expiresAt
+        self.error = error
+        self.preview = preview
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, to, pns, state, attempts, error, preview
+        case createdAt = "created_at"
+        case nextAttemptAt = "next_attempt_at"
+        case expiresAt = "expires_at"
+    }
+}
+
+/// `outbox`: what is waiting, why, and when it is tried next; plus what failed or
+/// expired after queueing. `purge` forgets the failed and expired ones.
+public struct OutboxCommand: NotifyCommand {
+    public static let name = "outbox"
+    public typealias Result = OutboxResult
+    public var purge: Bool?
+    public init(purge: Bool? = nil) { self.purge = purge }
+}
+
+public struct OutboxResult: Codable, Hashable, Sendable {
+    public var deliveries: [DeliveryStatus]
+    /// How many failed or expired entries `purge` removed.
+    public var purged: Int?
+
+    public init(deliveries: [DeliveryStatus], purged: Int? = nil) {
+        self.deliveries = deliveries
+        self.purged = purged
+    }
+}
+
+extension EventName {
+    public static let send = "send"
+}
+
+/// `{"event":"send", ...}`: a delivery was queued, delivered, failed or expired.
+public struct SendEvent: Codable, Hashable, Sendable {
+    public var event: String = EventName.send
+    public var time: Date
+    public var delivery: DeliveryStatus
+
+    public init(time: Date, delivery: DeliveryStatus) {
+        self.time = time
+        self.delivery = delivery
+    }
+}

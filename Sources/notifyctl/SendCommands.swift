@@ -1,0 +1,112 @@
+import NotifyProtocol
+
+enum Send: Subcommand {
+    static let name = "send"
+    static let summary = "send a notification to a user (queued if the backend is down)"
+    static let help = """
+        usage: notifyctl send --to USER [--pns LIST] [--wait] [--no-queue] [--timeout SECONDS] MESSAGE|-
+
+        Sends MESSAGE (or standard input, with -) to USER's devices through the backend,
+        one request per platform. Any text arrives as typed: quotes, backslashes, newlines,
+        <, & and emoji included.
+
+        If the backend cannot take it now (network down, timeout, 408, 429, 5xx), the
+        message waits in notifyd's outbox, on disk, and is retried in order until it is
+        delivered or expires; `notifyctl outbox` shows it.
+
+          --to USER          the recipient's user name
+          --pns LIST         platforms, comma-separated: apns, fcm, gcm, wns
+                             (default: notifyd's send_platforms, else apns)
+          --wait             wait until delivered (or failed, or the timeout)
+          --no-queue         fail now instead of queueing
+          --timeout SECONDS  how long to wait (default 30)
+
+        Exit status: 0 delivered, 1 failed (not queued), 2 usage error, 3 notifyd not
+        reachable, 4 queued for later delivery.
+        """
+
+    static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
+        let parsed = try parse(arguments, valued: ["--to", "--pns", "--timeout"], flags: ["--wait", "--no-queue"], positionals: 1...1)
+        guard let to = parsed.options["--to"] else { throw CommandFailure(.usage, "send: --to USER is required\n\(help)") }
+        var message = parsed.positionals[0]
+        if message == "-" {
+            var bytes = Terminal.readStandardInput()
+            // `echo text |` adds a newline the user did not mean as part of the message.
+            if bytes.last == 0x0A { bytes.removeLast() }
+            message = String(decoding: bytes, as: UTF8.self)
+        }
+        if parsed.flags.contains("--wait") && parsed.flags.contains("--no-queue") {
+            throw CommandFailure(.usage, "send: --wait and --no-queue do not go together (--no-queue never waits)")
+        }
+        let timeout = try seconds(parsed.options["--timeout"], option: "--timeout")
+        let command = SendCommand(
+            to: to, message: message,
+            pns: parsed.options["--pns"].map { $0.split(separator: ",").map(String.init) },
+            wait: parsed.flags.contains("--wait") ? true : nil,
+            queue: parsed.flags.contains("--no-queue") ? false : nil,
+            timeout: timeout)
+        let result = try context.call(command, timeout: (timeout ?? SendCommand.defaultTimeout) + 60)
+        var code = ExitCode.done
+        for delivery in result.deliveries {
+            let line = DeliveryText.line(delivery)
+            switch delivery.state {
+            case .delivered:
+                if !context.json { Terminal.out(line) }
+            case .queued:
+                if !context.json { Terminal.out(line) }
+                if code == .done { code = .later }
+            default:
+                if !context.json { Terminal.error(line) }
+                code = .failed
+            }
+        }
+        return code
+    }
+}
+
+enum Outbox: Subcommand {
+    static let name = "outbox"
+    static let summary = "list messages waiting to be sent, and those that failed or expired"
+    static let help = """
+        usage: notifyctl outbox [--purge]
+
+        Lists the messages notifyd has accepted but not delivered yet (why, and when it
+        tries next), and those that failed or expired after they were queued.
+
+          --purge   forget the failed and expired ones
+        """
+
+    static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
+        let parsed = try parse(arguments, flags: ["--purge"], positionals: 0...0)
+        let result = try context.call(OutboxCommand(purge: parsed.flags.contains("--purge") ? true : nil), timeout: 10)
+        guard !context.json else { return .done }
+        if let purged = result.purged { Terminal.out("Forgot \(purged) failed or expired message(s).") }
+        if result.deliveries.isEmpty {
+            Terminal.out("The outbox is empty.")
+        }
+        for delivery in result.deliveries {
+            let preview = delivery.preview.map { " \"\($0)\"" } ?? ""
+            Terminal.out("\(delivery.id)\(preview)\n  \(DeliveryText.line(delivery))")
+        }
+        return .done
+    }
+}
+
+/// One line per delivery, for `send` and `outbox`.
+enum DeliveryText {
+    static func line(_ delivery: DeliveryStatus) -> String {
+        let why = delivery.error.map { ": \($0.message)" } ?? ""
+        switch delivery.state {
+        case .delivered:
+            return "\(delivery.pns): delivered to \(delivery.to)"
+        case .queued:
+            let next = delivery.nextAttemptAt.map { "; next attempt \(TimeText.relative($0))" } ?? ""
+            let attempts = delivery.attempts > 0 ? " after \(delivery.attempts) attempt(s)" : ""
+            return "\(delivery.pns): queued for \(delivery.to)\(attempts)\(why)\(next)"
+        case .expired:
+            return "\(delivery.pns): expired undelivered to \(delivery.to) after \(delivery.attempts) attempt(s)\(why)"
+        default:
+            return "\(delivery.pns): failed to send to \(delivery.to)\(why)"
+        }
+    }
+}
