@@ -91,7 +91,9 @@ public enum NotificationText {
             case ">": result += "&gt;"
             case "\"": result += "&quot;"
             case "'": result += "&apos;"
-            case "\t", "\n", "\r": result.unicodeScalars.append(scalar)
+            // XML parsers turn a literal CR into LF; a character reference survives.
+            case "\r": result += "&#13;"
+            case "\t", "\n": result.unicodeScalars.append(scalar)
             case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF:
                 throw .invalidArgument("the message contains the control character U+\(String(format: "%04X", scalar.value)), which a WNS toast cannot carry")
             default:

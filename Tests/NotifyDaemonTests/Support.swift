@@ -21,7 +21,8 @@ final class DaemonFixture: Sendable {
 
     /// `sharing` reuses another fixture's backend (to restart a daemon against the same one).
     init(policy: RegistrationPolicy = DaemonFixture.fastPolicy, backendOptions: DevBackend.Options = .init(quiet: true), stateDirectory: String? = nil,
-         startBackend: Bool = true, sharing: DevBackendServer? = nil) async throws {
+         startBackend: Bool = true, sharing: DevBackendServer? = nil, outbox: Outbox.Settings = DaemonFixture.fastOutbox,
+         sendPlatforms: [Platform] = [.apns]) async throws {
         directory = "/tmp/nd-test-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/notifyd.sock"
@@ -33,10 +34,13 @@ final class DaemonFixture: Sendable {
         let logger = Logger(level: .debug) { level, message in lines.append("\(level.name): \(message)") }
         let configuration = DaemonConfiguration(
             socket: SocketLocation(path: socketPath, source: .flag), stateDirectory: self.stateDirectory,
-            backend: startBackend ? backend.baseURL.absoluteString : "http://127.0.0.1:9", logLevel: .debug, policy: policy, requestTimeout: 5)
+            backend: startBackend || sharing != nil ? backend.baseURL.absoluteString : "http://127.0.0.1:9", logLevel: .debug, policy: policy, requestTimeout: 5,
+            sendPlatforms: sendPlatforms, outbox: outbox)
         daemon = Daemon(configuration: configuration, logger: logger)
         try await daemon.start()
     }
+
+    static let fastOutbox = Outbox.Settings(backoff: Backoff(initial: 0.05, multiplier: 2, maximum: 0.2))
 
     static let fastPolicy = RegistrationPolicy(refreshInterval: 3600, backoff: Backoff(initial: 0.05, multiplier: 2, maximum: 0.2), debounce: 0.01, maximumDebounce: 0.2)
 
@@ -54,6 +58,18 @@ final class DaemonFixture: Sendable {
             return try client.call(command).0
         }
     }
+
+    /// A command that must fail: its wire error.
+    func callExpectingError<Command: NotifyCommand>(_ command: Command) async throws -> WireError {
+        do {
+            _ = try await call(command)
+        } catch let ClientError.daemon(error) {
+            return error
+        }
+        throw UnexpectedSuccess()
+    }
+
+    struct UnexpectedSuccess: Error {}
 
     func login(_ user: String = "alice", password: String? = nil) async throws -> RegistrationOutcome {
         try await call(LoginCommand(user: user, password: password ?? user))

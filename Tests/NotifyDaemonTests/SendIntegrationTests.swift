@@ -1,0 +1,256 @@
+import DevBackend
+import Foundation
+import NotifyCore
+import NotifyProtocol
+import Testing
+
+/// `send` and the outbox against the tutorial backend over loopback HTTP.
+@Suite struct SendIntegrationTests {
+    static func loggedIn(_ options: DevBackend.Options = .init(quiet: true), outbox: Outbox.Settings = DaemonFixture.fastOutbox) async throws -> DaemonFixture {
+        let fixture = try await DaemonFixture(backendOptions: options, outbox: outbox)
+        _ = try await fixture.login()
+        return fixture
+    }
+
+    static let specialTexts = [
+        "plain words", #"she said "hi""#, #"C:\path\to"#, "two\nlines", "tab\there", "carriage\rreturn",
+        "1 < 2 > 0", "salt & pepper", "it's", "🍷 and 👩‍👩‍👧", "<b>&amp;</b>", #"all: "\ < & > ' 🍷"# + "\n\t",
+        "{\"json\": [1,2]}", "\u{2028}separator",
+    ]
+
+    @Test(arguments: [Platform.apns, .fcm, .wns])
+    func anyTextArrivesExactlyAsTypedOnTheTutorialBackend(platform: Platform) async throws {
+        let fixture = try await Self.loggedIn()
+        defer { Task { await fixture.stop() } }
+        for text in Self.specialTexts {
+            let result = try await fixture.call(SendCommand(to: "bob", message: text, pns: [platform.rawValue]))
+            #expect(result.deliveries.map(\.state) == [.delivered], "\(platform) \(text.debugDescription): \(result.deliveries)")
+        }
+        let pushes = fixture.backend.pushes()
+        #expect(pushes.count == Self.specialTexts.count)
+        for (push, text) in zip(pushes, Self.specialTexts) {
+            #expect(push.valid, "\(platform) payload for \(text.debugDescription): \(push.payload)")
+            #expect(push.displayedText == "From alice: " + text)
+        }
+    }
+
+    @Test func withoutEscapingTheTutorialBackendBreaks() async throws {
+        // The control: what the tutorial backend does with raw text, and why notifyd escapes.
+        let fixture = try await Self.loggedIn(outbox: Outbox.Settings(backoff: Backoff(initial: 0.05), escaping: .none))
+        defer { Task { await fixture.stop() } }
+        let result = try await fixture.call(SendCommand(to: "bob", message: #"say "hi""#, queue: false))
+        #expect(result.deliveries.first?.state == .failed)
+        #expect(fixture.backend.pushes().first?.valid == false)
+    }
+
+    @Test(arguments: [Platform.apns, .fcm, .wns])
+    func aBackendThatEscapesItselfGetsTheRawText(platform: Platform) async throws {
+        let fixture = try await Self.loggedIn(.init(escapesText: true, quiet: true), outbox: Outbox.Settings(escaping: .none))
+        defer { Task { await fixture.stop() } }
+        let text = #"all: "\ < & > ' 🍷"# + "\n"
+        let result = try await fixture.call(SendCommand(to: "bob", message: text, pns: [platform.rawValue]))
+        #expect(result.deliveries.map(\.state) == [.delivered])
+        #expect(fixture.backend.pushes().first?.displayedText == "From alice: " + text)
+    }
+
+    @Test func onePostPerPlatformAndOneResultEach() async throws {
+        let fixture = try await Self.loggedIn()
+        defer { Task { await fixture.stop() } }
+        let result = try await fixture.call(SendCommand(to: "bob", message: "hello", pns: ["apns", "fcm", "wns"]))
+        #expect(result.deliveries.map(\.pns) == ["apns", "fcm", "wns"])
+        #expect(result.deliveries.allSatisfy { $0.state == .delivered })
+        #expect(fixture.backend.pushes().map(\.pns) == ["apns", "fcm", "wns"])
+    }
+
+    @Test func theAndroidNameIsTheOneTheBackendExpects() async throws {
+        let fixture = try await Self.loggedIn(.init(androidPlatformName: .gcm, quiet: true),
+                                              outbox: Outbox.Settings(backoff: Backoff(initial: 0.05), androidName: .gcm))
+        defer { Task { await fixture.stop() } }
+        let result = try await fixture.call(SendCommand(to: "bob", message: "hello", pns: ["fcm"]))
+        #expect(result.deliveries.first?.state == .delivered)
+        #expect(fixture.backend.pushes().first?.pns == "gcm")
+        // Registrations use the same name.
+        let registered = try await fixture.call(SetTokenCommand(token: "fcm:abc", platform: .fcm))
+        #expect(registered.registration.state == .registered)
+        #expect(fixture.backend.registrations().first?.platform == "gcm")
+    }
+
+    @Test func aMessageThatCannotFitIsRefusedBeforeSending() async throws {
+        let fixture = try await Self.loggedIn()
+        defer { Task { await fixture.stop() } }
+        let quotes = String(repeating: "\"", count: 2100)
+        await #expect(throws: Error.self) { try await fixture.call(SendCommand(to: "bob", message: quotes)) }
+        let error = try await fixture.callExpectingError(SendCommand(to: "bob", message: quotes))
+        #expect(error.code == .messageTooLarge)
+        #expect(error.message.contains("4096"))
+        #expect(fixture.backend.requests().isEmpty)
+        #expect(try await fixture.call(OutboxCommand()).deliveries.isEmpty)
+    }
+
+    @Test func badRequestsAreRefusedWithClearErrors() async throws {
+        let fixture = try await Self.loggedIn()
+        defer { Task { await fixture.stop() } }
+        #expect(try await fixture.callExpectingError(SendCommand(to: "bob", message: "")).code == .invalidArgument)
+        #expect(try await fixture.callExpectingError(SendCommand(to: "bob smith", message: "x")).code == .invalidArgument)
+        #expect(try await fixture.callExpectingError(SendCommand(to: "bob", message: "x", pns: ["nokia"])).message.contains("unknown platform 'nokia'"))
+        _ = try await fixture.call(LogoutCommand())
+        #expect(try await fixture.callExpectingError(SendCommand(to: "bob", message: "x")).code == .notLoggedIn)
+    }
+
+    @Test func refusedCredentialsFailAndAreNotQueued() async throws {
+        let fixture = try await DaemonFixture()
+        defer { Task { await fixture.stop() } }
+        _ = try await fixture.login("alice", password: "wrong")
+        let result = try await fixture.call(SendCommand(to: "bob", message: "hi"))
+        let delivery = try #require(result.deliveries.first)
+        #expect(delivery.state == .queued, "held until the next login rather than lost")
+        #expect(delivery.error?.code == .unauthorized)
+        #expect(delivery.error?.message.contains("notifyctl login alice") == true)
+        // With --no-queue it fails outright.
+        let direct = try await fixture.call(SendCommand(to: "bob", message: "hi", queue: false))
+        #expect(direct.deliveries.first?.state == .failed)
+        #expect(direct.deliveries.first?.error?.code == .unauthorized)
+
+        // Logging in again sends what was held.
+        _ = try await fixture.login("alice")
+        #expect(await eventually { fixture.backend.pushes().filter(\.valid).count == 1 })
+    }
+
+    @Test func anotherClientErrorFailsWithTheStatusAndIsNotQueued() async throws {
+        let fixture = try await Self.loggedIn()
+        defer { Task { await fixture.stop() } }
+        try fixture.backend.addFault(.init(route: .send, status: 400, count: 1))
+        let result = try await fixture.call(SendCommand(to: "bob", message: "hi"))
+        #expect(result.deliveries.first?.state == .failed)
+        #expect(result.deliveries.first?.error?.message.contains("HTTP 400") == true)
+        let outbox = try await fixture.call(OutboxCommand())
+        #expect(outbox.deliveries.map(\.state) == [.failed], "listed as failed, not retried")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(fixture.count(.send) == 1)
+        let purged = try await fixture.call(OutboxCommand(purge: true))
+        #expect(purged.purged == 1)
+        #expect(purged.deliveries.isEmpty)
+    }
+
+    @Test func duringAnOutageSendsAreQueuedThenDeliveredInOrder() async throws {
+        let fixture = try await Self.loggedIn()
+        defer { Task { await fixture.stop() } }
+        try fixture.backend.addFault(.init(route: .send, status: 503))
+        for index in 1...5 {
+            let result = try await fixture.call(SendCommand(to: "bob", message: "message \(index)"))
+            #expect(result.deliveries.first?.state == .queued)
+        }
+        let waiting = try await fixture.call(OutboxCommand())
+        #expect(waiting.deliveries.count == 5)
+        #expect(waiting.deliveries.first?.error?.code == .backendUnavailable)
+        #expect(waiting.deliveries.first?.nextAttemptAt != nil)
+
+        fixture.backend.clearFaults()
+        #expect(await eventually { fixture.backend.pushes().filter(\.valid).count == 5 })
+        #expect(fixture.backend.pushes().filter(\.valid).map(\.displayedText) == (1...5).map { "From alice: message \($0)" })
+        #expect(try await fixture.call(OutboxCommand()).deliveries.isEmpty)
+    }
+
+    @Test func waitBlocksUntilDelivered() async throws {
+        let fixture = try await Self.loggedIn()
+        defer { Task { await fixture.stop() } }
+        try fixture.backend.addFault(.init(route: .send, status: 503, count: 3))
+        let result = try await fixture.call(SendCommand(to: "bob", message: "eventually", wait: true, timeout: 20))
+        #expect(result.deliveries.first?.state == .delivered)
+        #expect(result.deliveries.first?.attempts == 4)
+    }
+
+    @Test func noQueueFailsNowAndKeepsNothing() async throws {
+        let fixture = try await Self.loggedIn()
+        defer { Task { await fixture.stop() } }
+        try fixture.backend.addFault(.init(route: .send, status: 503))
+        let result = try await fixture.call(SendCommand(to: "bob", message: "now or never", queue: false))
+        #expect(result.deliveries.first?.state == .failed)
+        #expect(result.deliveries.first?.error?.code == .backendUnavailable)
+        #expect(try await fixture.call(OutboxCommand()).deliveries.isEmpty)
+    }
+
+    @Test func undeliveredMessagesExpireAndAreReported() async throws {
+        let fixture = try await Self.loggedIn(outbox: Outbox.Settings(backoff: Backoff(initial: 0.05, maximum: 0.1), expiry: 0.5))
+        defer { Task { await fixture.stop() } }
+        try fixture.backend.addFault(.init(route: .send, status: 503))
+        _ = try await fixture.call(SendCommand(to: "bob", message: "too late"))
+        #expect(await eventually { (try? await fixture.call(OutboxCommand()).deliveries.first?.state) == .expired })
+        let attempts = fixture.count(.send)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(fixture.count(.send) == attempts, "no attempts after expiry")
+        #expect(fixture.log.contains("expired undelivered"))
+    }
+
+    @Test func hundredsOfSendsFromManyClientsAllArriveOverFewConnections() async throws {
+        let fixture = try await Self.loggedIn()
+        defer { Task { await fixture.stop() } }
+        let clients = 20
+        let perClient = 15
+        let states = try await withThrowingTaskGroup(of: [DeliveryState].self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    var states: [DeliveryState] = []
+                    for index in 0..<perClient {
+                        let result = try await fixture.call(SendCommand(to: "user\(client)", message: "m\(index)"))
+                        states += result.deliveries.map(\.state)
+                    }
+                    return states
+                }
+            }
+            return try await group.reduce(into: [DeliveryState]()) { $0 += $1 }
+        }
+        #expect(states.count == clients * perClient)
+        #expect(await eventually { fixture.backend.pushes().filter(\.valid).count == clients * perClient })
+        for client in 0..<clients {
+            let texts = fixture.backend.pushes().filter { $0.toTag == "user\(client)" }.map(\.displayedText)
+            #expect(texts == (0..<perClient).map { "From alice: m\($0)" }, "in order per recipient")
+        }
+        #expect(fixture.backend.acceptedConnections <= 8, "\(fixture.backend.acceptedConnections) connections for \(clients * perClient) sends")
+    }
+
+    @Test func watchStreamsSendEvents() async throws {
+        let fixture = try await Self.loggedIn()
+        defer { Task { await fixture.stop() } }
+        let path = fixture.socketPath
+        let watcher = try await onThread { () -> RawConnection in
+            let connection = try RawConnection(path: path)
+            try connection.send("{\"cmd\":\"watch\"}\n")
+            _ = connection.receive()
+            return connection
+        }
+        try fixture.backend.addFault(.init(route: .send, status: 503, count: 1))
+        _ = try await fixture.call(SendCommand(to: "bob", message: "hi"))
+        let states = try await onThread { () -> [String] in
+            var seen: [String] = []
+            while !seen.contains("delivered"), let event = watcher.receive() {
+                if event["event"] == .string("send"), case .string(let state)? = event["delivery"]?["state"] { seen.append(state) }
+            }
+            return seen
+        }
+        #expect(states.first == "queued")
+        #expect(states.last == "delivered")
+    }
+
+    @Test func aNormalRestartNeverSendsTwice() async throws {
+        let first = try await Self.loggedIn()
+        for index in 1...3 { _ = try await first.call(SendCommand(to: "bob", message: "once \(index)")) }
+        await first.daemon.stop()
+        let second = try await DaemonFixture(stateDirectory: first.stateDirectory, sharing: first.backend)
+        defer { Task { await second.stop(); await first.stop() } }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(first.backend.pushes().count == 3)
+    }
+
+    @Test func queuedMessagesSurviveARestart() async throws {
+        let first = try await Self.loggedIn()
+        try first.backend.addFault(.init(route: .send, status: 503))
+        for index in 1...3 { _ = try await first.call(SendCommand(to: "bob", message: "kept \(index)")) }
+        await first.daemon.stop()
+        first.backend.clearFaults()
+        let second = try await DaemonFixture(stateDirectory: first.stateDirectory, sharing: first.backend)
+        defer { Task { await second.stop(); await first.stop() } }
+        #expect(await eventually { first.backend.pushes().filter(\.valid).count == 3 })
+        #expect(first.backend.pushes().filter(\.valid).map(\.displayedText) == (1...3).map { "From alice: kept \($0)" })
+    }
+}
