@@ -1,0 +1,174 @@
+import Foundation
+import NotifyProtocol
+import Testing
+@testable import NotifyCore
+
+/// The outbox on disk: one private file per delivery, and a damaged file never costs the others.
+struct OutboxStoreTests {
+    /// Whole seconds: the files keep ISO 8601 dates without fractions.
+    private static let start = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private static func delivery(_ sequence: Int, to: String = "bob", _ platform: Platform = .apns,
+                                 message: String = "hello") -> Delivery {
+        Delivery(sequence: sequence, to: to, platform: platform, message: message,
+                 createdAt: start, expiresAt: start.addingTimeInterval(7 * 86400))
+    }
+
+    @Test func theOutboxLivesInsideTheStateDirectory() {
+        #expect(OutboxStore(stateDirectory: "/var/lib/notifyd").directory == "/var/lib/notifyd/outbox")
+    }
+
+    @Test func savedDeliveriesLoadBackAsTheyWere() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+
+        let plain = Self.delivery(1, message: "hi \"bob\"\n🍷 <&>")
+        var retrying = Self.delivery(2, to: "carol", .wns)
+        retrying.attempts = 3
+        retrying.nextAttemptAt = Self.start.addingTimeInterval(90)
+        retrying.lastError = WireError(code: .backendUnavailable, message: "HTTP 503")
+        var failed = Self.delivery(3, to: "dave", .fcm)
+        failed.attempts = 1
+        failed.state = .failed
+        failed.lastError = WireError(code: .backendRejected, message: "HTTP 400")
+
+        for delivery in [failed, plain, retrying] { try store.save(delivery) }
+        let (loaded, warnings) = store.load()
+        #expect(warnings.isEmpty)
+        #expect(loaded == [plain, retrying, failed])
+    }
+
+    @Test func eachDeliveryIsOnePrivateFileNamedByItsId() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        let apns = Self.delivery(1, .apns), wns = Self.delivery(1, .wns)
+        try store.save(apns)
+        try store.save(wns)
+
+        let names = try FileManager.default.contentsOfDirectory(atPath: store.directory).sorted()
+        #expect(names == [apns.id + ".json", wns.id + ".json"])
+        for name in names {
+            #expect(permissionBits((store.directory as NSString).appendingPathComponent(name)) == 0o600, "\(name)")
+        }
+        #expect(permissionBits(store.directory) == 0o700)
+    }
+
+    @Test func savingAgainReplacesTheFile() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        var delivery = Self.delivery(1)
+        try store.save(delivery)
+        delivery.attempts = 2
+        delivery.lastError = WireError(code: .timeout, message: "timed out")
+        try store.save(delivery)
+
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.directory) == [delivery.id + ".json"])
+        #expect(store.load().0 == [delivery])
+    }
+
+    @Test func theFileUsesTheStateFormat() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        var delivery = Self.delivery(4)
+        delivery.nextAttemptAt = Self.start
+        try store.save(delivery)
+
+        let data = try #require(FileManager.default.contents(atPath: (store.directory as NSString).appendingPathComponent(delivery.id + ".json")))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["created_at"] as? String == "2027-01-15T08:00:00Z")
+        #expect(object["next_attempt_at"] as? String == "2027-01-15T08:00:00Z")
+        #expect(object["platform"] as? String == "apns")
+        #expect(object["state"] as? String == "queued")
+        #expect(object["id"] as? String == delivery.id)
+    }
+
+    @Test func removeIsIdempotent() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        let kept = Self.delivery(1), removed = Self.delivery(2)
+        try store.save(kept)
+        try store.save(removed)
+
+        try store.remove(removed.id)
+        #expect(store.load().0 == [kept])
+        #expect(throws: Never.self) { try store.remove(removed.id) }
+        #expect(throws: Never.self) { try store.remove("0000000042-apns") }
+        #expect(store.load().0 == [kept])
+    }
+
+    @Test func removeBeforeAnythingWasSavedIsFine() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        #expect(throws: Never.self) { try store.remove("0000000001-apns") }
+    }
+
+    @Test func aCorruptFileIsMovedAsideAndTheOthersStillLoad() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        let first = Self.delivery(1), third = Self.delivery(3)
+        try store.save(first)
+        try store.save(third)
+        let corrupt = (store.directory as NSString).appendingPathComponent("0000000002-apns.json")
+        let truncated = (store.directory as NSString).appendingPathComponent("0000000004-apns.json")
+        try Data("{\"id\": \"0000000002-apns\", ".utf8).write(to: URL(fileURLWithPath: corrupt))
+        try Data("{\"id\": \"0000000004-apns\"}".utf8).write(to: URL(fileURLWithPath: truncated))
+
+        let (loaded, warnings) = store.load()
+        #expect(loaded == [first, third])
+        #expect(warnings.count == 2)
+        #expect(warnings.contains { $0.contains(corrupt) && $0.contains(corrupt + ".unreadable") }, "\(warnings)")
+        #expect(warnings.contains { $0.contains(truncated) && $0.contains(truncated + ".unreadable") }, "\(warnings)")
+
+        let names = try FileManager.default.contentsOfDirectory(atPath: store.directory).sorted()
+        #expect(names == [first.id + ".json", "0000000002-apns.json.unreadable", third.id + ".json", "0000000004-apns.json.unreadable"])
+        // The damaged content is kept for a person to look at.
+        #expect(FileManager.default.contents(atPath: corrupt + ".unreadable") == Data("{\"id\": \"0000000002-apns\", ".utf8))
+
+        // Once moved aside it is not reported again.
+        let (again, quiet) = store.load()
+        #expect(again == [first, third])
+        #expect(quiet.isEmpty)
+    }
+
+    @Test func filesThatAreNotEntriesAreIgnored() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        let delivery = Self.delivery(1)
+        try store.save(delivery)
+        // What a crash in the middle of a write leaves behind.
+        let leftover = (store.directory as NSString).appendingPathComponent(delivery.id + ".json.tmp-123-456")
+        try Data("{".utf8).write(to: URL(fileURLWithPath: leftover))
+
+        let (loaded, warnings) = store.load()
+        #expect(loaded == [delivery])
+        #expect(warnings.isEmpty)
+        #expect(FileManager.default.fileExists(atPath: leftover))
+    }
+
+    @Test func loadingWithoutAnOutboxDirectoryGivesNothing() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.file("never-created"))
+        let (loaded, warnings) = store.load()
+        #expect(loaded.isEmpty)
+        #expect(warnings.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("never-created")))
+    }
+
+    @Test func saveCreatesTheStateDirectoryWhenMissing() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.file("state"))
+        let delivery = Self.delivery(1)
+        try store.save(delivery)
+        #expect(store.load().0 == [delivery])
+    }
+}
