@@ -70,6 +70,7 @@ _notifyctl() {
         set-token) options="--platform --no-wait --timeout" ;;
         set-tags | register) options="--no-wait --timeout" ;;
         send) options="--to --pns --wait --no-queue --timeout" ;;
+        outbox) options="--purge" ;;
         help)
             if ((cword == command_index + 1)); then
                 COMPREPLY=($(compgen -W "$commands" -- "$cur"))

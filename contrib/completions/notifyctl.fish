@@ -57,8 +57,8 @@ complete -c notifyctl -n __notifyctl_needs_command -a unregister -d 'Delete the 
 complete -c notifyctl -n __notifyctl_needs_command -a status -d 'Show the registration, account, device and daemon'
 complete -c notifyctl -n __notifyctl_needs_command -a watch -d 'Stream registration events as JSON lines'
 complete -c notifyctl -n __notifyctl_needs_command -a ping -d 'Check that notifyd answers'
-complete -c notifyctl -n __notifyctl_needs_command -a send -d 'Send a message to a user'
-complete -c notifyctl -n __notifyctl_needs_command -a outbox -d 'List the messages waiting to be sent'
+complete -c notifyctl -n __notifyctl_needs_command -a send -d 'Send a notification to a user'
+complete -c notifyctl -n __notifyctl_needs_command -a outbox -d 'List waiting, failed and expired messages'
 complete -c notifyctl -n __notifyctl_needs_command -a help -d 'Show help for notifyctl or a command'
 
 # Every command takes --help.
@@ -86,6 +86,9 @@ complete -c notifyctl -n '__notifyctl_using send' -l pns -x -a '(__notifyctl_pns
 complete -c notifyctl -n '__notifyctl_using send' -l wait -d "Wait for the backend's answer"
 complete -c notifyctl -n '__notifyctl_using send' -l no-queue -d 'Fail instead of queueing for later'
 complete -c notifyctl -n '__notifyctl_using send' -l timeout -x -d 'Seconds to wait'
+
+# outbox
+complete -c notifyctl -n '__notifyctl_using outbox' -l purge -d 'Forget the failed and expired messages'
 
 # help COMMAND
 complete -c notifyctl -n '__notifyctl_using help' -a "$__notifyctl_commands"
