@@ -18,6 +18,7 @@ error and 3 when notifyd cannot be reached (the exit codes of notifyctl).
 import argparse
 import json
 import os
+import signal
 import socket
 import sys
 
@@ -134,6 +135,12 @@ def main(argv=None):
 
     path = socket_path(arguments.socket)
     watching = request["cmd"] == "watch"
+    if watching:
+        # Interrupting ends the stream, even when started with SIGINT ignored (as a
+        # shell does for `&` jobs) or blocked (as by a parent's worker thread).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
         connection = Connection(path, None if watching else arguments.timeout)
     except OSError as error:
