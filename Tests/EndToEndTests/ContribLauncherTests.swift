@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+/// The session launchers in contrib/: systemd user units, the LaunchAgent, the XDG
+/// autostart entry. Each is checked by the tool its platform uses to load it.
+@Suite struct ContribLauncherTests {
+    /// Fills in @BINDIR@ as install.sh does, with the directory of the built notifyd.
+    static func rendered(_ template: String) throws -> String {
+        try Contrib.read(template).replacingOccurrences(of: "@BINDIR@", with: BuiltProducts.directory.path)
+    }
+
+    /// `systemd-analyze verify --user` on one unit, with the man pages on MANPATH so
+    /// that the units' Documentation= lines are checked too, and a private runtime
+    /// directory so that no real user manager is involved.
+    static func verify(_ unit: String, in scratch: ContribScratch) async throws -> (status: Int32, output: String, error: String) {
+        let analyze = try ContribTool.systemdAnalyze.require()
+        let manPath = try scratch.sub("man")
+        for (page, section) in [("notifyd.8", "man8"), ("notifyctl.1", "man1")] {
+            let directory = try scratch.sub("man/\(section)")
+            try FileManager.default.copyItem(atPath: Contrib.path("man/\(page)"), toPath: directory + "/" + page)
+        }
+        let environment = [
+            "XDG_RUNTIME_DIR": try scratch.sub("runtime"),
+            "HOME": try scratch.sub("home"),
+            "XDG_CONFIG_HOME": try scratch.sub("home/.config"),
+            "XDG_DATA_HOME": try scratch.sub("home/.local/share"),
+            "MANPATH": manPath,
+            "SYSTEMD_PAGER": "",
+            "SYSTEMD_LOG_COLOR": "0",
+        ]
+        return try await runCaptured(analyze, ["verify", "--user", scratch.path + "/units/" + unit], environment: environment)
+    }
+
+    static func writeUnits(in scratch: ContribScratch, binaryDirectory: String? = nil) throws {
+        _ = try scratch.write("units/notifyd.socket", try Contrib.read("systemd/notifyd.socket"))
+        let service = try Contrib.read("systemd/notifyd.service.in")
+            .replacingOccurrences(of: "@BINDIR@", with: binaryDirectory ?? BuiltProducts.directory.path)
+        _ = try scratch.write("units/notifyd.service", service)
+    }
+
+    @Test(.enabled(if: ContribTool.systemdAnalyze.shouldRun, "needs systemd-analyze (Debian package systemd)"))
+    func systemdSocketUnitVerifiesClean() async throws {
+        try await withContribScratch("sd") { scratch in
+            try Self.writeUnits(in: scratch)
+            let result = try await Self.verify("notifyd.socket", in: scratch)
+            #expect(result.status == 0)
+            #expect(result.output.isEmpty)
+            #expect(result.error.isEmpty, "systemd-analyze verify: \(result.error)")
+        }
+    }
+
+    @Test(.enabled(if: ContribTool.systemdAnalyze.shouldRun, "needs systemd-analyze (Debian package systemd)"))
+    func systemdServiceUnitVerifiesCleanWithTheBuiltBinary() async throws {
+        try await withContribScratch("sd") { scratch in
+            try Self.writeUnits(in: scratch)
+            let result = try await Self.verify("notifyd.service", in: scratch)
+            #expect(result.status == 0)
+            #expect(result.output.isEmpty)
+            #expect(result.error.isEmpty, "systemd-analyze verify: \(result.error)")
+        }
+    }
+
+    /// The check above means something only if verify looks at ExecStart at all.
+    @Test(.enabled(if: ContribTool.systemdAnalyze.shouldRun, "needs systemd-analyze (Debian package systemd)"))
+    func systemdVerifyRejectsAServiceWhoseBinaryIsMissing() async throws {
+        try await withContribScratch("sd") { scratch in
+            try Self.writeUnits(in: scratch, binaryDirectory: scratch.path + "/nowhere")
+            let result = try await Self.verify("notifyd.service", in: scratch)
+            #expect(result.status != 0)
+            #expect(result.error.contains("nowhere/notifyd"), "systemd-analyze verify: \(result.error)")
+        }
+    }
+
+    @Test func systemdUnitsHaveTheAgreedSettings() throws {
+        let socket = try Contrib.read("systemd/notifyd.socket")
+        for line in ["ListenStream=%t/notifyd/notifyd.sock", "SocketMode=0600", "DirectoryMode=0700", "WantedBy=sockets.target"] {
+            #expect(socket.split(separator: "\n").contains(Substring(line)), "notifyd.socket lacks \(line)")
+        }
+        #expect(socket.contains("Documentation=man:notifyd(8)"))
+        let service = try Contrib.read("systemd/notifyd.service.in")
+        for line in ["Type=notify", "ExecStart=@BINDIR@/notifyd", "Requires=notifyd.socket", "After=notifyd.socket", "Restart=on-failure", "Also=notifyd.socket"] {
+            #expect(service.split(separator: "\n").contains(Substring(line)), "notifyd.service.in lacks \(line)")
+        }
+        #expect(service.contains("#LoadCredential=notifyd-password:"))
+    }
+
+    @Test(.enabled(if: ContribTool.python3.shouldRun, "needs python3 (Debian package python3)"))
+    func launchAgentPlistParsesAndNamesTheListenersSocket() async throws {
+        let python = try ContribTool.python3.require()
+        let script = """
+            import json, plistlib, sys
+            with open(sys.argv[1], "rb") as f:
+                print(json.dumps(plistlib.load(f)))
+            """
+        let result = try await runCaptured(python, ["-c", script, Contrib.path("launchd/org.notifyd.notifyd.plist.in")])
+        try #require(result.status == 0, "plistlib: \(result.error)")
+        let plist = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        #expect(plist["Label"] as? String == "org.notifyd.notifyd")
+        #expect(plist["ProgramArguments"] as? [String] == ["@BINDIR@/notifyd"])
+        #expect(plist["RunAtLoad"] as? Bool == false)
+        let sockets = try #require(plist["Sockets"] as? [String: Any])
+        #expect(Array(sockets.keys) == ["Listeners"])
+        let listeners = try #require(sockets["Listeners"] as? [String: Any])
+        #expect(listeners["SockPathMode"] as? Int == 384)
+        #expect(listeners["SockPathName"] as? String == "@SOCKET@")
+        // KeepAlive must not start notifyd before a client connects.
+        if let keepAlive = plist["KeepAlive"] { #expect(keepAlive as? Bool == false) }
+    }
+
+    @Test(.enabled(if: ContribTool.desktopFileValidate.shouldRun, "needs desktop-file-validate (Debian package desktop-file-utils)"))
+    func xdgAutostartEntryValidates() async throws {
+        let validate = try ContribTool.desktopFileValidate.require()
+        try await withContribScratch("xdg") { scratch in
+            let file = try scratch.write("notifyd.desktop", try Self.rendered("xdg/notifyd.desktop.in"))
+            let result = try await runCaptured(validate, [file])
+            #expect(result.status == 0)
+            #expect(result.output.isEmpty && result.error.isEmpty, "desktop-file-validate: \(result.output)\(result.error)")
+            let entry = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
+            for line in ["Type=Application", "Exec=\(BuiltProducts.path("notifyd"))", "NoDisplay=true", "X-GNOME-Autostart-enabled=true"] {
+                #expect(entry.contains(Substring(line)), "notifyd.desktop lacks \(line)")
+            }
+        }
+    }
+}
