@@ -1,0 +1,170 @@
+import Foundation
+import Testing
+
+/// contrib/install.sh into a temporary prefix, with HOME and the XDG directories in a
+/// temporary directory and stand-ins for systemctl and launchctl first on PATH, so that
+/// neither the real home nor a real service manager is touched.
+@Suite struct ContribInstallTests {
+    struct Sandbox {
+        let scratch: ContribScratch
+        var prefix: String { scratch.path + "/prefix" }
+        var home: String { scratch.path + "/home" }
+        var configHome: String { scratch.path + "/config" }
+        var dataHome: String { scratch.path + "/data" }
+        /// What the stand-in systemctl and launchctl were asked to do, one call a line.
+        var callLog: String { scratch.path + "/calls.log" }
+
+        /// `userSystemd`: whether the stand-in systemctl says a user manager runs.
+        init(_ scratch: ContribScratch, userSystemd: Bool) throws {
+            self.scratch = scratch
+            _ = try scratch.sub("home")
+            let status = userSystemd ? 0 : 1
+            _ = try scratch.write("stubs/systemctl", """
+                #!/bin/sh
+                printf 'systemctl %s\\n' "$*" >>"$NOTIFYD_TEST_CALL_LOG"
+                exit \(status)
+                """, mode: 0o755)
+            _ = try scratch.write("stubs/launchctl", """
+                #!/bin/sh
+                printf 'launchctl %s\\n' "$*" >>"$NOTIFYD_TEST_CALL_LOG"
+                exit 0
+                """, mode: 0o755)
+        }
+
+        var environment: [String: String] {
+            [
+                "HOME": home,
+                "XDG_CONFIG_HOME": configHome,
+                "XDG_DATA_HOME": dataHome,
+                "PATH": scratch.path + "/stubs:" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+                "NOTIFYD_TEST_CALL_LOG": callLog,
+                "TMPDIR": scratch.path,
+            ]
+        }
+
+        func install(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
+            try await runCaptured("/bin/sh", [Contrib.path("install.sh")] + arguments, environment: environment, seconds: 120)
+        }
+
+        var calls: [String] {
+            ((try? String(contentsOfFile: callLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+
+        func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
+    }
+
+    static let installedFiles = [
+        "bin/notifyd", "bin/notifyctl",
+        "share/man/man8/notifyd.8", "share/man/man1/notifyctl.1",
+        "share/bash-completion/completions/notifyctl",
+        "share/zsh/site-functions/_notifyctl",
+        "share/fish/vendor_completions.d/notifyctl.fish",
+        "share/notifyd/install-manifest",
+    ]
+
+    @Test func installsIntoAPrefixAndUninstallsExactlyThat() async throws {
+        try await withContribScratch("inst") { scratch in
+            let sandbox = try Sandbox(scratch, userSystemd: false)
+            // Something of the user's in the prefix and the autostart directory that must survive.
+            _ = try scratch.write("prefix/share/man/man1/other.1", ".TH OTHER 1\n")
+            _ = try scratch.write("config/autostart/other.desktop", "[Desktop Entry]\n")
+            let before = scratch.listing()
+
+            let install = try await sandbox.install(["--prefix", sandbox.prefix, "--build-dir", BuiltProducts.directory.path, "--no-enable"])
+            try #require(install.status == 0, "install.sh: \(install.output)\(install.error)")
+            for file in Self.installedFiles {
+                #expect(sandbox.exists(sandbox.prefix + "/" + file), "install.sh did not install \(file)")
+            }
+            for program in ["notifyd", "notifyctl"] {
+                #expect(FileManager.default.isExecutableFile(atPath: sandbox.prefix + "/bin/" + program))
+            }
+            #expect(try String(contentsOfFile: sandbox.prefix + "/share/man/man8/notifyd.8", encoding: .utf8) == Contrib.read("man/notifyd.8"))
+
+            #if os(macOS)
+            let launcher = sandbox.home + "/Library/LaunchAgents/org.notifyd.notifyd.plist"
+            #expect(!sandbox.calls.contains { $0.contains("bootstrap") }, "--no-enable bootstrapped: \(sandbox.calls)")
+            #else
+            // No user systemd: the XDG autostart entry, and no units.
+            let launcher = sandbox.configHome + "/autostart/notifyd.desktop"
+            #expect(!sandbox.exists(sandbox.dataHome + "/systemd/user/notifyd.socket"))
+            let entry = try String(contentsOfFile: launcher, encoding: .utf8)
+            #expect(entry.contains("\nExec=\(sandbox.prefix)/bin/notifyd\n"))
+            #expect(!entry.contains("@BINDIR@"))
+            #endif
+            #expect(sandbox.exists(launcher), "install.sh installed no launcher")
+
+            let version = try await runCaptured(sandbox.prefix + "/bin/notifyctl", ["--version"])
+            #expect(version.status == 0)
+            #expect(version.output.hasPrefix("notifyctl "))
+
+            let uninstall = try await sandbox.install(["--prefix", sandbox.prefix, "--uninstall"])
+            #expect(uninstall.status == 0, "install.sh --uninstall: \(uninstall.output)\(uninstall.error)")
+            // Back to what was there before: the user's files stay, nothing of notifyd's does.
+            let after = scratch.listing().filter { !$0.hasPrefix("stubs") && $0 != "calls.log" }
+            #expect(after == before.filter { !$0.hasPrefix("stubs") }, "left behind: \(after.subtracting(before)); removed: \(before.subtracting(after))")
+            let prefixLeft = scratch.listing(under: "prefix")
+            #expect(!prefixLeft.contains { $0.contains("notifyd") || $0.contains("notifyctl") }, "notifyd files left in the prefix: \(prefixLeft)")
+        }
+    }
+
+    #if os(Linux)
+    @Test func withAUserSystemdItInstallsAndEnablesTheUnitsAndNoAutostartEntry() async throws {
+        try await withContribScratch("inst") { scratch in
+            let sandbox = try Sandbox(scratch, userSystemd: true)
+            let install = try await sandbox.install(["--prefix", sandbox.prefix, "--build-dir", BuiltProducts.directory.path])
+            try #require(install.status == 0, "install.sh: \(install.output)\(install.error)")
+            let units = sandbox.dataHome + "/systemd/user/"
+            #expect(try String(contentsOfFile: units + "notifyd.socket", encoding: .utf8) == Contrib.read("systemd/notifyd.socket"))
+            let service = try String(contentsOfFile: units + "notifyd.service", encoding: .utf8)
+            #expect(service.contains("\nExecStart=\(sandbox.prefix)/bin/notifyd\n"))
+            #expect(!service.contains("@BINDIR@"))
+            // One launcher only.
+            #expect(!sandbox.exists(sandbox.configHome + "/autostart/notifyd.desktop"))
+            let calls = sandbox.calls
+            let reload = calls.firstIndex(of: "systemctl --user daemon-reload")
+            let enable = calls.firstIndex(of: "systemctl --user enable --now notifyd.socket")
+            #expect(reload != nil && enable != nil && reload! < enable!, "systemctl calls: \(calls)")
+
+            let uninstall = try await sandbox.install(["--prefix", sandbox.prefix, "--uninstall"])
+            #expect(uninstall.status == 0, "install.sh --uninstall: \(uninstall.output)\(uninstall.error)")
+            #expect(sandbox.calls.dropFirst(calls.count).first { $0.contains("disable") } == "systemctl --user disable --now notifyd.socket")
+            #expect(!sandbox.exists(units + "notifyd.socket") && !sandbox.exists(units + "notifyd.service"))
+            #expect(!sandbox.exists(sandbox.prefix))
+        }
+    }
+
+    @Test func noEnableLeavesTheUnitsDisabled() async throws {
+        try await withContribScratch("inst") { scratch in
+            let sandbox = try Sandbox(scratch, userSystemd: true)
+            let install = try await sandbox.install(["--prefix", sandbox.prefix, "--build-dir", BuiltProducts.directory.path, "--no-enable"])
+            try #require(install.status == 0, "install.sh: \(install.output)\(install.error)")
+            #expect(sandbox.exists(sandbox.dataHome + "/systemd/user/notifyd.service"))
+            #expect(!sandbox.calls.contains { $0.contains("enable") }, "systemctl calls: \(sandbox.calls)")
+            let uninstall = try await sandbox.install(["--prefix", sandbox.prefix, "--uninstall"])
+            #expect(uninstall.status == 0)
+            #expect(!sandbox.calls.contains { $0.contains("disable") }, "it disabled what it had not enabled: \(sandbox.calls)")
+        }
+    }
+    #endif
+
+    @Test func explainsItsOptionsAndRefusesWhatItCannotDo() async throws {
+        try await withContribScratch("inst") { scratch in
+            let sandbox = try Sandbox(scratch, userSystemd: false)
+            let help = try await sandbox.install(["--help"])
+            #expect(help.status == 0)
+            for option in ["--prefix", "--build-dir", "--no-enable", "--uninstall", "--help"] {
+                #expect(help.output.contains(option), "install.sh --help does not mention \(option)")
+            }
+            let unknown = try await sandbox.install(["--bogus"])
+            #expect(unknown.status == 2)
+            #expect(unknown.error.contains("--bogus"))
+            let nothing = try await sandbox.install(["--prefix", sandbox.prefix, "--uninstall"])
+            #expect(nothing.status == 1)
+            #expect(nothing.error.contains("manifest"))
+            let noBinaries = try await sandbox.install(["--prefix", sandbox.prefix, "--build-dir", try scratch.sub("empty"), "--no-enable"])
+            #expect(noBinaries.status == 1)
+            #expect(noBinaries.error.contains("notifyd"))
+            #expect(!sandbox.exists(sandbox.prefix + "/bin"), "a failed install left files behind")
+        }
+    }
+}
