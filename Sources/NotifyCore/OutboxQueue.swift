@@ -94,6 +94,9 @@ public struct OutboxQueue: Sendable {
             delivery.nextAttemptAt = nil
             delivery.lastError = error
         case .failed(let error):
+            // Refused for good: the next message to this recipient need not wait.
+            failures[key] = nil
+            retryAt[key] = nil
             queued.remove(at: index)
             delivery.state = .failed
             delivery.lastError = error
@@ -136,7 +139,8 @@ public struct OutboxQueue: Sendable {
 
     /// When something next becomes possible: a retry time or an expiry.
     public func nextWake(now: Date) -> Date? {
-        var candidates = queued.map(\.expiresAt)
+        // An expiry that passed while the delivery was in flight is handled when it returns.
+        var candidates = queued.filter { !inFlight.contains($0.id) }.map(\.expiresAt)
         if !paused {
             candidates += retryAt.values.filter { $0 > now }
         }

@@ -34,6 +34,7 @@ public actor Registrar {
     private let stateStore: StateStore
     private let credentialStore: CredentialStore
     private let backend: any BackendAPI
+    private let passwords: PasswordProvider
     private let clock: any WakeClock
     let logger: Logger
     private let onStatus: @Sendable (RegistrationStatus) -> Void
@@ -53,10 +54,11 @@ public actor Registrar {
     }
 
     public init(
-        settings: Settings, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
-        logger: Logger, onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in }
+        settings: Settings, stateDirectory: String, backend: any BackendAPI, passwords: PasswordProvider = PasswordProvider(source: .stored),
+        clock: any WakeClock = SystemWakeClock(), logger: Logger, onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in }
     ) {
         self.settings = settings
+        self.passwords = passwords
         self.stateStore = StateStore(directory: stateDirectory)
         self.credentialStore = CredentialStore(directory: stateDirectory)
         self.backend = backend
@@ -97,12 +99,18 @@ public actor Registrar {
         return try changed()
     }
 
-    public func login(user: String, password: String, backend: String?) throws(CoreError) -> Int {
+    /// `password` may be nil when it comes from a command or a systemd credential.
+    public func login(user: String, password: String?, backend: String?) throws(CoreError) -> Int {
         try Credentials.validateUser(user)
-        guard !password.isEmpty else { throw .invalidArgument("the password is empty") }
+        let password = password ?? ""
+        if password.isEmpty && !passwords.isExternal {
+            throw .invalidArgument("no password given (and no password_command or systemd credential is configured)")
+        }
         let chosen = try backend.map { (url: String) throws(CoreError) in try BackendURL.validate(url) }
         guard chosen ?? settings.configuredBackend != nil else { throw .noBackend }
-        let credentials = Credentials(user: user, password: password, backend: chosen)
+        // An external password is never stored: it is fetched when needed.
+        let credentials = Credentials(user: user, password: passwords.isExternal ? "" : password, backend: chosen)
+        passwords.forget()
         try credentialStore.save(credentials)
         self.credentials = credentials
         device.enabled = true
@@ -183,10 +191,24 @@ public actor Registrar {
     public var registrationStatus: RegistrationStatus { machine.status }
 
     /// The credentials for a backend call other than registration (sending).
-    public func account() throws(CoreError) -> BackendAccount {
+    public func account() async throws(CoreError) -> BackendAccount {
         guard let credentials else { throw .notLoggedIn }
         guard let backend = effectiveBackend, let url = URL(string: backend) else { throw .noBackend }
-        return BackendAccount(baseURL: url, user: credentials.user, password: credentials.password)
+        return BackendAccount(baseURL: url, user: credentials.user, password: try await passwords.password(stored: credentials.password))
+    }
+
+    /// The user sending, without fetching a password.
+    public func sender() throws(CoreError) -> String {
+        guard let credentials else { throw .notLoggedIn }
+        guard effectiveBackend != nil else { throw .noBackend }
+        return credentials.user
+    }
+
+    public var passwordSource: PasswordSource { passwords.source }
+
+    /// The backend refused the password: an external one is fetched anew next time.
+    public func passwordRefused() {
+        passwords.forget()
     }
 
     /// Stops timers, lets an in-flight call finish for a moment, saves, releases waiters.
@@ -294,11 +316,19 @@ public actor Registrar {
             Task { self.finished(step, .failed(.rejected(status: 0, detail: "invalid backend URL \(backendText)"))) }
             return
         }
-        let account = BackendAccount(baseURL: url, user: credentials.user, password: credentials.password)
         logger.info(Self.describe(step, user: credentials.user))
         let backend = self.backend
         let settings = self.settings
+        let passwords = self.passwords
         stepTask = Task {
+            let account: BackendAccount
+            do {
+                account = BackendAccount(baseURL: url, user: credentials.user, password: try await passwords.password(stored: credentials.password))
+            } catch {
+                self.logger.error("\(error)")
+                self.finished(step, .failed(.transient(retryAfter: nil, reason: "\(error)")))
+                return
+            }
             let result: StepResult
             switch step {
             case .createId(let handle, _):
@@ -319,6 +349,7 @@ public actor Registrar {
 
     private func finished(_ step: RegistrationStep, _ result: StepResult) {
         stepTask = nil
+        if case .failed(.unauthorized) = result { passwords.forget() }
         log(step, result)
         apply(machine.stepFinished(result, now: clock.now()))
     }

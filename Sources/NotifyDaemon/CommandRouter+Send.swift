@@ -10,7 +10,7 @@ extension CommandRouter {
         try Credentials.validateUser(command.to, role: "recipient")
         guard !command.message.isEmpty else { throw .invalidArgument("the message is empty") }
         let platforms = try command.pns.map { (names: [String]) throws(CoreError) in try Platform.list(names) } ?? sendPlatforms
-        let sender = try await registrar.account().user
+        let sender = try await registrar.sender()
         let outbox = self.outbox
         if command.queue == false {
             let checked = try await outbox.sendOnce(to: command.to, message: command.message, platforms: platforms, sender: sender)

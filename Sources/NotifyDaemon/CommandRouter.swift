@@ -84,9 +84,10 @@ struct CommandRouter: Sendable {
     private func status() async -> StatusResult {
         let snapshot = await registrar.snapshot()
         return StatusResult(
-            daemon: .init(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid, socket: info.socketPath, stateDirectory: info.stateDirectory, startedAt: info.startedAt),
+            daemon: .init(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid, socket: info.socketPath,
+                          stateDirectory: info.stateDirectory, startedAt: info.startedAt, passwordSource: info.passwordSource),
             backend: snapshot.backend,
-            account: snapshot.user.map { StatusResult.Account(user: $0, passwordSource: "file") },
+            account: snapshot.user.map { StatusResult.Account(user: $0, passwordSource: info.passwordSource) },
             device: .init(token: snapshot.device.token, platform: snapshot.device.platform, tags: snapshot.device.tags),
             registration: snapshot.registration)
     }
@@ -98,4 +99,6 @@ struct DaemonInfo: Sendable {
     var socketPath: String
     var stateDirectory: String
     var startedAt: Date
+    /// "file", "command" or "systemd-credential".
+    var passwordSource: String
 }

@@ -34,7 +34,8 @@ public final class Daemon: Sendable {
         let registrar = Registrar(
             settings: .init(configuredBackend: configuration.backend, policy: configuration.policy,
                             defaultPlatform: configuration.platform, androidName: configuration.outbox.androidName),
-            stateDirectory: configuration.stateDirectory, backend: backend, clock: clock, logger: logger,
+            stateDirectory: configuration.stateDirectory, backend: backend,
+            passwords: PasswordProvider(source: configuration.passwordSource), clock: clock, logger: logger,
             onStatus: { status in hub.publish(RegistrationEvent(time: Date(), registration: status)) })
         self.registrar = registrar
         self.outbox = Outbox(
@@ -51,14 +52,19 @@ public final class Daemon: Sendable {
         }
         let lock = try StateDirectoryLock(directory: configuration.stateDirectory)
         let socket: ListeningSocket
-        do {
-            socket = try ListeningSocket.bind(configuration.socket, logger: logger)
-        } catch {
-            lock.release()
-            throw error
+        if let activated = configuration.activatedListener {
+            socket = ListeningSocket.adopt(activated, fallbackPath: configuration.socket.path)
+        } else {
+            do {
+                socket = try ListeningSocket.bind(configuration.socket, logger: logger)
+            } catch {
+                lock.release()
+                throw error
+            }
         }
-        if let warning = configuration.socket.warning { logger.warning(warning) }
-        let info = DaemonInfo(pid: getpid(), socketPath: socket.path, stateDirectory: configuration.stateDirectory, startedAt: Date())
+        if let warning = configuration.socket.warning, !socket.activated { logger.warning(warning) }
+        let info = DaemonInfo(pid: getpid(), socketPath: socket.path, stateDirectory: configuration.stateDirectory, startedAt: Date(),
+                              passwordSource: configuration.passwordSource.name)
         let server: SocketServer
         do {
             let router = CommandRouter(registrar: registrar, outbox: outbox, hub: hub, info: info, sendPlatforms: configuration.sendPlatforms)
@@ -74,12 +80,14 @@ public final class Daemon: Sendable {
         await registrar.start()
         await outbox.start()
         server.start()
-        logger.notice("notifyd \(NotifydVersion.current) listening on \(socket.path)")
+        logger.notice("notifyd \(NotifydVersion.current) listening on \(socket.path)\(socket.activated ? " (socket activation)" : "")")
+        configuration.serviceManager.notify("READY=1\nSTATUS=listening on \(socket.path)\nMAINPID=\(getpid())")
     }
 
     public func stop() async {
         guard let server = running.server else { return }
         running.server = nil
+        configuration.serviceManager.notify("STOPPING=1")
         server.stopAccepting()
         await outbox.shutdown()
         await registrar.shutdown()

@@ -18,10 +18,16 @@ public struct DaemonConfiguration: Sendable {
     public var sendPlatforms: [Platform]
     /// How sends are retried, how long they may wait, how they are escaped.
     public var outbox: Outbox.Settings
+    public var passwordSource: PasswordSource
+    /// A listening socket from systemd or launchd, used instead of binding `socket`.
+    public var activatedListener: Int32?
+    /// Told READY=1 once serving and STOPPING=1 when shutting down.
+    public var serviceManager = ServiceManagerNotifier(address: nil)
 
     public init(socket: SocketLocation, stateDirectory: String, backend: String?, logLevel: LogLevel = .notice,
                 policy: RegistrationPolicy = RegistrationPolicy(), requestTimeout: Double = 30,
-                platform: Platform = .apns, sendPlatforms: [Platform] = [.apns], outbox: Outbox.Settings = Outbox.Settings()) {
+                platform: Platform = .apns, sendPlatforms: [Platform] = [.apns], outbox: Outbox.Settings = Outbox.Settings(),
+                passwordSource: PasswordSource = .stored) {
         self.socket = socket
         self.stateDirectory = stateDirectory
         self.backend = backend
@@ -31,6 +37,7 @@ public struct DaemonConfiguration: Sendable {
         self.platform = platform
         self.sendPlatforms = sendPlatforms
         self.outbox = outbox
+        self.passwordSource = passwordSource
     }
 
     /// `$XDG_STATE_HOME/notifyd`, else `~/.local/state/notifyd`.

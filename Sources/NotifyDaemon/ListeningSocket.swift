@@ -12,8 +12,15 @@ import Darwin
 struct ListeningSocket {
     let fd: Int32
     let path: String
+    /// Handed over by systemd or launchd: theirs to create and remove, never unlinked here.
+    let activated: Bool
     private let device: UInt64
     private let inode: UInt64
+
+    /// A listener from socket activation.
+    static func adopt(_ fd: Int32, fallbackPath: String) -> ListeningSocket {
+        ListeningSocket(fd: fd, path: SocketActivation.boundPath(fd) ?? fallbackPath, activated: true, device: 0, inode: 0)
+    }
 
     /// Binds `location`, after making sure no other notifyd answers there. A socket file
     /// nobody answers on is stale (a crashed daemon) and is replaced; anything that is
@@ -46,12 +53,13 @@ struct ListeningSocket {
         }
         var bound = stat()
         _ = fstatat(AT_FDCWD, path, &bound, AT_SYMLINK_NOFOLLOW)
-        return ListeningSocket(fd: fd, path: path, device: UInt64(bound.st_dev), inode: UInt64(bound.st_ino))
+        return ListeningSocket(fd: fd, path: path, activated: false, device: UInt64(bound.st_dev), inode: UInt64(bound.st_ino))
     }
 
     /// Closes the socket and removes the file if it is still the one this daemon bound.
     func closeAndRemove() {
         close(fd)
+        guard !activated else { return }
         var info = stat()
         if lstat(path, &info) == 0, UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode {
             unlink(path)

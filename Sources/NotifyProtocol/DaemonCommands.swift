@@ -37,20 +37,25 @@ public struct StatusResult: Codable, Hashable, Sendable {
         public var socket: String
         public var stateDirectory: String
         public var startedAt: Date
+        /// Where a login's password comes from: "file" (given at login), "command" or
+        /// "systemd-credential". Clients skip the password prompt unless it is "file".
+        public var passwordSource: String?
 
-        public init(version: String, protocol: Int, pid: Int32, socket: String, stateDirectory: String, startedAt: Date) {
+        public init(version: String, protocol: Int, pid: Int32, socket: String, stateDirectory: String, startedAt: Date, passwordSource: String? = nil) {
             self.version = version
             self.protocol = `protocol`
             self.pid = pid
             self.socket = socket
             self.stateDirectory = stateDirectory
             self.startedAt = startedAt
+            self.passwordSource = passwordSource
         }
 
         enum CodingKeys: String, CodingKey {
             case version, `protocol`, pid, socket
             case stateDirectory = "state_directory"
             case startedAt = "started_at"
+            case passwordSource = "password_source"
         }
     }
 

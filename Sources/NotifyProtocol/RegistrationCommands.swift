@@ -33,13 +33,14 @@ public struct RegistrationOutcome: Codable, Hashable, Sendable {
 public struct LoginCommand: WaitingCommand {
     public static let name = "login"
     public var user: String
-    public var password: String
+    /// Absent when notifyd gets the password from a command or a systemd credential.
+    public var password: String?
     /// The backend to use with this account; the daemon's configured one when absent.
     public var backend: String?
     public var wait: Bool?
     public var timeout: Double?
 
-    public init(user: String, password: String, backend: String? = nil, wait: Bool? = nil, timeout: Double? = nil) {
+    public init(user: String, password: String?, backend: String? = nil, wait: Bool? = nil, timeout: Double? = nil) {
         self.user = user
         self.password = password
         self.backend = backend

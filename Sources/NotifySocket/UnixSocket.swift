@@ -116,6 +116,10 @@ public enum UnixSocket {
     public static func prepareAcceptedSocket(_ fd: Int32) {
         setCloseOnExec(fd)
         disableSigpipe(fd)
+        // macOS hands accepted sockets the listener's O_NONBLOCK (an activated listener may
+        // have it); the connection threads read blocking.
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 && flags & O_NONBLOCK != 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
     }
 }
 

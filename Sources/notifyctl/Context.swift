@@ -32,11 +32,11 @@ struct Context {
     }
 
     /// Runs one command and prints its raw result when `--json` was given.
-    func call<Command: NotifyCommand>(_ command: Command, timeout: Double? = 30) throws(CommandFailure) -> Command.Result {
+    func call<Command: NotifyCommand>(_ command: Command, timeout: Double? = 30, printJSON shouldPrint: Bool = true) throws(CommandFailure) -> Command.Result {
         let client = try connect(timeout: timeout)
         do {
             let (result, raw) = try client.call(command)
-            if json { printJSON(raw) }
+            if json && shouldPrint { printJSON(raw) }
             return result
         } catch {
             throw CommandFailure(error)

@@ -14,24 +14,31 @@ enum Login: Subcommand {
           --password-stdin   read the password from standard input
           --no-wait          return at once instead of waiting for the registration
           --timeout SECONDS  how long to wait for the registration (default 10)
+
+        When notifyd gets the password itself (password_command in its config, or the
+        systemd credential notifyd-password), no password is asked for.
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         let parsed = try parse(arguments, valued: ["--backend", "--timeout"], flags: ["--password-stdin", "--no-wait"], positionals: 1...1)
         let user = parsed.positionals[0]
-        let password: String
+        let password: String?
         if parsed.flags.contains("--password-stdin") {
             var bytes = Terminal.readStandardInput()
             if bytes.last == 0x0A { bytes.removeLast() }
             if bytes.last == 0x0D { bytes.removeLast() }
             password = String(decoding: bytes, as: UTF8.self)
+            guard password?.isEmpty == false else { throw CommandFailure(.usage, "login: the password is empty") }
+        } else if let source = try context.call(StatusCommand(), timeout: 5, printJSON: false).daemon.passwordSource, source != "file" {
+            // notifyd gets the password itself (password_command or a systemd credential).
+            password = nil
         } else {
             guard let typed = Terminal.readSecret(prompt: "Password for \(user): ") else {
                 throw CommandFailure(.usage, "login: no terminal to ask for the password; pass it on standard input with --password-stdin")
             }
+            guard !typed.isEmpty else { throw CommandFailure(.usage, "login: the password is empty") }
             password = typed
         }
-        guard !password.isEmpty else { throw CommandFailure(.usage, "login: the password is empty") }
         let command = LoginCommand(
             user: user, password: password, backend: parsed.options["--backend"],
             wait: parsed.flags.contains("--no-wait") ? false : nil, timeout: try seconds(parsed.options["--timeout"], option: "--timeout"))

@@ -5,19 +5,22 @@ import NotifyProtocol
 import NotifySocket
 
 let usage = """
-    usage: notifyd [--socket PATH] [--state-dir DIR] [--backend URL] [--log-level LEVEL]
-                   [--refresh-interval DURATION] [--retry-min DURATION] [--retry-max DURATION]
-                   [--request-timeout DURATION] [--version] [--help]
+    usage: notifyd [--socket PATH] [--state-dir DIR] [--backend URL] [--config FILE] [--check-config]
+                   [--log-level LEVEL] [--refresh-interval D] [--retry-min D] [--retry-max D]
+                   [--request-timeout D] [--version] [--help]
 
     notifyd registers this device with the app backend, keeps the registration fresh,
-    and answers notifyctl on a Unix socket. It runs in the foreground; a service manager
-    (systemd, launchd) or `notifyd &` puts it in the background.
+    sends notifications, and answers notifyctl on a Unix socket. It runs in the foreground;
+    a service manager (systemd, launchd) or `notifyd &` puts it in the background.
 
       --socket PATH            control socket (default $NOTIFYD_SOCKET, else
                                $XDG_RUNTIME_DIR/notifyd/notifyd.sock)
-      --state-dir DIR          state and credentials (default $XDG_STATE_HOME/notifyd,
+      --state-dir DIR          state, credentials and outbox (default $XDG_STATE_HOME/notifyd,
                                else ~/.local/state/notifyd)
-      --backend URL            the app backend (default $NOTIFYD_BACKEND); a login may name its own
+      --backend URL            the app backend; a login may name its own
+      --config FILE            the config file (default $NOTIFYD_CONFIG, else
+                               $XDG_CONFIG_HOME/notifyd/config, else ~/.config/notifyd/config)
+      --check-config           check the settings, print where each comes from, and exit
       --log-level LEVEL        error, warning, notice (default), info or debug
       --refresh-interval D     re-register after this long even if nothing changed (default 24h)
       --retry-min D, --retry-max D
@@ -26,6 +29,9 @@ let usage = """
       --version                print the version and exit
       --help                   print this help and exit
 
+    Every setting can also be given in the config file as `key = value` or in the
+    environment as NOTIFYD_<KEY>; flags win over the environment, which wins over the file.
+    Keys: \(ResolvedSettings.keyNames.joined(separator: ", ")).
     Durations: 90, 90s, 15m, 24h, 7d.
     """
 
@@ -34,18 +40,11 @@ func fail(_ message: String, code: Int32) -> Never {
     exit(code)
 }
 
-func parseDuration(_ text: String, flag: String) -> Double {
-    guard let value = DurationText.parse(text) else { fail("\(flag) takes a duration like 30s, 15m or 24h, not '\(text)'", code: 2) }
-    return value
-}
-
 let environment = ProcessInfo.processInfo.environment
+var flagValues: [SettingValue] = []
+var configFlag: String?
 var socketFlag: String?
-var stateDirectory: String?
-var backend = environment["NOTIFYD_BACKEND"].flatMap { $0.isEmpty ? nil : $0 }
-var logLevel = LogLevel(name: environment["NOTIFYD_LOG_LEVEL"] ?? "") ?? .notice
-var policy = RegistrationPolicy()
-var requestTimeout = 30.0
+var checkOnly = false
 
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
@@ -67,40 +66,44 @@ while let argument = arguments.popFirst() {
     case "--version":
         print("notifyd \(NotifydVersion.current) (protocol \(ProtocolVersion.current))")
         exit(0)
-    case "--socket": socketFlag = value()
-    case "--state-dir": stateDirectory = value()
-    case "--backend": backend = value()
-    case "--log-level":
-        let text = value()
-        guard let level = LogLevel(name: text) else { fail("--log-level takes error, warning, notice, info or debug, not '\(text)'", code: 2) }
-        logLevel = level
-    case "--refresh-interval":
-        policy.refreshInterval = parseDuration(value(), flag: name)
-        if policy.refreshInterval < 1 { fail("--refresh-interval must be at least 1s", code: 2) }
-    case "--retry-min": policy.backoff.initial = parseDuration(value(), flag: name)
-    case "--retry-max": policy.backoff.maximum = parseDuration(value(), flag: name)
-    case "--request-timeout":
-        requestTimeout = parseDuration(value(), flag: name)
-        if requestTimeout <= 0 { fail("--request-timeout must be more than 0", code: 2) }
+    case "--check-config":
+        checkOnly = true
+    case "--config":
+        configFlag = value()
+    case "--socket":
+        socketFlag = value()
     default:
-        fail("unknown option '\(argument)'\n\(usage)", code: 2)
+        guard let key = ResolvedSettings.flagNames[name] else { fail("unknown option '\(argument)'\n\(usage)", code: 2) }
+        flagValues.append(SettingValue(key: key, value: value(), origin: name))
     }
 }
 
-let socket: SocketLocation
+let (settings, problems) = ResolvedSettings.resolve(flags: flagValues, configFlag: configFlag, environment: environment)
+var configuration: DaemonConfiguration
 do {
-    socket = try SocketLocation.resolve(flag: socketFlag, environment: environment)
+    configuration = try settings.configuration(socketFlag: socketFlag, environment: environment)
 } catch {
     fail(error.message, code: 1)
 }
-
-let configuration = DaemonConfiguration(
-    socket: socket,
-    stateDirectory: stateDirectory ?? DaemonConfiguration.defaultStateDirectory(environment: environment),
-    backend: backend, logLevel: logLevel, policy: policy, requestTimeout: requestTimeout)
-let logger = Logger.standardError(level: logLevel, environment: environment)
+if checkOnly {
+    for problem in problems { FileHandle.standardError.write(Data("notifyd: \(problem)\n".utf8)) }
+    print("config file: \(settings.configPath)")
+    for line in settings.summary { print("  \(line)") }
+    print("socket: \(configuration.socket.path)")
+    print("state directory: \(configuration.stateDirectory)")
+    print(problems.isEmpty ? "settings OK" : "\(problems.count) problem(s)")
+    exit(problems.isEmpty ? 0 : 1)
+}
+// A setting that cannot be used stops the start: running with a value the user did not
+// mean (a default instead of their backend) would be worse than not running.
+if !problems.isEmpty {
+    fail(problems.map(\.description).joined(separator: "\nnotifyd: ") + "\n(run `notifyd --check-config` after fixing)", code: 1)
+}
 
 ShutdownSignals.install()
+configuration.activatedListener = SocketActivation.systemdListener(environment: environment) ?? SocketActivation.launchdListener(name: "Listeners")
+configuration.serviceManager = ServiceManagerNotifier.fromEnvironment(environment)
+let logger = Logger.standardError(level: configuration.logLevel, environment: environment)
 let daemon = Daemon(configuration: configuration, logger: logger)
 do {
     try await daemon.start()

@@ -383,9 +383,18 @@ struct OutboxQueueTests {
         _ = queue.takeReady(now: Self.at(0))
         let now = Self.at(150)
         #expect(queue.expire(now: now).isEmpty)
-        withKnownIssue("nextWake includes the expiry of in-flight deliveries, which may already have passed") {
-            let wake = queue.nextWake(now: now)
-            #expect(wake == nil || wake! > now, "wake at \(String(describing: wake?.timeIntervalSince(Self.start)))")
-        }
+        let wake = queue.nextWake(now: now)
+        #expect(wake == nil || wake! > now, "wake at \(String(describing: wake?.timeIntervalSince(Self.start)))")
+    }
+
+    @Test func aDeliveryRefusedForGoodDoesNotHoldBackTheNextOne() {
+        let first = Self.delivery(1)
+        let second = Self.delivery(2)
+        var queue = Self.queue([first, second])
+        #expect(Self.ids(queue.takeReady(now: Self.at(0))) == [first.id])
+        queue.finished(first.id, .transient(retryAfter: 60, error: Self.unavailable), now: Self.at(0))
+        #expect(Self.ids(queue.takeReady(now: Self.at(60))) == [first.id])
+        queue.finished(first.id, .failed(Self.rejected), now: Self.at(60))
+        #expect(Self.ids(queue.takeReady(now: Self.at(60))) == [second.id], "no leftover retry time for bob")
     }
 }

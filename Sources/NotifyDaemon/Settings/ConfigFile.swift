@@ -1,0 +1,72 @@
+import Foundation
+
+/// One setting as given somewhere: in the config file (with its line), the environment
+/// or a flag. `origin` is how a message points a person at it.
+public struct SettingValue: Sendable, Equatable {
+    public var key: String
+    public var value: String
+    public var origin: String
+
+    public init(key: String, value: String, origin: String) {
+        self.key = key
+        self.value = value
+        self.origin = origin
+    }
+}
+
+/// A setting that could not be used, located precisely: `config:12: retry_min: ...`.
+public struct SettingProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    public var origin: String
+    public var key: String?
+    public var message: String
+
+    public var description: String {
+        "\(origin): " + (key.map { "\($0): " } ?? "") + message
+    }
+}
+
+/// The config file: `key = value` lines, `#` comments, blank lines; a value may be put in
+/// double quotes to keep leading or trailing spaces or a `#`.
+public enum ConfigFile {
+    public static func parse(_ text: String, path: String) -> (values: [SettingValue], problems: [SettingProblem]) {
+        var values: [SettingValue] = []
+        var problems: [SettingProblem] = []
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let origin = "\(path):\(index + 1)"
+            let line = rawLine.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                problems.append(SettingProblem(origin: origin, key: nil, message: "expected `key = value`, found '\(line)'"))
+                continue
+            }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if value.hasPrefix("\"") {
+                guard value.count >= 2, value.hasSuffix("\"") else {
+                    problems.append(SettingProblem(origin: origin, key: key, message: "the quoted value has no closing quote"))
+                    continue
+                }
+                value = String(value.dropFirst().dropLast())
+            } else if let hash = value.range(of: " #") {
+                value = value[..<hash.lowerBound].trimmingCharacters(in: .whitespaces)
+            }
+            guard !key.isEmpty else {
+                problems.append(SettingProblem(origin: origin, key: nil, message: "a line starts with '=' and has no key"))
+                continue
+            }
+            values.append(SettingValue(key: key, value: value, origin: origin))
+        }
+        return (values, problems)
+    }
+
+    /// `--config`, else `$NOTIFYD_CONFIG`, else `$XDG_CONFIG_HOME/notifyd/config`, else
+    /// `~/.config/notifyd/config`. `explicit` is true when the user named the file (then it
+    /// must exist).
+    public static func location(flag: String?, environment: [String: String]) -> (path: String, explicit: Bool) {
+        if let flag, !flag.isEmpty { return (flag, true) }
+        if let fromEnvironment = environment["NOTIFYD_CONFIG"], !fromEnvironment.isEmpty { return (fromEnvironment, true) }
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return (config + "/notifyd/config", false) }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return (home + "/.config/notifyd/config", false)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import NotifyCore
+import NotifyProtocol
+
+/// Every setting notifyd knows, with the one place that checks and applies its value.
+/// The same key works in the config file, as `NOTIFYD_<KEY>` in the environment and, for
+/// some, as a flag.
+struct SettingKey: Sendable {
+    let name: String
+    let flag: String?
+    let summary: String
+    let apply: @Sendable (inout ResolvedSettings, String) throws(SettingError) -> Void
+
+    var environmentName: String { "NOTIFYD_" + name.uppercased() }
+
+    struct SettingError: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    static let all: [SettingKey] = [
+        SettingKey(name: "backend", flag: "--backend", summary: "the app backend URL") { settings, value throws(SettingError) in
+            guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
+                throw SettingError("'\(value)' is not an http(s) URL")
+            }
+            settings.backend = value
+        },
+        SettingKey(name: "platform", flag: nil, summary: "platform of a first token: apns, fcm, gcm or wns") { settings, value throws(SettingError) in
+            settings.platform = try platform(value)
+        },
+        SettingKey(name: "send_platforms", flag: nil, summary: "default platforms for send, comma-separated") { settings, value throws(SettingError) in
+            do {
+                settings.sendPlatforms = try Platform.list(value.split(separator: ",").map(String.init))
+            } catch {
+                throw SettingError("\(error)")
+            }
+        },
+        SettingKey(name: "android_name", flag: nil, summary: "the name the backend knows Android by: fcm or gcm") { settings, value throws(SettingError) in
+            let chosen = try platform(value)
+            guard chosen == .fcm || chosen == .gcm else { throw SettingError("must be fcm or gcm, not '\(value)'") }
+            settings.outbox.androidName = chosen
+        },
+        SettingKey(name: "refresh_interval", flag: "--refresh-interval", summary: "re-register after this long (default 24h)") { settings, value throws(SettingError) in
+            settings.policy.refreshInterval = try duration(value, atLeast: 1)
+        },
+        SettingKey(name: "retry_min", flag: "--retry-min", summary: "first wait after a failure (default 5s)") { settings, value throws(SettingError) in
+            let seconds = try duration(value, atLeast: 0.01)
+            settings.policy.backoff.initial = seconds
+            settings.outbox.backoff.initial = seconds
+        },
+        SettingKey(name: "retry_max", flag: "--retry-max", summary: "longest wait between attempts (default 30m)") { settings, value throws(SettingError) in
+            let seconds = try duration(value, atLeast: 0.01)
+            settings.policy.backoff.maximum = seconds
+            settings.outbox.backoff.maximum = seconds
+        },
+        SettingKey(name: "request_timeout", flag: "--request-timeout", summary: "how long one backend request may take (default 30s)") { settings, value throws(SettingError) in
+            settings.requestTimeout = try duration(value, atLeast: 0.1)
+        },
+        SettingKey(name: "escape", flag: nil, summary: "tutorial (notifyd escapes message text) or none (the backend does)") { settings, value throws(SettingError) in
+            guard let escaping = NotificationText.Escaping(rawValue: value.lowercased()) else {
+                throw SettingError("must be tutorial or none, not '\(value)'")
+            }
+            settings.outbox.escaping = escaping
+        },
+        SettingKey(name: "outbox_expiry", flag: nil, summary: "how long an undelivered message is retried (default 7d)") { settings, value throws(SettingError) in
+            settings.outbox.expiry = try duration(value, atLeast: 1)
+        },
+        SettingKey(name: "log_level", flag: "--log-level", summary: "error, warning, notice, info or debug") { settings, value throws(SettingError) in
+            guard let level = LogLevel(name: value) else { throw SettingError("must be error, warning, notice, info or debug, not '\(value)'") }
+            settings.logLevel = level
+        },
+        SettingKey(name: "password_command", flag: nil, summary: "a command printing the password, e.g. `pass show notifyd`") { settings, value throws(SettingError) in
+            guard !value.trimmingCharacters(in: .whitespaces).isEmpty else { throw SettingError("is empty") }
+            settings.passwordCommand = value
+        },
+        SettingKey(name: "state_dir", flag: "--state-dir", summary: "the state directory") { settings, value throws(SettingError) in
+            guard value.hasPrefix("/") else { throw SettingError("must be an absolute path") }
+            settings.stateDirectory = value
+        },
+    ]
+
+    static func named(_ name: String) -> SettingKey? { all.first { $0.name == name } }
+
+    private static func platform(_ value: String) throws(SettingError) -> Platform {
+        guard let platform = Platform(rawValue: value.lowercased()) else {
+            throw SettingError("unknown platform '\(value)'; use \(Platform.names)")
+        }
+        return platform
+    }
+
+    private static func duration(_ value: String, atLeast minimum: Double) throws(SettingError) -> Double {
+        guard let seconds = DurationText.parse(value) else {
+            throw SettingError("'\(value)' is not a duration; write it like 90s, 15m, 24h or 7d")
+        }
+        guard seconds >= minimum else { throw SettingError("must be at least \(minimum) s") }
+        return seconds
+    }
+}
