@@ -22,7 +22,7 @@ final class DaemonFixture: Sendable {
     /// `sharing` reuses another fixture's backend (to restart a daemon against the same one).
     init(policy: RegistrationPolicy = DaemonFixture.fastPolicy, backendOptions: DevBackend.Options = .init(quiet: true), stateDirectory: String? = nil,
          startBackend: Bool = true, sharing: DevBackendServer? = nil, outbox: Outbox.Settings = DaemonFixture.fastOutbox,
-         sendPlatforms: [Platform] = [.apns]) async throws {
+         sendPlatforms: [Platform] = [.apns], passwordSource: PasswordSource = .stored) async throws {
         directory = "/tmp/nd-test-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/notifyd.sock"
@@ -35,7 +35,7 @@ final class DaemonFixture: Sendable {
         let configuration = DaemonConfiguration(
             socket: SocketLocation(path: socketPath, source: .flag), stateDirectory: self.stateDirectory,
             backend: startBackend || sharing != nil ? backend.baseURL.absoluteString : "http://127.0.0.1:9", logLevel: .debug, policy: policy, requestTimeout: 5,
-            sendPlatforms: sendPlatforms, outbox: outbox)
+            sendPlatforms: sendPlatforms, outbox: outbox, passwordSource: passwordSource)
         daemon = Daemon(configuration: configuration, logger: logger)
         try await daemon.start()
     }

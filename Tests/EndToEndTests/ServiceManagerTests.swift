@@ -1,0 +1,128 @@
+import Foundation
+import NotifyClient
+import NotifyProtocol
+import NotifySocket
+import Testing
+
+/// notifyd under a service manager: socket activation, readiness notification, journal
+/// logging, and checking its settings.
+@Suite struct ServiceManagerTests {
+    static let activator = "/usr/bin/systemd-socket-activate"
+    static var haveActivator: Bool { FileManager.default.isExecutableFile(atPath: activator) || ProcessInfo.processInfo.environment["CI"] != nil }
+
+    /// A datagram socket standing in for systemd's $NOTIFY_SOCKET.
+    final class NotifyListener: @unchecked Sendable {
+        // Unchecked: the fd is only read by the one test that owns the listener.
+        let path: String
+        let fd: Int32
+
+        init(path: String) throws {
+            self.path = path
+            fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            guard bound == 0 else { throw SocketError(.io, "cannot bind \(path)") }
+            UnixSocket.setReceiveTimeout(fd, seconds: 15)
+        }
+
+        func receive() -> String? {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(fd, &buffer, buffer.count, 0)
+            return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : nil
+        }
+
+        deinit { close(fd) }
+    }
+
+    @Test(.enabled(if: haveActivator, "needs systemd-socket-activate (Debian package systemd)"))
+    func underSocketActivationTheFirstConnectionIsAnsweredAndSystemdHearsReady() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.activator), "install the Debian package systemd")
+        let directory = "/tmp/nd-act-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socket = directory + "/notifyd.sock"
+        let listener = try NotifyListener(path: directory + "/notify")
+        let activator = try ChildProcess(
+            Self.activator, ["-l", socket, "-E", "NOTIFY_SOCKET", BuiltProducts.path("notifyd"), "--state-dir", directory + "/state"],
+            environment: ["NOTIFY_SOCKET": listener.path])
+        #expect(await eventually { FileManager.default.fileExists(atPath: socket) })
+
+        // notifyd is started by this very connection, and must answer it. The client runs
+        // in-process: Foundation's Process on Linux watches each child through an inherited
+        // socket, which systemd-socket-activate replaces with the listener on fd 3; Foundation
+        // then waits for the activator's exit and tracks no other child until it comes
+        // (compare swiftlang/swift-corelibs-foundation#4795). Hence also a short test.
+        let ping = try await onDedicatedThread { try NotifyClient(socketPath: socket).call(PingCommand()).0 }
+        #expect(ping.protocol == ProtocolVersion.current)
+        let ready = try await onThreadReceive(listener)
+        #expect(ready?.contains("READY=1") == true)
+        #expect(ready?.contains("MAINPID=\(ping.pid)") == true)
+
+        let status = try await onDedicatedThread { try NotifyClient(socketPath: socket).call(StatusCommand()).0 }
+        #expect(status.daemon.socket == socket)
+
+        activator.signal(SIGTERM)
+        #expect(await activator.wait() == 0)
+        #expect(try await onThreadReceive(listener) == "STOPPING=1")
+        #expect(FileManager.default.fileExists(atPath: socket), "an activated socket belongs to the service manager")
+        #expect(activator.standardError.contains("(socket activation)"))
+    }
+
+    @Test func underTheJournalLinesCarrySyslogPriorities() async throws {
+        let daemon = try await DaemonUnderTest(backend: nil, environment: ["JOURNAL_STREAM": "8:12345"])
+        #expect(await daemon.stop() == 0)
+        let lines = daemon.child.standardError.split(separator: "\n")
+        #expect(!lines.isEmpty)
+        #expect(lines.allSatisfy { $0.hasPrefix("<5>") || $0.hasPrefix("<6>") || $0.hasPrefix("<7>") || $0.hasPrefix("<4>") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("<5>notifyd") })
+        await daemon.cleanUp()
+    }
+
+    @Test func checkConfigPointsAtTheFileLineAndKey() async throws {
+        let directory = "/tmp/nd-cfg-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/config"
+        try Data("backend = http://127.0.0.1:8080\nrefresh_interval = often\n".utf8).write(to: URL(fileURLWithPath: config))
+        let bad = try await run(BuiltProducts.path("notifyd"), ["--config", config, "--check-config"])
+        #expect(bad.status == 1)
+        #expect(bad.error.contains("\(config):2: refresh_interval: 'often' is not a duration"))
+
+        // A daemon does not start with a setting it cannot use.
+        let refused = try await run(BuiltProducts.path("notifyd"), ["--config", config, "--socket", directory + "/s.sock"])
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("refresh_interval"))
+
+        try Data("backend = http://127.0.0.1:8080\nrefresh_interval = 6h\n".utf8).write(to: URL(fileURLWithPath: config))
+        let good = try await run(BuiltProducts.path("notifyd"), ["--config", config, "--check-config", "--log-level", "debug"])
+        #expect(good.status == 0, "\(good.error)")
+        #expect(good.output.contains("refresh_interval = 6h (from \(config):2)"))
+        #expect(good.output.contains("log_level = debug (from --log-level)"))
+        #expect(good.output.contains("settings OK"))
+    }
+
+    @Test func withAPasswordCommandLoginAsksForNoPassword() async throws {
+        let setsid = "/usr/bin/setsid"
+        try #require(FileManager.default.isExecutableFile(atPath: setsid), "setsid (util-linux) detaches notifyctl from any terminal")
+        let directory = "/tmp/nd-pwcmd-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data("password_command = echo alice\n".utf8).write(to: URL(fileURLWithPath: directory + "/config"))
+        let daemon = try await DaemonUnderTest(backend: "http://127.0.0.1:9", extraArguments: ["--config", directory + "/config"])
+        let login = try await run(setsid, ["-w", BuiltProducts.path("notifyctl"), "--socket", daemon.socket, "login", "--no-wait", "alice"])
+        #expect(login.status == 4, "logged in without a prompt: \(login.error)")
+        let status = try await daemon.notifyctl(["status"])
+        #expect(status.output.contains("user:         alice"))
+        await daemon.cleanUp()
+    }
+
+    private func onThreadReceive(_ listener: NotifyListener) async throws -> String? {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: listener.receive()) }.start()
+        }
+    }
+}

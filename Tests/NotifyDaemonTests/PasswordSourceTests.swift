@@ -1,0 +1,53 @@
+import Foundation
+import NotifyCore
+import NotifyProtocol
+import Testing
+
+/// A password from a command or a systemd credential instead of the credentials file.
+@Suite struct PasswordSourceTests {
+    @Test func aPasswordCommandIsUsedAndNothingIsStored() async throws {
+        let fixture = try await DaemonFixture(passwordSource: .command("printf 'alice\\nsecond line ignored\\n'"))
+        defer { Task { await fixture.stop() } }
+        _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
+        let outcome = try await fixture.call(LoginCommand(user: "alice", password: nil))
+        #expect(outcome.registration.state == .registered)
+        let status = try await fixture.status()
+        #expect(status.account?.passwordSource == "command")
+        #expect(status.daemon.passwordSource == "command")
+        let stored = try String(contentsOfFile: fixture.stateDirectory + "/credentials.json", encoding: .utf8)
+        #expect(stored.contains("\"password\" : \"\""), "the command's password is not written down")
+        let sent = try await fixture.call(SendCommand(to: "bob", message: "hi"))
+        #expect(sent.deliveries.first?.state == .delivered)
+    }
+
+    @Test func aFailingPasswordCommandIsReportedAndRetried() async throws {
+        let fixture = try await DaemonFixture(passwordSource: .command("exit 3"))
+        defer { Task { await fixture.stop() } }
+        _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
+        let outcome = try await fixture.call(LoginCommand(user: "alice", password: nil))
+        #expect(outcome.registration.state == .retrying)
+        #expect(outcome.registration.message?.contains("the password command failed (exit status 3)") == true)
+        #expect(fixture.backend.requests().isEmpty, "nothing is sent without a password")
+    }
+
+    @Test func aSystemdCredentialIsUsed() async throws {
+        let directory = "/tmp/nd-credentials-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data("alice\n".utf8).write(to: URL(fileURLWithPath: directory + "/notifyd-password"))
+        let fixture = try await DaemonFixture(passwordSource: .systemdCredential(path: directory + "/notifyd-password"))
+        defer { Task { await fixture.stop() } }
+        _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
+        let outcome = try await fixture.call(LoginCommand(user: "alice", password: nil))
+        #expect(outcome.registration.state == .registered)
+        #expect(try await fixture.status().account?.passwordSource == "systemd-credential")
+    }
+
+    @Test func withoutAnExternalSourceALoginNeedsAPassword() async throws {
+        let fixture = try await DaemonFixture()
+        defer { Task { await fixture.stop() } }
+        let error = try await fixture.callExpectingError(LoginCommand(user: "alice", password: nil))
+        #expect(error.code == .invalidArgument)
+        #expect(error.message.contains("no password given"))
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import NotifyCore
+import NotifyDaemon
+import NotifyProtocol
+import Testing
+
+/// Settings from the config file, the environment and flags.
+@Suite struct SettingsTests {
+    static let path = "/home/alice/.config/notifyd/config"
+    static let home = ["HOME": "/home/alice"]
+
+    static func resolve(file: String?, environment: [String: String] = home, flags: [SettingValue] = [], configFlag: String? = nil) -> (ResolvedSettings, [SettingProblem]) {
+        ResolvedSettings.resolve(flags: flags, configFlag: configFlag, environment: environment, readFile: { _ in file })
+    }
+
+    @Test func defaultsWithoutAnyFile() {
+        let (settings, problems) = Self.resolve(file: nil)
+        #expect(problems.isEmpty)
+        #expect(settings.configPath == Self.path)
+        #expect(settings.backend == nil)
+        #expect(settings.policy.refreshInterval == 86400)
+        #expect(settings.sendPlatforms == [.apns])
+        #expect(settings.outbox.escaping == .tutorial)
+        #expect(settings.logLevel == .notice)
+    }
+
+    @Test func everyKeyIsReadFromTheFile() {
+        let file = """
+            # notifyd settings
+            backend = https://backend.example
+            platform = fcm
+            send_platforms = apns, wns
+            android_name = gcm
+            refresh_interval = 12h
+            retry_min = 2s
+            retry_max = 10m
+            request_timeout = 15s
+            escape = none
+            outbox_expiry = 2d
+            log_level = debug
+            password_command = "pass show notifyd # not a comment"
+            state_dir = /var/lib/notifyd   # a trailing comment
+            """
+        let (settings, problems) = Self.resolve(file: file)
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(settings.backend == "https://backend.example")
+        #expect(settings.platform == .fcm)
+        #expect(settings.sendPlatforms == [.apns, .wns])
+        #expect(settings.outbox.androidName == .gcm)
+        #expect(settings.policy.refreshInterval == 12 * 3600)
+        #expect(settings.policy.backoff.initial == 2)
+        #expect(settings.outbox.backoff.maximum == 600)
+        #expect(settings.requestTimeout == 15)
+        #expect(settings.outbox.escaping == .none)
+        #expect(settings.outbox.expiry == 2 * 86400)
+        #expect(settings.logLevel == .debug)
+        #expect(settings.passwordCommand == "pass show notifyd # not a comment")
+        #expect(settings.stateDirectory == "/var/lib/notifyd")
+        #expect(settings.origins["backend"] == Self.path + ":2")
+    }
+
+    @Test func flagsWinOverTheEnvironmentWhichWinsOverTheFile() {
+        let file = "backend = https://file.example\nlog_level = info\nrefresh_interval = 1h\n"
+        let environment = Self.home.merging(["NOTIFYD_BACKEND": "https://environment.example", "NOTIFYD_LOG_LEVEL": "warning"]) { $1 }
+        let flags = [SettingValue(key: "backend", value: "https://flag.example", origin: "--backend")]
+        let (settings, problems) = Self.resolve(file: file, environment: environment, flags: flags)
+        #expect(problems.isEmpty)
+        #expect(settings.backend == "https://flag.example")
+        #expect(settings.origins["backend"] == "--backend")
+        #expect(settings.logLevel == .warning)
+        #expect(settings.origins["log_level"] == "environment NOTIFYD_LOG_LEVEL")
+        #expect(settings.policy.refreshInterval == 3600)
+    }
+
+    @Test func problemsNameTheFileTheLineAndTheKey() {
+        let file = """
+            backend = ftp://nope
+            retry_min = fast
+
+            colour = blue
+            just words
+            escape = sometimes
+            password_command = "unterminated
+            """
+        let (_, problems) = Self.resolve(file: file)
+        let text = problems.map(\.description)
+        #expect(text.contains("\(Self.path):1: backend: 'ftp://nope' is not an http(s) URL"))
+        #expect(text.contains("\(Self.path):2: retry_min: 'fast' is not a duration; write it like 90s, 15m, 24h or 7d"))
+        #expect(text.contains { $0.hasPrefix("\(Self.path):4: colour: unknown setting") })
+        #expect(text.contains("\(Self.path):5: expected `key = value`, found 'just words'"))
+        #expect(text.contains("\(Self.path):6: escape: must be tutorial or none, not 'sometimes'"))
+        #expect(text.contains("\(Self.path):7: password_command: the quoted value has no closing quote"))
+        #expect(problems.count == 6)
+    }
+
+    @Test func environmentAndFlagProblemsSayWhereTheyCameFrom() {
+        let environment = Self.home.merging(["NOTIFYD_REFRESH_INTERVAL": "soon"]) { $1 }
+        let flags = [SettingValue(key: "log_level", value: "loud", origin: "--log-level")]
+        let (_, problems) = Self.resolve(file: nil, environment: environment, flags: flags)
+        #expect(problems.map(\.description).sorted() == [
+            "--log-level: log_level: must be error, warning, notice, info or debug, not 'loud'",
+            "environment NOTIFYD_REFRESH_INTERVAL: refresh_interval: 'soon' is not a duration; write it like 90s, 15m, 24h or 7d",
+        ])
+    }
+
+    @Test func aConfigFileTheUserNamedMustExist() {
+        let (_, named) = Self.resolve(file: nil, configFlag: "/etc/notifyd.conf")
+        #expect(named.map(\.description) == ["/etc/notifyd.conf: the config file cannot be read"])
+        let (settings, fromEnvironment) = Self.resolve(file: nil, environment: Self.home.merging(["NOTIFYD_CONFIG": "/x/config"]) { $1 })
+        #expect(settings.configPath == "/x/config")
+        #expect(fromEnvironment.count == 1)
+        let (xdg, _) = Self.resolve(file: nil, environment: ["XDG_CONFIG_HOME": "/cfg", "HOME": "/home/alice"])
+        #expect(xdg.configPath == "/cfg/notifyd/config")
+    }
+
+    @Test func retryMinMayNotExceedRetryMax() {
+        let (_, problems) = Self.resolve(file: "retry_min = 1h\nretry_max = 1m\n")
+        #expect(problems.map(\.description) == ["\(Self.path):1: retry_min: is longer than retry_max"])
+    }
+
+    @Test func thePasswordSourceFollowsTheSettings() throws {
+        let directory = "/tmp/nd-cred-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(PasswordSource.detect(command: nil, environment: [:]) == .stored)
+        #expect(PasswordSource.detect(command: "pass show x", environment: ["CREDENTIALS_DIRECTORY": directory]) == .command("pass show x"))
+        try Data("secret\n".utf8).write(to: URL(fileURLWithPath: directory + "/notifyd-password"))
+        #expect(PasswordSource.detect(command: "pass show x", environment: ["CREDENTIALS_DIRECTORY": directory]) == .systemdCredential(path: directory + "/notifyd-password"))
+    }
+}
