@@ -145,16 +145,31 @@ import Testing
     }
 
     @Test func aBadRegistrationIsRejectedWithTheReason() async throws {
-        // This backend only knows `gcm`; registering as `fcm` gets 400.
+        // This backend only knows `gcm`, and notifyd was not told (android_name = gcm).
         let fixture = try await DaemonFixture(backendOptions: .init(androidPlatformName: .gcm, quiet: true))
         defer { Task { await fixture.stop() } }
         _ = try await fixture.login()
         let outcome = try await fixture.call(SetTokenCommand(token: "fcm:token-1", platform: .fcm))
         #expect(outcome.registration.state == .rejected)
         #expect(outcome.registration.message?.contains("HTTP 400") == true)
-        let fixed = try await fixture.call(SetTokenCommand(token: "fcm:token-1", platform: .gcm))
-        #expect(fixed.registration.state == .registered)
-        #expect(fixture.backend.registrations().first?.handle == "fcm:token-1")
+        let upserts = fixture.count(.upsert)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(fixture.count(.upsert) == upserts, "not retried unchanged")
+        // Another token is another registration, tried again.
+        _ = try await fixture.call(SetTokenCommand(token: "fcm:token-2", platform: .fcm))
+        #expect(fixture.count(.upsert) == upserts + 1)
+    }
+
+    @Test func aRejectedRegistrationIsTriedAgainOnRegister() async throws {
+        let fixture = try await DaemonFixture()
+        defer { Task { await fixture.stop() } }
+        try fixture.backend.addFault(.init(route: .upsert, status: 400, count: 1))
+        _ = try await fixture.login()
+        let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
+        #expect(outcome.registration.state == .rejected)
+        let forced = try await fixture.call(RegisterCommand())
+        #expect(forced.registration.state == .registered)
+        #expect(fixture.backend.registrations().first?.handle == "ABCD")
     }
 
     @Test func unregisterDeletesAndKeepsTheCredentials() async throws {
