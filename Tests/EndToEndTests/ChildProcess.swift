@@ -1,62 +1,102 @@
 import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// A program run by a test: its output collected, and always stopped by the test.
+/// A program run by a test: started with posix_spawn, its output collected in files,
+/// reaped with waitpid, and always stopped by the test.
+///
+/// Not Foundation's Process: on Linux it notices a child's exit through a socket the child
+/// inherits, and a child that closes or reuses that descriptor (systemd-socket-activate puts
+/// its listener on fd 3) makes it wait for that child and start or reap no other process
+/// meanwhile (compare swiftlang/swift-corelibs-foundation#4795); it also passes its own
+/// blocked signal mask on (#4772), so a child could not be stopped with SIGTERM.
 final class ChildProcess: Sendable {
-    let process: Process
-    private let output = OutputBuffer()
-    private let errors = OutputBuffer()
+    let pid: pid_t
+    private let directory: String
+    private let exitStatus = Mutex<Int32?>(nil)
 
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("nd-child-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try (stdin ?? Data()).write(to: URL(fileURLWithPath: directory + "/stdin"))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, directory + "/stdin", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, directory + "/stdout", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, directory + "/stderr", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignalsBlocked = sigset_t()
+        sigemptyset(&noSignalsBlocked)
+        posix_spawnattr_setsigmask(&attributes, &noSignalsBlocked)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+
         var merged = ProcessInfo.processInfo.environment
         // A developer's own daemon must never be reached by a test.
         merged["NOTIFYD_SOCKET"] = nil
         merged["XDG_RUNTIME_DIR"] = nil
         for (key, value) in environment { merged[key] = value }
-        process.environment = merged
-        let outPipe = Pipe()
-        let errPipe = Pipe()
-        process.standardOutput = outPipe
-        process.standardError = errPipe
-        let inPipe = Pipe()
-        process.standardInput = inPipe
-        self.process = process
-        outPipe.fileHandleForReading.readabilityHandler = { [output] handle in
-            output.append(handle.availableData)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
         }
-        errPipe.fileHandleForReading.readabilityHandler = { [errors] handle in
-            errors.append(handle.availableData)
+        var child: pid_t = 0
+        let result = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+        guard result == 0 else {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL)
         }
-        try process.run()
-        if let stdin { inPipe.fileHandleForWriting.write(stdin) }
-        try? inPipe.fileHandleForWriting.close()
+        pid = child
     }
 
-    var standardOutput: String { output.text }
-    var standardError: String { errors.text }
+    deinit {
+        if isRunning {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
 
-    /// Waits for the exit (up to `seconds`, then kills) and returns the status.
+    var standardOutput: String { (try? String(contentsOfFile: directory + "/stdout", encoding: .utf8)) ?? "" }
+    var standardError: String { (try? String(contentsOfFile: directory + "/stderr", encoding: .utf8)) ?? "" }
+
+    var isRunning: Bool { reap(blocking: false) == nil }
+
+    /// Waits for the exit (up to `seconds`, then kills) and returns the status (128 + the
+    /// signal's number for a child killed by a signal).
     @discardableResult
     func wait(seconds: Double = 30) async -> Int32 {
         let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
+        while isRunning && Date() < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
         }
-        if process.isRunning {
-            process.terminate()
-            kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
-        // Let the pipe handlers drain what the child wrote last.
-        try? await Task.sleep(for: .milliseconds(20))
-        return process.terminationStatus
+        if isRunning { kill(pid, SIGKILL) }
+        return reap(blocking: true) ?? -1
     }
 
     func signal(_ number: Int32) {
-        kill(process.processIdentifier, number)
+        if isRunning { kill(pid, number) }
+    }
+
+    private func reap(blocking: Bool) -> Int32? {
+        exitStatus.withLock { exitStatus in
+            if let exitStatus { return exitStatus }
+            var status: Int32 = 0
+            guard waitpid(pid, &status, blocking ? 0 : WNOHANG) == pid else { return nil }
+            let signal = status & 0x7f
+            exitStatus = signal == 0 ? (status >> 8) & 0xff : 128 + signal
+            return exitStatus
+        }
     }
 }
 
@@ -75,11 +115,4 @@ func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> 
         try? await Task.sleep(for: .milliseconds(10))
     }
     return await condition()
-}
-
-/// Bytes a child wrote, collected from the pipe's handler thread.
-final class OutputBuffer: Sendable {
-    private let data = Mutex(Data())
-    func append(_ bytes: Data) { data.withLock { $0.append(bytes) } }
-    var text: String { String(decoding: data.withLock { $0 }, as: UTF8.self) }
 }

@@ -74,13 +74,13 @@ import Testing
         let python = try ContribTool.python3.require()
         try await Self.withDaemon { daemon in
             let watch = try ChildProcess(python, ["-u", Self.client, "--socket", daemon.socket, "watch"])
-            let answered = await eventually(20) { watch.standardOutput.contains(#""ok": true"#) || !watch.process.isRunning }
-            #expect(answered && watch.process.isRunning, "watch: \(watch.standardOutput)\(watch.standardError)")
+            let answered = await eventually(20) { watch.standardOutput.contains(#""ok": true"#) || !watch.isRunning }
+            #expect(answered && watch.isRunning, "watch: \(watch.standardOutput)\(watch.standardError)")
             // Logging in changes the registration state (to "no token": nothing is sent to
             // the loopback backend named here), which is an event on the watching connection.
             let login = try await daemon.notifyctl(["login", "--backend", "http://127.0.0.1:9/", "--password-stdin", "--no-wait", "alice"], stdin: Data("alice\n".utf8))
             #expect(login.status == 0 || login.status == 4, "notifyctl login: \(login.error)")
-            let streamed = await eventually(20) { watch.standardOutput.contains(#""event""#) || !watch.process.isRunning }
+            let streamed = await eventually(20) { watch.standardOutput.contains(#""event""#) || !watch.isRunning }
             watch.signal(SIGINT)
             let status = await watch.wait(seconds: 10)
             #expect(streamed, "no event arrived: \(watch.standardOutput)\(watch.standardError)")
@@ -124,8 +124,8 @@ import Testing
         let daemonEnvironment = environment.merging(["XDG_CONFIG_HOME": scratch.path + "/config", "NOTIFYD_CONFIG": config]) { $1 }
         let notifyd = try ChildProcess(BuiltProducts.path("notifyd"), ["--state-dir", scratch.path + "/state"], environment: daemonEnvironment)
         do {
-            let up = await eventually(20) { FileManager.default.fileExists(atPath: expected) || !notifyd.process.isRunning }
-            try #require(up && notifyd.process.isRunning, "notifyd did not listen on \(expected): \(notifyd.standardError)")
+            let up = await eventually(20) { FileManager.default.fileExists(atPath: expected) || !notifyd.isRunning }
+            try #require(up && notifyd.isRunning, "notifyd did not listen on \(expected): \(notifyd.standardError)")
             if ContribTool.python3.shouldRun {
                 let python = try ContribTool.python3.require()
                 let ping = try await runCaptured(python, [client, "ping"], environment: environment)

@@ -19,8 +19,8 @@ final class DaemonUnderTest: Sendable {
         child = try ChildProcess(BuiltProducts.path("notifyd"), arguments + extraArguments, environment: environment)
         let socket = self.socket
         let child = self.child
-        let up = await eventually { FileManager.default.fileExists(atPath: socket) || !child.process.isRunning }
-        if !up || !child.process.isRunning {
+        let up = await eventually { FileManager.default.fileExists(atPath: socket) || !child.isRunning }
+        if !up || !child.isRunning {
             _ = await child.wait(seconds: 1)
             throw StartFailure(message: "notifyd did not start: \(child.standardError)")
         }
@@ -42,7 +42,7 @@ final class DaemonUnderTest: Sendable {
     }
 
     func cleanUp() async {
-        if child.process.isRunning { _ = await stop() }
+        if child.isRunning { _ = await stop() }
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

@@ -51,11 +51,7 @@ import Testing
             environment: ["NOTIFY_SOCKET": listener.path])
         #expect(await eventually { FileManager.default.fileExists(atPath: socket) })
 
-        // notifyd is started by this very connection, and must answer it. The client runs
-        // in-process: Foundation's Process on Linux watches each child through an inherited
-        // socket, which systemd-socket-activate replaces with the listener on fd 3; Foundation
-        // then waits for the activator's exit and tracks no other child until it comes
-        // (compare swiftlang/swift-corelibs-foundation#4795). Hence also a short test.
+        // notifyd is started by this very connection, and must answer it.
         let ping = try await onDedicatedThread { try NotifyClient(socketPath: socket).call(PingCommand()).0 }
         #expect(ping.protocol == ProtocolVersion.current)
         let ready = try await onThreadReceive(listener)
