@@ -1,22 +1,7 @@
-/// A stable, machine-readable error code carried in `error.code`.
-///
-/// An open set: a newer daemon may send a code this client has never heard of, and
-/// that must decode fine (it is shown with its message), never fail.
-public struct ErrorCode: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+/// A stable, machine-readable error code carried in `error.code`; an open set.
+public struct ErrorCode: OpenEnumeration {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
-    public var description: String { rawValue }
 
     // The request itself.
     public static let malformedRequest = ErrorCode("malformed_request")

@@ -5,21 +5,9 @@ import Foundation
 #endif
 
 /// Where the device's registration stands. An open set, like `ErrorCode`.
-public struct RegistrationState: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+public struct RegistrationState: OpenEnumeration {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
-    public var description: String { rawValue }
 
     /// No credentials yet: `notifyctl login`.
     public static let notLoggedIn = RegistrationState("not_logged_in")

@@ -38,21 +38,9 @@ public struct SendResult: Codable, Hashable, Sendable {
 }
 
 /// Where one message to one platform stands. An open set.
-public struct DeliveryState: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+public struct DeliveryState: OpenEnumeration {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
-    public var description: String { rawValue }
 
     /// In the outbox, waiting for its turn or for the backend to come back.
     public static let queued = DeliveryState("queued")
