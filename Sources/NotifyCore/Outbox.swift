@@ -188,15 +188,20 @@ public actor Outbox {
     private func finished(_ id: String, _ result: DeliveryResult) {
         attempts[id] = nil
         guard let delivery = queue.finished(id, result, now: clock.now()) else { return }
-        switch delivery.state {
-        case .delivered:
-            logger.info("outbox: delivered \(id) to \(delivery.to)")
+        // Delivered, or refused at once (the sender has the answer): nothing to keep.
+        let done = delivery.state == .delivered || (delivery.state == .failed && queue.delivery(id) == nil)
+        if done {
+            if delivery.state == .delivered {
+                logger.info("outbox: delivered \(id) to \(delivery.to)")
+            } else {
+                logger.warning("outbox: \(id) to \(delivery.to) refused: \(delivery.lastError?.message ?? "")")
+            }
             do {
                 try store.remove(id)
             } catch {
                 logger.error("\(error.description); it may be sent again after a restart")
             }
-        default:
+        } else {
             if let error = delivery.lastError {
                 logger.warning("outbox: \(id) to \(delivery.to): \(error.message)\(delivery.state == .queued ? "; will retry" : "")")
             }

@@ -5,6 +5,11 @@ import NotifyProtocol
 /// result means for the rest. Deliveries to the same recipient and platform go out one at
 /// a time in arrival order (a retry holds back the ones behind it); others go side by side,
 /// up to `concurrency` at once.
+///
+/// A refusal on the first attempt (bad credentials, another 4xx) is the sender's answer:
+/// the delivery fails and is not kept. After the message has waited in the outbox, a
+/// refusal is kept in `dead` to be reported, and refused credentials hold everything
+/// until the next login instead of failing messages that were already accepted.
 public struct OutboxQueue: Sendable {
     public private(set) var queued: [Delivery] = []
     /// Failed or expired after queueing: kept to be reported, never dropped silently.
@@ -89,11 +94,11 @@ public struct OutboxQueue: Sendable {
             retryAt[key] = next
             delivery.nextAttemptAt = next
             delivery.lastError = error
-        case .unauthorized(let error):
+        case .unauthorized(let error) where delivery.attempts > 1:
             paused = true
             delivery.nextAttemptAt = nil
             delivery.lastError = error
-        case .failed(let error):
+        case .unauthorized(let error), .failed(let error):
             // Refused for good: the next message to this recipient need not wait.
             failures[key] = nil
             retryAt[key] = nil
@@ -101,7 +106,7 @@ public struct OutboxQueue: Sendable {
             delivery.state = .failed
             delivery.lastError = error
             delivery.nextAttemptAt = nil
-            dead.append(delivery)
+            if delivery.attempts > 1 { dead.append(delivery) }
             return delivery
         }
         queued[index] = delivery

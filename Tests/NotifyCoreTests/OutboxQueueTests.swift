@@ -219,10 +219,26 @@ struct OutboxQueueTests {
         #expect(queue.queued.count == 1)
     }
 
-    @Test func failedMovesItToDeadWithTheError() throws {
+    @Test func aRefusalOnTheFirstAttemptIsTheSendersAnswerAndNotKept() throws {
         let first = Self.delivery(1), second = Self.delivery(2)
         var queue = Self.queue([first, second])
         _ = queue.takeReady(now: Self.at(0))
+        let failedResult = queue.finished(first.id, .failed(Self.rejected), now: Self.at(1))
+        #expect(failedResult?.state == .failed)
+        #expect(queue.dead.isEmpty)
+        #expect(queue.delivery(first.id) == nil)
+        let refusedResult = queue.finished(second.id, .unauthorized(Self.refused), now: Self.at(1))
+        #expect(refusedResult?.state == .failed, "refused credentials on the first attempt fail it, nothing is held")
+        #expect(!queue.paused)
+        #expect(queue.queued.isEmpty)
+    }
+
+    @Test func failedAfterWaitingMovesItToDeadWithTheError() throws {
+        let first = Self.delivery(1), second = Self.delivery(2)
+        var queue = Self.queue([first, second])
+        _ = queue.takeReady(now: Self.at(0))
+        queue.finished(first.id, .transient(retryAfter: 0.5, error: Self.unavailable), now: Self.at(0.5))
+        #expect(Self.ids(queue.takeReady(now: Self.at(1))) == [first.id])
         let failedResult = queue.finished(first.id, .failed(Self.rejected), now: Self.at(1))
         let failed = try #require(failedResult)
         #expect(failed.state == .failed)
@@ -242,6 +258,9 @@ struct OutboxQueueTests {
         let carol = Self.delivery(2, to: "carol", expiresAfter: 1000)
         var queue = Self.queue([bob, carol])
         #expect(Self.ids(queue.takeReady(now: Self.at(0))) == [bob.id, carol.id])
+        // Bob's message has waited once already: refused credentials hold it, not fail it.
+        queue.finished(bob.id, .transient(retryAfter: 0.5, error: Self.unavailable), now: Self.at(0.5))
+        #expect(Self.ids(queue.takeReady(now: Self.at(1))) == [bob.id])
 
         let heldResult = queue.finished(bob.id, .unauthorized(Self.refused), now: Self.at(1))
 
@@ -312,7 +331,10 @@ struct OutboxQueueTests {
         let first = Self.delivery(1, expiresAfter: 100), second = Self.delivery(2, expiresAfter: 100)
         var queue = Self.queue([first, second])
         _ = queue.takeReady(now: Self.at(0))
+        queue.finished(first.id, .transient(retryAfter: 0.5, error: Self.unavailable), now: Self.at(0.5))
+        _ = queue.takeReady(now: Self.at(1))
         queue.finished(first.id, .unauthorized(Self.refused), now: Self.at(1))
+        #expect(queue.paused)
         #expect(Set(Self.ids(queue.expire(now: Self.at(100)))) == [first.id, second.id])
         #expect(queue.queued.isEmpty)
     }
@@ -322,6 +344,8 @@ struct OutboxQueueTests {
         let third = Self.delivery(3, to: "dave")
         var queue = Self.queue([first, second, third], concurrency: 1)
         _ = queue.takeReady(now: Self.at(0))
+        queue.finished(first.id, .transient(retryAfter: 0.5, error: Self.unavailable), now: Self.at(0.5))
+        _ = queue.takeReady(now: Self.at(1))
         queue.finished(first.id, .failed(Self.rejected), now: Self.at(1))
         _ = queue.expire(now: Self.at(10))
         let purged = queue.purgeDead()
@@ -395,6 +419,7 @@ struct OutboxQueueTests {
         queue.finished(first.id, .transient(retryAfter: 60, error: Self.unavailable), now: Self.at(0))
         #expect(Self.ids(queue.takeReady(now: Self.at(60))) == [first.id])
         queue.finished(first.id, .failed(Self.rejected), now: Self.at(60))
+        #expect(queue.dead.map(\.id) == [first.id], "kept: it had waited in the outbox")
         #expect(Self.ids(queue.takeReady(now: Self.at(60))) == [second.id], "no leftover retry time for bob")
     }
 }

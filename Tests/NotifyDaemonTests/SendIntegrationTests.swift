@@ -103,15 +103,28 @@ import Testing
         _ = try await fixture.login("alice", password: "wrong")
         let result = try await fixture.call(SendCommand(to: "bob", message: "hi"))
         let delivery = try #require(result.deliveries.first)
-        #expect(delivery.state == .queued, "held until the next login rather than lost")
+        #expect(delivery.state == .failed)
         #expect(delivery.error?.code == .unauthorized)
         #expect(delivery.error?.message.contains("notifyctl login alice") == true)
-        // With --no-queue it fails outright.
+        #expect(try await fixture.call(OutboxCommand()).deliveries.isEmpty, "not queued")
         let direct = try await fixture.call(SendCommand(to: "bob", message: "hi", queue: false))
         #expect(direct.deliveries.first?.state == .failed)
         #expect(direct.deliveries.first?.error?.code == .unauthorized)
+        #expect(fixture.backend.pushes().isEmpty)
+    }
 
-        // Logging in again sends what was held.
+    @Test func messagesQueuedInAnOutageAreHeldWhenTheLoginIsRefusedLater() async throws {
+        let fixture = try await Self.loggedIn()
+        defer { Task { await fixture.stop() } }
+        // An outage, and by the time it is over the password changed: the retry is refused.
+        try fixture.backend.addFault(.init(route: .send, status: 503, count: 1))
+        try fixture.backend.addFault(.init(route: .send, status: 403))
+        let queued = try await fixture.call(SendCommand(to: "bob", message: "accepted earlier"))
+        #expect(queued.deliveries.first?.state == .queued)
+        #expect(await eventually { (try? await fixture.call(OutboxCommand()).deliveries.first?.error?.code) == .unauthorized })
+        let held = try await fixture.call(OutboxCommand())
+        #expect(held.deliveries.map(\.state) == [.queued], "held, not failed: it was already accepted")
+        fixture.backend.clearFaults()
         _ = try await fixture.login("alice")
         #expect(await eventually { fixture.backend.pushes().filter(\.valid).count == 1 })
     }
@@ -123,10 +136,20 @@ import Testing
         let result = try await fixture.call(SendCommand(to: "bob", message: "hi"))
         #expect(result.deliveries.first?.state == .failed)
         #expect(result.deliveries.first?.error?.message.contains("HTTP 400") == true)
-        let outbox = try await fixture.call(OutboxCommand())
-        #expect(outbox.deliveries.map(\.state) == [.failed], "listed as failed, not retried")
+        #expect(try await fixture.call(OutboxCommand()).deliveries.isEmpty, "not queued")
         try await Task.sleep(for: .milliseconds(200))
-        #expect(fixture.count(.send) == 1)
+        #expect(fixture.count(.send) == 1, "not retried")
+    }
+
+    @Test func aRefusalAfterQueueingIsKeptForTheOutboxListing() async throws {
+        let fixture = try await Self.loggedIn()
+        defer { Task { await fixture.stop() } }
+        try fixture.backend.addFault(.init(route: .send, status: 503, count: 1))
+        try fixture.backend.addFault(.init(route: .send, status: 400, count: 1))
+        _ = try await fixture.call(SendCommand(to: "bob", message: "hi"))
+        #expect(await eventually { (try? await fixture.call(OutboxCommand()).deliveries.first?.state) == .failed })
+        let listed = try await fixture.call(OutboxCommand())
+        #expect(listed.deliveries.first?.error?.message.contains("HTTP 400") == true)
         let purged = try await fixture.call(OutboxCommand(purge: true))
         #expect(purged.purged == 1)
         #expect(purged.deliveries.isEmpty)
