@@ -22,7 +22,7 @@ let package = Package(
         // The socket client used by notifyctl and the tests.
         .target(name: "NotifyClient", dependencies: ["NotifyProtocol", "NotifySocket"]),
         // In-memory stand-in for the tutorial's ASP.NET AppBackend.
-        .target(name: "DevBackend"),
+        .target(name: "DevBackend", dependencies: ["NotifySocket"]),
 
         .executableTarget(name: "notifyd", dependencies: ["NotifyDaemon"]),
         .executableTarget(name: "notifyctl", dependencies: ["NotifyClient"]),

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NotifySocket
 
 /// Whole lines to standard output, one writer at a time.
 ///

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NotifySocket
 
 /// What a handler decides for one request.
 enum HTTPHandlerResult: Sendable {

@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NotifySocket
 
 public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
     public let message: String

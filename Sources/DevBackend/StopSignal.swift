@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NotifySocket
 
 /// A self-pipe that every blocked thread of the server polls alongside its socket.
 ///

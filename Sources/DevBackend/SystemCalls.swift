@@ -3,44 +3,20 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NotifySocket
 
 // Portability shims so the socket code reads the same on Linux and macOS.
 
-#if canImport(Glibc)
-let streamSocketType = Int32(SOCK_STREAM.rawValue)
-/// Linux raises SIGPIPE on a write to a closed peer unless told not to per call.
-let sendFlags = Int32(MSG_NOSIGNAL)
-#else
-let streamSocketType = SOCK_STREAM
-/// Darwin has no MSG_NOSIGNAL; sockets get SO_NOSIGPIPE instead (see `disableSigpipe`).
-let sendFlags: Int32 = 0
-#endif
+// The shims shared with the daemon's socket code (streamSocketType, sendFlags, errnoText,
+// retryingOnInterrupt, setCloseOnExec) come from NotifySocket.
 
 let pollReadable = Int16(POLLIN)
 /// Any of these on a descriptor means "stop waiting on it".
 let pollFailure = Int16(POLLERR | POLLHUP | POLLNVAL)
 
-func errnoText(_ code: Int32 = errno) -> String {
-    String(cString: strerror(code))
-}
-
-/// Retries a system call interrupted by a signal, as every blocking call here must.
-@inline(__always)
-func retryingOnInterrupt<T: BinaryInteger>(_ call: () -> T) -> T {
-    while true {
-        let result = call()
-        if result == -1 && errno == EINTR { continue }
-        return result
-    }
-}
-
 func closeDescriptor(_ fd: Int32) {
     // Not retried on EINTR: on Linux the descriptor is already released by then.
     _ = close(fd)
-}
-
-func setCloseOnExec(_ fd: Int32) {
-    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
 }
 
 func setNonBlocking(_ fd: Int32, _ enabled: Bool) {

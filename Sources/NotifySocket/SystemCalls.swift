@@ -6,15 +6,16 @@ import Musl
 import Darwin
 #endif
 
-// Small portability shims so the rest of the module reads the same on Linux and macOS.
+// Small portability shims so socket code reads the same on Linux and macOS. Public for the
+// other socket code of the package (the dev backend's HTTP server).
 
 #if canImport(Glibc) || canImport(Musl)
-let streamSocketType = Int32(SOCK_STREAM.rawValue)
+public let streamSocketType = Int32(SOCK_STREAM.rawValue)
 /// Linux reports a closed peer with EPIPE unless told not to raise SIGPIPE per call.
-let sendFlags = Int32(MSG_NOSIGNAL)
+public let sendFlags = Int32(MSG_NOSIGNAL)
 #else
-let streamSocketType = SOCK_STREAM
-let sendFlags: Int32 = 0
+public let streamSocketType = SOCK_STREAM
+public let sendFlags: Int32 = 0
 #endif
 
 /// Bytes `sun_path` can hold, the terminating NUL included (108 on Linux, 104 on macOS).
@@ -22,13 +23,13 @@ public let socketPathCapacity = MemoryLayout.size(ofValue: sockaddr_un().sun_pat
 
 public func currentUID() -> UInt32 { UInt32(getuid()) }
 
-func errnoText(_ code: Int32 = errno) -> String {
+public func errnoText(_ code: Int32 = errno) -> String {
     String(cString: strerror(code))
 }
 
 /// Retries a system call interrupted by a signal, as every blocking call here must.
-@inline(__always)
-func retryingOnInterrupt<T: BinaryInteger>(_ call: () -> T) -> T {
+@inlinable
+public func retryingOnInterrupt<T: BinaryInteger>(_ call: () -> T) -> T {
     while true {
         let result = call()
         if result == -1 && errno == EINTR { continue }
@@ -36,7 +37,7 @@ func retryingOnInterrupt<T: BinaryInteger>(_ call: () -> T) -> T {
     }
 }
 
-func setCloseOnExec(_ fd: Int32) {
+public func setCloseOnExec(_ fd: Int32) {
     _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
 }
 

@@ -5,28 +5,28 @@ import Testing
 
 /// The outbox's scheduling, driven with explicit dates: no clocks, no waiting.
 struct OutboxQueueTests {
-    private static let start = Date(timeIntervalSince1970: 1_800_000_000)
-    private static func at(_ seconds: Double) -> Date { start.addingTimeInterval(seconds) }
+    static let start = Date(timeIntervalSince1970: 1_800_000_000)
+    static func at(_ seconds: Double) -> Date { start.addingTimeInterval(seconds) }
 
     /// First retry between 5 and 10 s, then 10–20 s, 20–40 s…
-    private static let backoff = Backoff(initial: 10, multiplier: 2, maximum: 1000, maximumRetryAfter: 3600)
-    private static let unavailable = WireError(code: .backendUnavailable, message: "HTTP 503")
-    private static let rejected = WireError(code: .backendRejected, message: "HTTP 400")
-    private static let refused = WireError(code: .unauthorized, message: "HTTP 403")
+    static let backoff = Backoff(initial: 10, multiplier: 2, maximum: 1000, maximumRetryAfter: 3600)
+    static let unavailable = WireError(code: .backendUnavailable, message: "HTTP 503")
+    static let rejected = WireError(code: .backendRejected, message: "HTTP 400")
+    static let refused = WireError(code: .unauthorized, message: "HTTP 403")
 
-    private static func delivery(_ sequence: Int, to: String = "bob", _ platform: Platform = .apns,
+    static func delivery(_ sequence: Int, to: String = "bob", _ platform: Platform = .apns,
                                  expiresAfter: Double = 86400) -> Delivery {
         Delivery(sequence: sequence, to: to, platform: platform, message: "message \(sequence)",
                  createdAt: start, expiresAt: start.addingTimeInterval(expiresAfter))
     }
 
-    private static func queue(_ deliveries: [Delivery], concurrency: Int = 4) -> OutboxQueue {
+    static func queue(_ deliveries: [Delivery], concurrency: Int = 4) -> OutboxQueue {
         var queue = OutboxQueue(backoff: backoff, concurrency: concurrency, seed: 7)
         for delivery in deliveries { queue.add(delivery) }
         return queue
     }
 
-    private static func ids(_ deliveries: [Delivery]) -> [String] { deliveries.map(\.id) }
+    static func ids(_ deliveries: [Delivery]) -> [String] { deliveries.map(\.id) }
 
     // MARK: Order and concurrency
 
@@ -285,141 +285,5 @@ struct OutboxQueueTests {
         #expect(queue.nextWake(now: Self.at(2)) == Self.at(31))
         #expect(Self.ids(queue.takeReady(now: Self.at(2))) == [bob.id, dave.id])
         #expect(Self.ids(queue.takeReady(now: Self.at(31))) == [carol.id])
-    }
-
-    // MARK: Expiry
-
-    @Test func expiryMovesWaitingDeliveriesToDeadButKeepsThoseInFlight() throws {
-        let inFlight = Self.delivery(1, to: "bob", expiresAfter: 100)
-        let waiting = Self.delivery(2, to: "carol", expiresAfter: 100)
-        let fresh = Self.delivery(3, to: "dave", expiresAfter: 1000)
-        var queue = Self.queue([inFlight, waiting, fresh], concurrency: 1)
-        #expect(Self.ids(queue.takeReady(now: Self.at(0))) == [inFlight.id])
-
-        #expect(queue.expire(now: Self.at(99.999)).isEmpty)
-        let expired = queue.expire(now: Self.at(100))
-        #expect(Self.ids(expired) == [waiting.id])
-        let gone = try #require(expired.first)
-        #expect(gone.state == .expired)
-        #expect(gone.nextAttemptAt == nil)
-        #expect(gone.lastError?.code == .timeout)
-        #expect(gone.status.expiresAt == nil)
-        #expect(Self.ids(queue.queued) == [inFlight.id, fresh.id])
-        #expect(queue.dead == expired)
-
-        // The one in flight still gets its result.
-        let deliveredResult = queue.finished(inFlight.id, .delivered, now: Self.at(101))
-        let delivered = try #require(deliveredResult)
-        #expect(delivered.state == .delivered)
-        #expect(queue.expire(now: Self.at(101)).isEmpty)
-        #expect(Self.ids(queue.queued) == [fresh.id])
-    }
-
-    @Test func anExpiredRetryKeepsTheErrorItLastHad() throws {
-        let first = Self.delivery(1, expiresAfter: 100)
-        var queue = Self.queue([first])
-        _ = queue.takeReady(now: Self.at(0))
-        queue.finished(first.id, .transient(retryAfter: 50, error: Self.unavailable), now: Self.at(0))
-        let expired = queue.expire(now: Self.at(200))
-        #expect(Self.ids(expired) == [first.id])
-        #expect(expired.first?.lastError == Self.unavailable)
-        #expect(expired.first?.attempts == 1)
-        #expect(queue.queued.isEmpty)
-    }
-
-    @Test func expiryAppliesWhilePaused() throws {
-        let first = Self.delivery(1, expiresAfter: 100), second = Self.delivery(2, expiresAfter: 100)
-        var queue = Self.queue([first, second])
-        _ = queue.takeReady(now: Self.at(0))
-        queue.finished(first.id, .transient(retryAfter: 0.5, error: Self.unavailable), now: Self.at(0.5))
-        _ = queue.takeReady(now: Self.at(1))
-        queue.finished(first.id, .unauthorized(Self.refused), now: Self.at(1))
-        #expect(queue.paused)
-        #expect(Set(Self.ids(queue.expire(now: Self.at(100)))) == [first.id, second.id])
-        #expect(queue.queued.isEmpty)
-    }
-
-    @Test func purgeDeadEmptiesDead() throws {
-        let first = Self.delivery(1, to: "bob"), second = Self.delivery(2, to: "carol", expiresAfter: 10)
-        let third = Self.delivery(3, to: "dave")
-        var queue = Self.queue([first, second, third], concurrency: 1)
-        _ = queue.takeReady(now: Self.at(0))
-        queue.finished(first.id, .transient(retryAfter: 0.5, error: Self.unavailable), now: Self.at(0.5))
-        _ = queue.takeReady(now: Self.at(1))
-        queue.finished(first.id, .failed(Self.rejected), now: Self.at(1))
-        _ = queue.expire(now: Self.at(10))
-        let purged = queue.purgeDead()
-        #expect(Set(Self.ids(purged)) == [first.id, second.id])
-        #expect(queue.dead.isEmpty)
-        #expect(queue.purgeDead().isEmpty)
-        #expect(Self.ids(queue.queued) == [third.id])
-    }
-
-    @Test func deliveriesLoadedAsFailedOrExpiredGoToDead() {
-        var failed = Self.delivery(1)
-        failed.state = .failed
-        var expired = Self.delivery(2)
-        expired.state = .expired
-        let waiting = Self.delivery(3)
-        var queue = Self.queue([failed, expired, waiting])
-        #expect(Self.ids(queue.dead) == [failed.id, expired.id])
-        #expect(Self.ids(queue.queued) == [waiting.id])
-        #expect(Self.ids(queue.takeReady(now: Self.at(0))) == [waiting.id])
-    }
-
-    // MARK: Waking
-
-    @Test func nextWakeIsTheEarliestRetryOrExpiry() throws {
-        var empty = Self.queue([])
-        #expect(empty.nextWake(now: Self.at(0)) == nil)
-        #expect(empty.takeReady(now: Self.at(0)).isEmpty)
-
-        let bob = Self.delivery(1, to: "bob", expiresAfter: 500)
-        let carol = Self.delivery(2, to: "carol", expiresAfter: 300)
-        var queue = Self.queue([bob, carol])
-        #expect(queue.nextWake(now: Self.at(0)) == Self.at(300))
-
-        _ = queue.takeReady(now: Self.at(0))
-        queue.finished(bob.id, .transient(retryAfter: 60, error: Self.unavailable), now: Self.at(0))
-        #expect(queue.nextWake(now: Self.at(1)) == Self.at(60), "the retry comes before either expiry")
-
-        queue.finished(carol.id, .transient(retryAfter: 400, error: Self.unavailable), now: Self.at(0))
-        #expect(queue.nextWake(now: Self.at(1)) == Self.at(60))
-        _ = queue.takeReady(now: Self.at(60))
-        queue.finished(bob.id, .transient(retryAfter: 1000, error: Self.unavailable), now: Self.at(60))
-        #expect(queue.nextWake(now: Self.at(61)) == Self.at(300), "carol's expiry now comes before both retries")
-    }
-
-    @Test func nextWakeIgnoresRetryTimesThatHavePassed() throws {
-        let bob = Self.delivery(1, to: "bob", expiresAfter: 500)
-        var queue = Self.queue([bob])
-        _ = queue.takeReady(now: Self.at(0))
-        queue.finished(bob.id, .transient(retryAfter: 60, error: Self.unavailable), now: Self.at(0))
-        #expect(queue.nextWake(now: Self.at(60)) == Self.at(500))
-    }
-
-    @Test func nextWakeDoesNotPointIntoThePastWhileAnExpiredDeliveryIsInFlight() {
-        // The outbox sleeps until nextWake, then expires and starts what it can. A delivery
-        // that expired while its attempt is under way cannot be expired yet, so a wake at
-        // its (past) expiry does nothing but ask for the same past wake again.
-        let bob = Self.delivery(1, to: "bob", expiresAfter: 100)
-        var queue = Self.queue([bob])
-        _ = queue.takeReady(now: Self.at(0))
-        let now = Self.at(150)
-        #expect(queue.expire(now: now).isEmpty)
-        let wake = queue.nextWake(now: now)
-        #expect(wake == nil || wake! > now, "wake at \(String(describing: wake?.timeIntervalSince(Self.start)))")
-    }
-
-    @Test func aDeliveryRefusedForGoodDoesNotHoldBackTheNextOne() {
-        let first = Self.delivery(1)
-        let second = Self.delivery(2)
-        var queue = Self.queue([first, second])
-        #expect(Self.ids(queue.takeReady(now: Self.at(0))) == [first.id])
-        queue.finished(first.id, .transient(retryAfter: 60, error: Self.unavailable), now: Self.at(0))
-        #expect(Self.ids(queue.takeReady(now: Self.at(60))) == [first.id])
-        queue.finished(first.id, .failed(Self.rejected), now: Self.at(60))
-        #expect(queue.dead.map(\.id) == [first.id], "kept: it had waited in the outbox")
-        #expect(Self.ids(queue.takeReady(now: Self.at(60))) == [second.id], "no leftover retry time for bob")
     }
 }

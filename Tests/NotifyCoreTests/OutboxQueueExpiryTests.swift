@@ -1,0 +1,144 @@
+import Foundation
+import NotifyProtocol
+import Testing
+@testable import NotifyCore
+
+/// The outbox queue over time: expiry, purging, and when it next needs waking. Uses the
+/// helpers of `OutboxQueueTests`.
+struct OutboxQueueExpiryTests {
+    // MARK: Expiry
+
+    @Test func expiryMovesWaitingDeliveriesToDeadButKeepsThoseInFlight() throws {
+        let inFlight = OutboxQueueTests.delivery(1, to: "bob", expiresAfter: 100)
+        let waiting = OutboxQueueTests.delivery(2, to: "carol", expiresAfter: 100)
+        let fresh = OutboxQueueTests.delivery(3, to: "dave", expiresAfter: 1000)
+        var queue = OutboxQueueTests.queue([inFlight, waiting, fresh], concurrency: 1)
+        #expect(OutboxQueueTests.ids(queue.takeReady(now: OutboxQueueTests.at(0))) == [inFlight.id])
+
+        #expect(queue.expire(now: OutboxQueueTests.at(99.999)).isEmpty)
+        let expired = queue.expire(now: OutboxQueueTests.at(100))
+        #expect(OutboxQueueTests.ids(expired) == [waiting.id])
+        let gone = try #require(expired.first)
+        #expect(gone.state == .expired)
+        #expect(gone.nextAttemptAt == nil)
+        #expect(gone.lastError?.code == .timeout)
+        #expect(gone.status.expiresAt == nil)
+        #expect(OutboxQueueTests.ids(queue.queued) == [inFlight.id, fresh.id])
+        #expect(queue.dead == expired)
+
+        // The one in flight still gets its result.
+        let deliveredResult = queue.finished(inFlight.id, .delivered, now: OutboxQueueTests.at(101))
+        let delivered = try #require(deliveredResult)
+        #expect(delivered.state == .delivered)
+        #expect(queue.expire(now: OutboxQueueTests.at(101)).isEmpty)
+        #expect(OutboxQueueTests.ids(queue.queued) == [fresh.id])
+    }
+
+    @Test func anExpiredRetryKeepsTheErrorItLastHad() throws {
+        let first = OutboxQueueTests.delivery(1, expiresAfter: 100)
+        var queue = OutboxQueueTests.queue([first])
+        _ = queue.takeReady(now: OutboxQueueTests.at(0))
+        queue.finished(first.id, .transient(retryAfter: 50, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(0))
+        let expired = queue.expire(now: OutboxQueueTests.at(200))
+        #expect(OutboxQueueTests.ids(expired) == [first.id])
+        #expect(expired.first?.lastError == OutboxQueueTests.unavailable)
+        #expect(expired.first?.attempts == 1)
+        #expect(queue.queued.isEmpty)
+    }
+
+    @Test func expiryAppliesWhilePaused() throws {
+        let first = OutboxQueueTests.delivery(1, expiresAfter: 100), second = OutboxQueueTests.delivery(2, expiresAfter: 100)
+        var queue = OutboxQueueTests.queue([first, second])
+        _ = queue.takeReady(now: OutboxQueueTests.at(0))
+        queue.finished(first.id, .transient(retryAfter: 0.5, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(0.5))
+        _ = queue.takeReady(now: OutboxQueueTests.at(1))
+        queue.finished(first.id, .unauthorized(OutboxQueueTests.refused), now: OutboxQueueTests.at(1))
+        #expect(queue.paused)
+        #expect(Set(OutboxQueueTests.ids(queue.expire(now: OutboxQueueTests.at(100)))) == [first.id, second.id])
+        #expect(queue.queued.isEmpty)
+    }
+
+    @Test func purgeDeadEmptiesDead() throws {
+        let first = OutboxQueueTests.delivery(1, to: "bob"), second = OutboxQueueTests.delivery(2, to: "carol", expiresAfter: 10)
+        let third = OutboxQueueTests.delivery(3, to: "dave")
+        var queue = OutboxQueueTests.queue([first, second, third], concurrency: 1)
+        _ = queue.takeReady(now: OutboxQueueTests.at(0))
+        queue.finished(first.id, .transient(retryAfter: 0.5, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(0.5))
+        _ = queue.takeReady(now: OutboxQueueTests.at(1))
+        queue.finished(first.id, .failed(OutboxQueueTests.rejected), now: OutboxQueueTests.at(1))
+        _ = queue.expire(now: OutboxQueueTests.at(10))
+        let purged = queue.purgeDead()
+        #expect(Set(OutboxQueueTests.ids(purged)) == [first.id, second.id])
+        #expect(queue.dead.isEmpty)
+        #expect(queue.purgeDead().isEmpty)
+        #expect(OutboxQueueTests.ids(queue.queued) == [third.id])
+    }
+
+    @Test func deliveriesLoadedAsFailedOrExpiredGoToDead() {
+        var failed = OutboxQueueTests.delivery(1)
+        failed.state = .failed
+        var expired = OutboxQueueTests.delivery(2)
+        expired.state = .expired
+        let waiting = OutboxQueueTests.delivery(3)
+        var queue = OutboxQueueTests.queue([failed, expired, waiting])
+        #expect(OutboxQueueTests.ids(queue.dead) == [failed.id, expired.id])
+        #expect(OutboxQueueTests.ids(queue.queued) == [waiting.id])
+        #expect(OutboxQueueTests.ids(queue.takeReady(now: OutboxQueueTests.at(0))) == [waiting.id])
+    }
+
+    // MARK: Waking
+
+    @Test func nextWakeIsTheEarliestRetryOrExpiry() throws {
+        var empty = OutboxQueueTests.queue([])
+        #expect(empty.nextWake(now: OutboxQueueTests.at(0)) == nil)
+        #expect(empty.takeReady(now: OutboxQueueTests.at(0)).isEmpty)
+
+        let bob = OutboxQueueTests.delivery(1, to: "bob", expiresAfter: 500)
+        let carol = OutboxQueueTests.delivery(2, to: "carol", expiresAfter: 300)
+        var queue = OutboxQueueTests.queue([bob, carol])
+        #expect(queue.nextWake(now: OutboxQueueTests.at(0)) == OutboxQueueTests.at(300))
+
+        _ = queue.takeReady(now: OutboxQueueTests.at(0))
+        queue.finished(bob.id, .transient(retryAfter: 60, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(0))
+        #expect(queue.nextWake(now: OutboxQueueTests.at(1)) == OutboxQueueTests.at(60), "the retry comes before either expiry")
+
+        queue.finished(carol.id, .transient(retryAfter: 400, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(0))
+        #expect(queue.nextWake(now: OutboxQueueTests.at(1)) == OutboxQueueTests.at(60))
+        _ = queue.takeReady(now: OutboxQueueTests.at(60))
+        queue.finished(bob.id, .transient(retryAfter: 1000, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(60))
+        #expect(queue.nextWake(now: OutboxQueueTests.at(61)) == OutboxQueueTests.at(300), "carol's expiry now comes before both retries")
+    }
+
+    @Test func nextWakeIgnoresRetryTimesThatHavePassed() throws {
+        let bob = OutboxQueueTests.delivery(1, to: "bob", expiresAfter: 500)
+        var queue = OutboxQueueTests.queue([bob])
+        _ = queue.takeReady(now: OutboxQueueTests.at(0))
+        queue.finished(bob.id, .transient(retryAfter: 60, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(0))
+        #expect(queue.nextWake(now: OutboxQueueTests.at(60)) == OutboxQueueTests.at(500))
+    }
+
+    @Test func nextWakeDoesNotPointIntoThePastWhileAnExpiredDeliveryIsInFlight() {
+        // The outbox sleeps until nextWake, then expires and starts what it can. A delivery
+        // that expired while its attempt is under way cannot be expired yet, so a wake at
+        // its (past) expiry does nothing but ask for the same past wake again.
+        let bob = OutboxQueueTests.delivery(1, to: "bob", expiresAfter: 100)
+        var queue = OutboxQueueTests.queue([bob])
+        _ = queue.takeReady(now: OutboxQueueTests.at(0))
+        let now = OutboxQueueTests.at(150)
+        #expect(queue.expire(now: now).isEmpty)
+        let wake = queue.nextWake(now: now)
+        #expect(wake == nil || wake! > now, "wake at \(String(describing: wake?.timeIntervalSince(OutboxQueueTests.start)))")
+    }
+
+    @Test func aDeliveryRefusedForGoodDoesNotHoldBackTheNextOne() {
+        let first = OutboxQueueTests.delivery(1)
+        let second = OutboxQueueTests.delivery(2)
+        var queue = OutboxQueueTests.queue([first, second])
+        #expect(OutboxQueueTests.ids(queue.takeReady(now: OutboxQueueTests.at(0))) == [first.id])
+        queue.finished(first.id, .transient(retryAfter: 60, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(0))
+        #expect(OutboxQueueTests.ids(queue.takeReady(now: OutboxQueueTests.at(60))) == [first.id])
+        queue.finished(first.id, .failed(OutboxQueueTests.rejected), now: OutboxQueueTests.at(60))
+        #expect(queue.dead.map(\.id) == [first.id], "kept: it had waited in the outbox")
+        #expect(OutboxQueueTests.ids(queue.takeReady(now: OutboxQueueTests.at(60))) == [second.id], "no leftover retry time for bob")
+    }
+}
