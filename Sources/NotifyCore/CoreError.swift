@@ -2,7 +2,7 @@ import NotifyProtocol
 
 /// Everything that can go wrong in notifyd's core, worded for the person who reads it.
 /// Mapped to a wire error code in one place: `wireError`.
-public enum CoreError: Error, Equatable, Sendable, CustomStringConvertible {
+public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidArgument(String)
     case notLoggedIn
     case noBackend
@@ -11,6 +11,8 @@ public enum CoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case backendUnavailable(String)
     case backendRejected(status: Int, detail: String)
     case messageTooLarge(String)
+    /// `logout` kept the credentials because the registration could not be deleted.
+    case stillLoggedIn(because: CoreError)
     case storage(String)
     case shuttingDown
 
@@ -34,12 +36,15 @@ public enum CoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return message
         case .shuttingDown:
             return "notifyd is shutting down"
+        case .stillLoggedIn(let reason):
+            return "the registration could not be deleted (\(reason)), so you are still logged in; try again later, or run `notifyctl logout --force` to forget the credentials anyway"
         }
     }
 
     public var wireError: WireError {
         let code: ErrorCode
         switch self {
+        case .stillLoggedIn(let reason): code = reason.wireError.code
         case .invalidArgument: code = .invalidArgument
         case .notLoggedIn: code = .notLoggedIn
         case .noBackend: code = .noBackend

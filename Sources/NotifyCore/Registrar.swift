@@ -153,9 +153,7 @@ public actor Registrar {
         do {
             deletedId = try await unregister().deletedId
         } catch {
-            guard force else {
-                throw .backendUnavailable("\(error.description.replacingOccurrences(of: "the backend could not be reached: ", with: "")); the registration could not be deleted, so you are still logged in. Try again later, or use `notifyctl logout --force` to forget the credentials anyway")
-            }
+            guard force else { throw .stillLoggedIn(because: error) }
             warning = "the registration could not be deleted (\(error.description)); forgot the credentials anyway"
             logger.warning(warning!)
         }

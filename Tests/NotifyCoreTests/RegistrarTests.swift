@@ -158,7 +158,10 @@ struct RegistrarTests {
         fixture.backend.failEverything(.transport("connection refused"))
         let credentials = CredentialStore(directory: fixture.directory.path)
 
-        await #expect(throws: CoreError.self) { try await registrar.logout(force: false) }
+        let refused = await #expect(throws: CoreError.self) { try await registrar.logout(force: false) }
+        #expect(refused == .stillLoggedIn(because: .backendUnavailable("connection refused")))
+        #expect(refused?.description.contains("notifyctl logout --force") == true)
+        #expect(refused?.wireError.code == .backendUnavailable)
         #expect(credentials.load().0 != nil)
 
         let forced = try await registrar.logout(force: true)
