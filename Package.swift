@@ -28,11 +28,13 @@ let package = Package(
         .executableTarget(name: "notifyctl", dependencies: ["NotifyClient"]),
         .executableTarget(name: "notify-devbackend", dependencies: ["DevBackend"]),
 
+        // Helpers the test targets share.
+        .target(name: "NotifyTestSupport", path: "Tests/NotifyTestSupport"),
         .testTarget(name: "NotifyProtocolTests", dependencies: ["NotifyProtocol"]),
-        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "DevBackend"]),
-        .testTarget(name: "NotifyDaemonTests", dependencies: ["NotifyDaemon", "NotifyClient", "DevBackend"]),
+        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "DevBackend", "NotifyTestSupport"]),
+        .testTarget(name: "NotifyDaemonTests", dependencies: ["NotifyDaemon", "NotifyClient", "DevBackend", "NotifyTestSupport"]),
         .testTarget(name: "DevBackendTests", dependencies: ["DevBackend"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["NotifyClient", "DevBackend"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["NotifyClient", "DevBackend", "NotifyTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

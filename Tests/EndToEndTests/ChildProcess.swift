@@ -111,13 +111,3 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
     let status = await child.wait(seconds: seconds)
     return (status, child.standardOutput, child.standardError)
 }
-
-/// Polls `condition` until it holds or `seconds` pass.
-func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return await condition()
-}

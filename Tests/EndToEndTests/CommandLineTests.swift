@@ -1,6 +1,7 @@
 import DevBackend
 import Foundation
 import Testing
+import NotifyTestSupport
 
 /// The built notifyd and notifyctl, as a user runs them.
 @Suite struct CommandLineTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import NotifyTestSupport
 
 /// contrib/examples: the Python client and the socat one-liner, against the built
 /// notifyd on a temporary socket.

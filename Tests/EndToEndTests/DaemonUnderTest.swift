@@ -1,4 +1,5 @@
 import Foundation
+import NotifyTestSupport
 
 /// The built `notifyd` running on a temporary socket and state directory, with the
 /// built `notifyctl` pointed at it.

@@ -1,6 +1,7 @@
 import DevBackend
 import Foundation
 import Testing
+import NotifyTestSupport
 
 /// What `send` accepted survives the daemon being killed outright.
 @Suite struct OutboxCrashTests {

@@ -3,6 +3,7 @@ import NotifyClient
 import NotifyProtocol
 import NotifySocket
 import Testing
+import NotifyTestSupport
 
 /// notifyd under a service manager: socket activation, readiness notification, journal
 /// logging, and checking its settings.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NotifyCore
+import NotifyTestSupport
 
 struct AtomicFileTests {
     @Test func writesTheBytesWithMode0600() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NotifyCore
+import NotifyTestSupport
 
 struct CredentialStoreTests {
     private let credentials = Credentials(

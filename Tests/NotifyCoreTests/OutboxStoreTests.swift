@@ -2,6 +2,7 @@ import Foundation
 import NotifyProtocol
 import Testing
 @testable import NotifyCore
+import NotifyTestSupport
 
 /// The outbox on disk: one private file per delivery, and a damaged file never costs the others.
 struct OutboxStoreTests {

@@ -2,6 +2,7 @@ import Foundation
 import NotifyProtocol
 import Testing
 @testable import NotifyCore
+import NotifyTestSupport
 
 /// The actor that drives the machine: real files in a temp dir, a scripted backend and a
 /// clock the test moves.
@@ -9,13 +10,14 @@ struct RegistrarTests {
     static let backend = "http://127.0.0.1:1"
 
     final class Fixture: Sendable {
-        let directory = TemporaryDirectory()
+        let directory: ScratchDirectory
         let backend = FakeBackend()
         let clock = ManualClock()
         let policy: RegistrationPolicy
 
-        init(policy: RegistrationPolicy = RegistrationPolicy(refreshInterval: 3600, backoff: Backoff(initial: 10, multiplier: 2, maximum: 60), debounce: 0)) {
+        init(policy: RegistrationPolicy = RegistrationPolicy(refreshInterval: 3600, backoff: Backoff(initial: 10, multiplier: 2, maximum: 60), debounce: 0)) throws {
             self.policy = policy
+            directory = try ScratchDirectory()
         }
 
         func registrar() -> Registrar {
@@ -27,7 +29,7 @@ struct RegistrarTests {
     }
 
     @Test func loginAndTokenRegisterAndTheOutcomeIsAwaited() async throws {
-        let fixture = Fixture()
+        let fixture = try Fixture()
         let registrar = fixture.registrar()
         await registrar.start()
         let early = try await registrar.setToken("<ab cd>", platform: nil)
@@ -45,7 +47,7 @@ struct RegistrarTests {
     }
 
     @Test func aBurstOfTokensEndsWithTheLastOneAndFewRequests() async throws {
-        let fixture = Fixture(policy: RegistrationPolicy(refreshInterval: 3600, debounce: 0.05, maximumDebounce: 1))
+        let fixture = try Fixture(policy: RegistrationPolicy(refreshInterval: 3600, debounce: 0.05, maximumDebounce: 1))
         let registrar = fixture.registrar()
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
         var generation = 0
@@ -63,7 +65,7 @@ struct RegistrarTests {
     }
 
     @Test func registrationSurvivesARestartWithoutARequestWhileFresh() async throws {
-        let fixture = Fixture()
+        let fixture = try Fixture()
         do {
             let registrar = fixture.registrar()
             _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
@@ -81,7 +83,7 @@ struct RegistrarTests {
     }
 
     @Test func aStaleRegistrationIsRefreshedOnStartAndPeriodically() async throws {
-        let fixture = Fixture()
+        let fixture = try Fixture()
         do {
             let registrar = fixture.registrar()
             _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
@@ -101,7 +103,7 @@ struct RegistrarTests {
     }
 
     @Test func anOutageIsRetriedWithBackoffUntilTheBackendReturns() async throws {
-        let fixture = Fixture()
+        let fixture = try Fixture()
         let registrar = fixture.registrar()
         fixture.backend.failEverything(.transport("connection refused"))
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
@@ -119,7 +121,7 @@ struct RegistrarTests {
     }
 
     @Test func unauthorizedWaitsForANewLogin() async throws {
-        let fixture = Fixture()
+        let fixture = try Fixture()
         let registrar = fixture.registrar()
         fixture.backend.failNextCreate(.status(403, retryAfter: nil, body: ""))
         _ = try await registrar.setToken("AB", platform: nil)
@@ -136,7 +138,7 @@ struct RegistrarTests {
     }
 
     @Test func logoutDeletesThenForgetsTheCredentials() async throws {
-        let fixture = Fixture()
+        let fixture = try Fixture()
         let registrar = fixture.registrar()
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
         _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
@@ -151,7 +153,7 @@ struct RegistrarTests {
     }
 
     @Test func logoutKeepsTheCredentialsWhenTheBackendIsDownUnlessForced() async throws {
-        let fixture = Fixture()
+        let fixture = try Fixture()
         let registrar = fixture.registrar()
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
         _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
@@ -170,7 +172,7 @@ struct RegistrarTests {
     }
 
     @Test func unregisterTreatsAnUnknownIdAsAlreadyGone() async throws {
-        let fixture = Fixture()
+        let fixture = try Fixture()
         let registrar = fixture.registrar()
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
         _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
@@ -185,7 +187,7 @@ struct RegistrarTests {
     }
 
     @Test func waitingIsBoundedByTheTimeout() async throws {
-        let fixture = Fixture()
+        let fixture = try Fixture()
         let registrar = fixture.registrar()
         fixture.backend.failEverything(.transport("down"))
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
@@ -196,7 +198,7 @@ struct RegistrarTests {
     }
 
     @Test func invalidInputIsRefusedAndNothingIsStored() async throws {
-        let fixture = Fixture()
+        let fixture = try Fixture()
         let registrar = fixture.registrar()
         await #expect(throws: CoreError.self) { try await registrar.setToken("xyz", platform: .apns) }
         await #expect(throws: CoreError.self) { try await registrar.setTags(["has space"]) }

@@ -2,6 +2,7 @@ import Foundation
 import NotifyProtocol
 import Testing
 @testable import NotifyCore
+import NotifyTestSupport
 
 struct StateStoreTests {
     private func sampleState() -> DeviceState {

@@ -3,6 +3,7 @@ import Foundation
 import NotifyCore
 import NotifyProtocol
 import Testing
+import NotifyTestSupport
 
 /// The daemon against the tutorial backend, over real HTTP on loopback.
 @Suite struct RegistrationIntegrationTests {

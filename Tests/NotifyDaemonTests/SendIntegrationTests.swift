@@ -3,6 +3,7 @@ import Foundation
 import NotifyCore
 import NotifyProtocol
 import Testing
+import NotifyTestSupport
 
 /// `send` and the outbox against the tutorial backend over loopback HTTP.
 @Suite struct SendIntegrationTests {
