@@ -20,8 +20,6 @@ final class EventHub: Sendable {
         _ = watchers.withLock { $0.removeValue(forKey: connection.number) }
     }
 
-    var watcherCount: Int { watchers.withLock { $0.count } }
-
     /// Encodes once and writes the line to every watcher; a watcher that cannot take it is dropped.
     func publish<Event: Encodable>(_ event: Event) {
         guard let line = try? WireCoding.line(event) else { return }

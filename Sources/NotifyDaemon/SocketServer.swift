@@ -71,8 +71,6 @@ final class SocketServer: Sendable {
         timer.cancel()
     }
 
-    var connectionCount: Int { state.withLock { $0.connections.count } }
-
     private func acceptLoop() {
         let ownUID = currentUID()
         while true {

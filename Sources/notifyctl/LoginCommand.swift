@@ -39,11 +39,9 @@ enum Login: Subcommand {
             guard !typed.isEmpty else { throw CommandFailure(.usage, "login: the password is empty") }
             password = typed
         }
-        let command = LoginCommand(
-            user: user, password: password, backend: parsed.options["--backend"],
-            wait: parsed.flags.contains("--no-wait") ? false : nil, timeout: try seconds(parsed.options["--timeout"], option: "--timeout"))
-        let outcome = try context.call(command, timeout: (command.timeout ?? 10) + 30)
-        return OutcomeReport.report(outcome, changed: "Logged in as \(user)", context: context)
+        let (wait, timeout) = try waitOptions(parsed.flags, parsed.options)
+        let command = LoginCommand(user: user, password: password, backend: parsed.options["--backend"], wait: wait, timeout: timeout)
+        return try OutcomeReport.run(command, changed: "Logged in as \(user)", context: context)
     }
 }
 

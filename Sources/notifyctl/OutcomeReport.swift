@@ -3,7 +3,14 @@ import NotifyProtocol
 /// How a command that changed the registration tells what became of it: one line, and
 /// an exit code a script can act on.
 enum OutcomeReport {
-    static func report(_ outcome: RegistrationOutcome, changed: String, context: Context) -> ExitCode {
+    /// Sends a command that waits for the registration (the socket read waits a little
+    /// longer than the daemon does) and reports what became of it.
+    static func run<Command: WaitingCommand>(_ command: Command, changed: String, context: Context) throws(CommandFailure) -> ExitCode {
+        let outcome = try context.call(command, timeout: (command.timeout ?? Command.defaultTimeout) + 30)
+        return report(outcome, changed: changed, context: context)
+    }
+
+    private static func report(_ outcome: RegistrationOutcome, changed: String, context: Context) -> ExitCode {
         let registration = outcome.registration
         let (line, code) = describe(registration, settled: outcome.settled, changed: changed)
         if !context.json {

@@ -27,11 +27,9 @@ enum SetToken: Subcommand {
             }
             platform = chosen
         }
-        let command = SetTokenCommand(
-            token: parsed.positionals[0], platform: platform, wait: parsed.flags.contains("--no-wait") ? false : nil,
-            timeout: try seconds(parsed.options["--timeout"], option: "--timeout"))
-        let outcome = try context.call(command, timeout: (command.timeout ?? 10) + 30)
-        return OutcomeReport.report(outcome, changed: "Token set", context: context)
+        let (wait, timeout) = try waitOptions(parsed.flags, parsed.options)
+        let command = SetTokenCommand(token: parsed.positionals[0], platform: platform, wait: wait, timeout: timeout)
+        return try OutcomeReport.run(command, changed: "Token set", context: context)
     }
 }
 
@@ -48,12 +46,9 @@ enum SetTags: Subcommand {
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         let parsed = try parse(arguments, valued: ["--timeout"], flags: ["--no-wait"], positionals: 0...1000)
-        let command = SetTagsCommand(
-            tags: parsed.positionals, wait: parsed.flags.contains("--no-wait") ? false : nil,
-            timeout: try seconds(parsed.options["--timeout"], option: "--timeout"))
-        let outcome = try context.call(command, timeout: (command.timeout ?? 10) + 30)
+        let (wait, timeout) = try waitOptions(parsed.flags, parsed.options)
         let changed = parsed.positionals.isEmpty ? "Tags cleared" : "Tags set to \(parsed.positionals.joined(separator: " "))"
-        return OutcomeReport.report(outcome, changed: changed, context: context)
+        return try OutcomeReport.run(SetTagsCommand(tags: parsed.positionals, wait: wait, timeout: timeout), changed: changed, context: context)
     }
 }
 
@@ -69,9 +64,8 @@ enum Register: Subcommand {
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         let parsed = try parse(arguments, valued: ["--timeout"], flags: ["--no-wait"], positionals: 0...0)
-        let command = RegisterCommand(wait: parsed.flags.contains("--no-wait") ? false : nil, timeout: try seconds(parsed.options["--timeout"], option: "--timeout"))
-        let outcome = try context.call(command, timeout: (command.timeout ?? 10) + 30)
-        return OutcomeReport.report(outcome, changed: "Registration sent", context: context)
+        let (wait, timeout) = try waitOptions(parsed.flags, parsed.options)
+        return try OutcomeReport.run(RegisterCommand(wait: wait, timeout: timeout), changed: "Registration sent", context: context)
     }
 }
 

@@ -23,6 +23,11 @@ extension Subcommand {
         return parsed
     }
 
+    /// `--no-wait` and `--timeout`, as the commands that wait for the registration take them.
+    static func waitOptions(_ flags: Set<String>, _ options: [String: String]) throws(CommandFailure) -> (wait: Bool?, timeout: Double?) {
+        (flags.contains("--no-wait") ? false : nil, try seconds(options["--timeout"], option: "--timeout"))
+    }
+
     static func seconds(_ text: String?, option: String) throws(CommandFailure) -> Double? {
         guard let text else { return nil }
         guard let value = Double(text.hasSuffix("s") ? String(text.dropLast()) : text), value >= 0, value.isFinite else {
