@@ -50,7 +50,7 @@ public final class HTTPBackend: BackendAPI {
         return await call("POST", "api/notifications", query: [("pns", pns), ("to_tag", toTag)], body: encoded, account: account).map { _ in () }
     }
 
-    private func call(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount, ) async -> Result<Data, BackendCallError> {
+    private func call(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount) async -> Result<Data, BackendCallError> {
         guard let url = URLText.url(base: account.baseURL, path: path, query: query) else {
             return .failure(.transport("cannot build a URL from \(account.baseURL.absoluteString)"))
         }
