@@ -56,7 +56,7 @@ public final class NotifyClient {
             let bytes = try readLine()
             let data = Data(bytes)
             let decoder = WireCoding.decoder()
-            guard let header = try? decoder.decode(IncomingLineHeader.self, from: data) else {
+            guard (try? JSONShape.check(bytes)) != nil, let header = try? decoder.decode(IncomingLineHeader.self, from: data) else {
                 throw .protocolViolation("not JSON: \(String(decoding: bytes.prefix(100), as: UTF8.self))")
             }
             if header.event != nil {
@@ -84,7 +84,8 @@ public final class NotifyClient {
         if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
         while true {
             let bytes = try readLine()
-            if let header = try? WireCoding.decoder().decode(IncomingLineHeader.self, from: Data(bytes)), header.event != nil {
+            if (try? JSONShape.check(bytes)) != nil,
+               let header = try? WireCoding.decoder().decode(IncomingLineHeader.self, from: Data(bytes)), header.event != nil {
                 return bytes
             }
         }

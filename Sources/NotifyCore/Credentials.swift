@@ -55,7 +55,7 @@ public struct CredentialStore: Sendable {
         guard FileManager.default.fileExists(atPath: path) else { return (nil, nil) }
         do {
             guard let data = FileManager.default.contents(atPath: path) else { throw UnreadableFile() }
-            return (try JSONDecoder.state.decode(Credentials.self, from: data), nil)
+            return (try JSONDecoder.decodeStateFile(Credentials.self, from: data), nil)
         } catch {
             // Do not move the file: it may hold a password a person wants to recover.
             return (nil, "credentials file \(path) could not be read; log in again with `notifyctl login USER`")

@@ -32,7 +32,7 @@ public struct StateStore: Sendable {
         }
         do {
             guard let data = FileManager.default.contents(atPath: path) else { throw UnreadableFile() }
-            return (try JSONDecoder.state.decode(DeviceState.self, from: data), nil)
+            return (try JSONDecoder.decodeStateFile(DeviceState.self, from: data), nil)
         } catch {
             let aside = path + ".corrupt-" + String(Int(now.timeIntervalSince1970))
             let moved = rename(path, aside) == 0
@@ -78,5 +78,10 @@ extension JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return decoder
+    }
+
+    /// Decodes a file of ours; a damaged one must not crash the decoder (see `JSONShape`).
+    static func decodeStateFile<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        try WireCoding.decodeChecked(type, from: data, decoder: .state)
     }
 }

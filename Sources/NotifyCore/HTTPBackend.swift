@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import NotifyProtocol
 
 /// The tutorial AppBackend over HTTP(S), with URLSession: connections are reused and
 /// their number per host is bounded by the session.
@@ -28,7 +29,7 @@ public final class HTTPBackend: BackendAPI {
         let result = await call("POST", "api/register", query: [("handle", handle)], body: nil, account: account)
         return result.flatMap { body in
             // The body is a JSON string; parse it rather than trimming quotes, so escapes survive.
-            guard let id = try? JSONDecoder().decode(String.self, from: body), !id.isEmpty else {
+            guard let id = try? WireCoding.decodeChecked(String.self, from: body, decoder: JSONDecoder()), !id.isEmpty else {
                 return .failure(.invalidResponse("the backend answered the registration request with \(Self.describe(body)) instead of a JSON string id"))
             }
             return .success(id)

@@ -17,7 +17,7 @@ public struct OutboxStore: Sendable {
         var warnings: [String] = []
         for name in names.sorted() where name.hasSuffix(".json") {
             let path = (directory as NSString).appendingPathComponent(name)
-            if let data = FileManager.default.contents(atPath: path), let delivery = try? JSONDecoder.state.decode(Delivery.self, from: data) {
+            if let data = FileManager.default.contents(atPath: path), let delivery = try? JSONDecoder.decodeStateFile(Delivery.self, from: data) {
                 deliveries.append(delivery)
             } else {
                 let aside = path + ".unreadable"

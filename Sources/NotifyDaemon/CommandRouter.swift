@@ -13,6 +13,11 @@ struct CommandRouter: Sendable {
     static let commands = ["ping", "hello", "status", "login", "logout", "set-token", "set-tags", "register", "unregister", "watch", "send", "outbox"]
 
     func handle(_ line: [UInt8], from connection: Connection) async -> Reply {
+        do {
+            try JSONShape.check(line)
+        } catch {
+            return .now(Reply.failure(nil, WireError(code: .malformedRequest, message: "not valid JSON (\(error)): each request is one JSON object on one line, like {\"cmd\":\"ping\"}")))
+        }
         let data = Data(line)
         let decoder = WireCoding.decoder()
         guard let header = try? decoder.decode(RequestHeader.self, from: data) else {

@@ -58,6 +58,28 @@ import Testing
         #expect(ping.protocol == ProtocolVersion.current)
     }
 
+    /// 513 `[` crash Foundation's decoder; the daemon answers each line and carries on.
+    @Test(arguments: [512, 513, 514])
+    func deeplyNestedLinesGetAnErrorNotACrash(depth: Int) async throws {
+        let fixture = try await DaemonFixture()
+        defer { Task { await fixture.stop() } }
+        let path = fixture.socketPath
+        let replies = try await onThread { () -> [JSONValue?] in
+            let connection = try RawConnection(path: path)
+            let brackets = String(repeating: "[", count: depth)
+            try connection.send(brackets + "\n")
+            let bare = connection.receive()
+            try connection.send("{\"cmd\":\"ping\",\"id\":" + brackets + "\n")
+            let asID = connection.receive()
+            try connection.send("{\"cmd\":\"ping\",\"id\":2}\n")
+            return [bare, asID, connection.receive()]
+        }
+        #expect(replies[0]?["error"]?["code"] == .string("malformed_request"))
+        #expect(replies[1]?["error"]?["code"] == .string("malformed_request"))
+        #expect(replies[1]?["error"]?["message"]?.stringValue?.contains("nested deeper") == true)
+        #expect(replies[2]?["id"] == .number(2), "the same connection is still served")
+    }
+
     @Test func aClientThatVanishesMidRequestDoesNotHurtTheDaemon() async throws {
         let fixture = try await DaemonFixture()
         defer { Task { await fixture.stop() } }
