@@ -55,6 +55,7 @@ public struct StateStore: Sendable {
 
     private static func reason(_ error: any Error) -> String {
         if error is UnreadableFile { return "it cannot be read" }
+        if let problem = error as? JSONShape.Problem { return "not valid JSON: \(problem)" }
         if case DecodingError.dataCorrupted = error { return "not valid JSON" }
         if error is DecodingError { return "unexpected content" }
         return "\(error)"
