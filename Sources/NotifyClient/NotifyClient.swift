@@ -32,6 +32,14 @@ public final class NotifyClient {
             default: throw .notRunning(path: socketPath, detail: error.message)
             }
         }
+        // Whoever listens gets what is sent, the password of `login` included: talk only to
+        // a notifyd of this user (or root's), however the socket file came to be there.
+        let owner = UnixSocket.peerUID(fd)
+        guard let owner, owner == currentUID() || owner == 0 else {
+            close(fd)
+            let who = owner.map { "uid \($0)" } ?? "a process whose uid the system does not tell"
+            throw .notRunning(path: socketPath, detail: "it is served by \(who), not by you (uid \(currentUID())); refusing to talk to it. Check the socket path, or remove the file and start notifyd again")
+        }
         if let timeout { UnixSocket.setReceiveTimeout(fd, seconds: timeout) }
         reader = LineReader(fd: fd, maximumLength: 16 * 1024 * 1024)
     }

@@ -3,7 +3,7 @@ import NotifyCore
 import NotifyProtocol
 
 /// Decodes a request line and runs its command.
-struct CommandRouter: Sendable {
+struct CommandRouter: RequestHandler {
     let registrar: Registrar
     let outbox: Outbox
     let hub: EventHub
@@ -12,7 +12,7 @@ struct CommandRouter: Sendable {
 
     static let commands = ["ping", "hello", "status", "login", "logout", "set-token", "set-tags", "register", "unregister", "watch", "send", "outbox"]
 
-    func handle(_ line: [UInt8], from connection: Connection) async -> Reply {
+    func handle(_ line: [UInt8], from connection: ConnectionHandle) async -> Reply {
         do {
             try JSONShape.check(line)
         } catch {

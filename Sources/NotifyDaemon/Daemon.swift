@@ -68,7 +68,7 @@ public final class Daemon: Sendable {
         let server: SocketServer
         do {
             let router = CommandRouter(registrar: registrar, outbox: outbox, hub: hub, info: info, sendPlatforms: configuration.sendPlatforms)
-            server = try SocketServer(listener: socket.fd, router: router, logger: logger)
+            server = try SocketServer(listener: socket.fd, handler: router, limits: configuration.serverLimits, logger: logger)
         } catch {
             socket.closeAndRemove()
             lock.release()
@@ -77,6 +77,7 @@ public final class Daemon: Sendable {
         running.lock = lock
         running.socket = socket
         running.server = server
+        hub.attach(server)
         await registrar.start()
         await outbox.start()
         server.start()
@@ -88,10 +89,11 @@ public final class Daemon: Sendable {
         guard let server = running.server else { return }
         running.server = nil
         configuration.serviceManager.notify("STOPPING=1")
-        server.stopAccepting()
+        await server.stopAccepting()
         await outbox.shutdown()
         await registrar.shutdown()
-        await server.closeConnections(grace: 2)
+        await server.closeConnections()
+        hub.attach(nil)
         running.socket?.closeAndRemove()
         running.lock?.release()
         logger.notice("notifyd stopped")

@@ -21,6 +21,8 @@ public struct DaemonConfiguration: Sendable {
     public var passwordSource: PasswordSource
     /// A listening socket from systemd or launchd, used instead of binding `socket`.
     public var activatedListener: Int32?
+    /// Bounds on connections, request lines and unsent replies.
+    public var serverLimits = ServerLimits()
     /// Told READY=1 once serving and STOPPING=1 when shutting down.
     public var serviceManager = ServiceManagerNotifier(address: nil)
 

@@ -8,6 +8,8 @@ public struct ErrorCode: OpenEnumeration {
     public static let unknownCommand = ErrorCode("unknown_command")
     public static let invalidArgument = ErrorCode("invalid_argument")
     public static let lineTooLong = ErrorCode("line_too_long")
+    /// notifyd serves as many connections as it allows; this one is closed after the error.
+    public static let tooManyConnections = ErrorCode("too_many_connections")
     /// The message cannot fit the platform's payload limit once the backend wraps it.
     public static let messageTooLarge = ErrorCode("message_too_large")
 

@@ -43,22 +43,26 @@ public enum UnixSocket {
 
     /// Binds and listens on `path`, creating the socket file with mode 0600. The caller
     /// has removed any stale file first: this never unlinks.
-    public static func listen(path: String, backlog: Int32 = 64) throws(SocketError) -> Int32 {
+    public static func listen(path: String, backlog: Int32 = SOMAXCONN) throws(SocketError) -> Int32 {
         guard path.utf8.count < socketPathCapacity else {
             throw SocketError(.pathTooLong, "socket path \(path) is too long for a Unix socket")
         }
         let fd = socket(AF_UNIX, streamSocketType, 0)
         guard fd >= 0 else { throw SocketError(.io, "cannot create a socket: \(errnoText())") }
         setCloseOnExec(fd)
-        // The mode comes from the umask at bind time; chmod afterwards would leave a window
-        // in which another user could connect (ssh-agent binds under umask 0177 too).
-        let previousMask = umask(0o177)
-        let bound = withUnixAddress(path) { address, length in bind(fd, address, length) }
-        let bindErrno = errno
-        umask(previousMask)
-        guard bound == 0 else {
+        guard withUnixAddress(path, { address, length in bind(fd, address, length) }) == 0 else {
+            let code = errno
             close(fd)
-            throw SocketError(.io, "cannot bind \(path): \(errnoText(bindErrno))")
+            throw SocketError(.io, "cannot bind \(path): \(errnoText(code))")
+        }
+        // The mode is set before listen(): until then nobody can connect, whatever the mode
+        // was at bind. (A umask around bind would do it too, but the umask is process-wide
+        // and would change the mode of anything another thread creates meanwhile.)
+        guard chmod(path, 0o600) == 0 else {
+            let code = errno
+            close(fd)
+            unlink(path)
+            throw SocketError(.io, "cannot make \(path) private: \(errnoText(code))")
         }
         guard Glibc_or_Darwin_listen(fd, backlog) == 0 else {
             let code = errno

@@ -1,0 +1,27 @@
+import NotifyProtocol
+
+/// The bounds that keep one client from slowing or endangering the others. Each has a
+/// defined behaviour at its edge, documented in docs/protocol.md.
+public struct ServerLimits: Sendable {
+    /// Connections open at once. One more gets a `too_many_connections` error line and is
+    /// closed. Also kept below the process's open-file limit.
+    public var maximumConnections = 1024
+    /// Longest request line, newline excluded; a longer one gets `line_too_long` and the
+    /// connection is closed, since the stream cannot be resynchronised.
+    public var maximumLineLength = WireCoding.maximumLineLength
+    /// Requests read but not yet answered on one connection; at the bound the connection
+    /// is not read until replies go out.
+    public var maximumRequestsInFlight = 128
+    /// Unsent reply bytes at which a connection stops being read until it drains.
+    public var outputHighWater = 1 << 20
+    /// Unsent bytes beyond which a watcher's events are dropped and replaced by one
+    /// `{"event":"overflow"}` line once it catches up.
+    public var eventBacklog = 256 << 10
+    /// Seconds a connection over `outputHighWater` may go without taking a byte before
+    /// it is closed.
+    public var drainTimeout: Double = 30
+    /// Seconds pending replies get to go out at shutdown.
+    public var shutdownGrace: Double = 2
+
+    public init() {}
+}

@@ -1,0 +1,329 @@
+import Foundation
+import NotifyCore
+import NotifyProtocol
+import NotifySocket
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Serves every connection from one thread blocked in poll(), as ssh-agent does: the
+/// listening socket, every client socket and the inbox through which commands hand
+/// back their replies. Sockets are non-blocking, so no client can stall another, and
+/// threads do not grow with clients. Commands run in the actors they always ran in;
+/// each connection has one task that runs its requests in order.
+final class SocketServer: Sendable {
+    private let listener: Int32
+    private let handler: any RequestHandler
+    private let logger: Logger
+    private let limits: ServerLimits
+    private let inbox: LoopInbox
+    private let watchers = Atomic<Int>(0)
+
+    init(listener: Int32, handler: any RequestHandler, limits: ServerLimits, logger: Logger) throws {
+        self.listener = listener
+        self.handler = handler
+        self.logger = logger
+        self.inbox = try LoopInbox()
+        var limits = limits
+        limits.maximumConnections = min(limits.maximumConnections, OpenFileLimit.raise() - 32)
+        self.limits = limits
+        // poll() says when to accept; accept() itself must never block.
+        _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
+    }
+
+    func start() {
+        let loop = EventLoop(server: self)
+        let thread = Thread {
+            loop.run()
+            loop.end()
+        }
+        thread.name = "notifyd-sockets"
+        thread.start()
+    }
+
+    /// Stops accepting; the listening fd is left to its owner.
+    func stopAccepting() async {
+        await withCheckedContinuation { waiter in
+            if !inbox.post(.stopAccepting(waiter)) { waiter.resume() }
+        }
+    }
+
+    /// Reads no more requests, writes the replies already owed (for at most `grace`
+    /// seconds), then closes every connection and ends the loop.
+    func closeConnections() async {
+        await withCheckedContinuation { waiter in
+            if !inbox.post(.drain(grace: limits.shutdownGrace, waiter)) { waiter.resume() }
+        }
+    }
+
+    var hasWatchers: Bool { watchers.load(ordering: .relaxed) > 0 }
+
+    /// Sends an encoded event line to every watcher.
+    func broadcast(_ line: [UInt8]) {
+        inbox.post(.event(line))
+    }
+
+    func watch(_ connection: ConnectionHandle) {
+        inbox.post(.watch(connection: connection.number))
+    }
+
+    /// The loop's state, touched by its thread only.
+    private final class EventLoop: @unchecked Sendable {
+        // @unchecked: created on the starting thread and then used by the loop thread alone.
+        let server: SocketServer
+        var connections: [Int: ClientConnection] = [:]
+        var nextNumber = 1
+        var accepting = true
+        var acceptPausedUntil: Double?
+        var drainDeadline: Double?
+        var drainWaiters: [CheckedContinuation<Void, Never>] = []
+        let ownUID = currentUID()
+
+        var limits: ServerLimits { server.limits }
+        var logger: Logger { server.logger }
+
+        init(server: SocketServer) {
+            self.server = server
+        }
+
+        func run() {
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+            defer { scratch.deallocate() }
+            var fds: [pollfd] = []
+            var polled: [ClientConnection] = []
+            while true {
+                let now = monotonicNow()
+                fds.removeAll(keepingCapacity: true)
+                polled.removeAll(keepingCapacity: true)
+                fds.append(pollfd(fd: server.inbox.readFD, events: Int16(POLLIN), revents: 0))
+                let listening = accepting && (acceptPausedUntil.map { now >= $0 } ?? true)
+                if listening {
+                    acceptPausedUntil = nil
+                    fds.append(pollfd(fd: server.listener, events: Int16(POLLIN), revents: 0))
+                }
+                for connection in connections.values {
+                    var events: Int16 = 0
+                    if connection.wantsToRead(limits) { events |= Int16(POLLIN) }
+                    if connection.unsentBytes > 0 { events |= Int16(POLLOUT) }
+                    // A connection waiting on its commands is not polled: a hung-up peer
+                    // would otherwise report POLLHUP on every pass.
+                    guard events != 0 else { continue }
+                    fds.append(pollfd(fd: connection.fd, events: events, revents: 0))
+                    polled.append(connection)
+                }
+                let ready = fds.withUnsafeMutableBufferPointer { buffer in
+                    poll(buffer.baseAddress, nfds_t(buffer.count), pollTimeout(now: now))
+                }
+                if ready < 0 && errno != EINTR {
+                    logger.error("poll failed: \(errnoText()); notifyd can no longer serve its socket")
+                    return
+                }
+                let after = monotonicNow()
+                if fds[0].revents != 0 {
+                    for message in server.inbox.take() { handle(message, now: after) }
+                }
+                if listening && fds[1].revents != 0 { acceptPending(now: after) }
+                let first = listening ? 2 : 1
+                for (index, connection) in polled.enumerated() where fds[first + index].revents != 0 {
+                    guard connections[connection.number] === connection else { continue }
+                    serve(connection, revents: fds[first + index].revents, scratch: scratch, now: after)
+                }
+                closeStalled(now: after)
+                if finishDraining(now: after) { return }
+            }
+        }
+
+        /// Closes what is left and resumes whoever waits on a loop that is gone.
+        func end() {
+            for connection in Array(connections.values) { close(connection, why: nil) }
+            for message in server.inbox.close() {
+                switch message {
+                case .stopAccepting(let waiter), .drain(_, let waiter): waiter.resume()
+                case .reply, .watch, .event: break
+                }
+            }
+            for waiter in drainWaiters { waiter.resume() }
+            drainWaiters = []
+        }
+
+        /// Milliseconds until the next deadline, or -1: nothing to wait for, no wake-ups.
+        private func pollTimeout(now: Double) -> Int32 {
+            var deadlines: [Double] = connections.values.compactMap { $0.stalledSince.map { $0 + limits.drainTimeout } }
+            if let acceptPausedUntil { deadlines.append(acceptPausedUntil) }
+            if let drainDeadline { deadlines.append(drainDeadline) }
+            guard let next = deadlines.min() else { return -1 }
+            return Int32(max(0, min((next - now) * 1000, 60_000)).rounded(.up))
+        }
+
+        private func handle(_ message: LoopInbox.Message, now: Double) {
+            switch message {
+            case .reply(let number, let sequence, let bytes):
+                guard let connection = connections[number] else { return }
+                connection.replyArrived(sequence: sequence, bytes: bytes)
+                pump(connection, now: now)
+            case .watch(let number):
+                guard let connection = connections[number], !connection.watching else { return }
+                connection.startWatching()
+                server.watchers.add(1, ordering: .relaxed)
+            case .event(let bytes):
+                for connection in connections.values where connection.watching {
+                    connection.event(bytes, limits: limits)
+                    flush(connection, now: now)
+                }
+            case .stopAccepting(let waiter):
+                accepting = false
+                waiter.resume()
+            case .drain(let grace, let waiter):
+                accepting = false
+                drainDeadline = min(drainDeadline ?? .infinity, now + grace)
+                drainWaiters.append(waiter)
+                for connection in connections.values { connection.stopReading() }
+            }
+        }
+
+        private func acceptPending(now: Double) {
+            // A bounded batch per pass keeps a connection storm from starving the clients.
+            for _ in 0..<64 {
+                let fd = accept(server.listener, nil, nil)
+                guard fd >= 0 else {
+                    switch errno {
+                    case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED:
+                        break
+                    default:
+                        // Out of file descriptors and the like: the listener stays readable,
+                        // so stop polling it for a moment instead of spinning.
+                        logger.warning("cannot accept a connection: \(errnoText()); trying again shortly")
+                        acceptPausedUntil = now + 0.1
+                    }
+                    return
+                }
+                admit(fd, now: now)
+            }
+        }
+
+        private func admit(_ fd: Int32, now: Double) {
+            UnixSocket.prepareAcceptedSocket(fd)
+            // Only the user who owns the daemon (or root) may talk to it, whatever the file
+            // mode says; checked before a byte is read.
+            if let peer = UnixSocket.peerUID(fd), peer != ownUID && peer != 0 {
+                logger.warning("refused a connection from uid \(peer): notifyd serves uid \(ownUID) only")
+                _ = Glibc_or_Darwin_close(fd)
+                return
+            }
+            if connections.count >= limits.maximumConnections {
+                logger.warning("refused a connection: \(limits.maximumConnections) connections are open already")
+                let refusal = Reply.failure(nil, WireError(code: .tooManyConnections, message: "notifyd already serves \(limits.maximumConnections) connections; try again once some have closed"))
+                _ = refusal.withUnsafeBytes { send(fd, $0.baseAddress!, $0.count, sendFlags | Int32(MSG_DONTWAIT)) }
+                _ = Glibc_or_Darwin_close(fd)
+                return
+            }
+            let number = nextNumber
+            nextNumber += 1
+            let (stream, continuation) = AsyncStream.makeStream(of: ClientConnection.Request.self)
+            let connection = ClientConnection(fd: fd, number: number, requests: continuation)
+            connections[number] = connection
+            let handle = ConnectionHandle(number: number, server: server)
+            let handler = server.handler
+            let inbox = server.inbox
+            Task {
+                for await request in stream {
+                    let reply = await handler.handle(request.line, from: handle)
+                    switch reply {
+                    case .now(let bytes):
+                        inbox.post(.reply(connection: number, sequence: request.sequence, bytes: bytes))
+                    case .later:
+                        // The next request starts now; only the waiting overlaps.
+                        Task { inbox.post(.reply(connection: number, sequence: request.sequence, bytes: await reply.resolve())) }
+                    }
+                }
+            }
+            logger.debug("connection \(number) opened")
+        }
+
+        private func serve(_ connection: ClientConnection, revents: Int16, scratch: UnsafeMutableRawBufferPointer, now: Double) {
+            if revents & Int16(POLLOUT) != 0 || revents & Int16(POLLHUP | POLLERR) != 0 && connection.unsentBytes > 0 {
+                guard flush(connection, now: now) else { return }
+            }
+            if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 && connection.wantsToRead(limits) {
+                if connection.readAvailable(into: scratch) == .failed {
+                    close(connection, why: "read failed: \(errnoText())")
+                    return
+                }
+            }
+            pump(connection, now: now)
+        }
+
+        /// Starts every request the limits allow, writes what can be written, and closes
+        /// the connection once everything owed has gone out.
+        private func pump(_ connection: ClientConnection, now: Double) {
+            while let line = connection.nextLine(limits) {
+                switch line {
+                case .request(let bytes):
+                    connection.dispatch(bytes)
+                case .tooLong:
+                    connection.refuseRest(with: Reply.failure(nil, WireError(code: .lineTooLong, message: "request line longer than \(limits.maximumLineLength) bytes; closing the connection")))
+                }
+            }
+            guard flush(connection, now: now) else { return }
+            if connection.isDone { close(connection, why: nil) }
+        }
+
+        /// Writes what the socket takes; false when the connection had to be closed.
+        @discardableResult
+        private func flush(_ connection: ClientConnection, now: Double) -> Bool {
+            guard connection.unsentBytes > 0 else { return true }
+            if connection.flush(now: now, limits: limits) == .failed {
+                close(connection, why: nil)
+                return false
+            }
+            return true
+        }
+
+        private func closeStalled(now: Double) {
+            for connection in connections.values {
+                guard let since = connection.stalledSince, now - since >= limits.drainTimeout else { continue }
+                close(connection, why: "it read none of its \(connection.unsentBytes) bytes of replies for \(Int(limits.drainTimeout)) s")
+            }
+        }
+
+        private func close(_ connection: ClientConnection, why: String?) {
+            guard connections.removeValue(forKey: connection.number) != nil else { return }
+            if connection.watching { server.watchers.subtract(1, ordering: .relaxed) }
+            connection.close()
+            if let why {
+                logger.warning("closed connection \(connection.number): \(why)")
+            } else {
+                logger.debug("connection \(connection.number) closed")
+            }
+        }
+
+        /// At shutdown: true once every connection is closed and the loop may end.
+        private func finishDraining(now: Double) -> Bool {
+            guard let deadline = drainDeadline else { return false }
+            for connection in connections.values where connection.isDone || now >= deadline {
+                close(connection, why: nil)
+            }
+            return connections.isEmpty
+        }
+    }
+}
+
+/// Runs one request line; the server calls it for each connection's lines in order.
+protocol RequestHandler: Sendable {
+    func handle(_ line: [UInt8], from connection: ConnectionHandle) async -> Reply
+}
+
+/// What a command may know of the connection it came on.
+struct ConnectionHandle: Sendable {
+    let number: Int
+    let server: SocketServer
+}
+
+private func monotonicNow() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}

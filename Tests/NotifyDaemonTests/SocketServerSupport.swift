@@ -1,0 +1,141 @@
+import Foundation
+import NotifyCore
+@testable import NotifyDaemon
+import NotifyProtocol
+import NotifySocket
+import Synchronization
+
+/// The socket server alone, on a temporary socket, in front of a scripted handler, so
+/// tests can hold requests open, publish events and watch what the loop does at each limit.
+final class ServerUnderTest: Sendable {
+    let directory: String
+    let socketPath: String
+    let handler = ScriptedHandler()
+    let logLines = LogCapture()
+    let server: SocketServer
+    private let listener: Int32
+
+    init(limits: ServerLimits) throws {
+        directory = "/tmp/nd-loop-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        socketPath = directory + "/s.sock"
+        listener = try UnixSocket.listen(path: socketPath)
+        let lines = logLines
+        let logger = Logger(level: .debug) { level, message in lines.append("\(level.name): \(message)") }
+        server = try SocketServer(listener: listener, handler: handler, limits: limits, logger: logger)
+        server.start()
+    }
+
+    func stop() async {
+        handler.release()
+        await server.stopAccepting()
+        await server.closeConnections()
+        close(listener)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Runs `body` and always stops the server afterwards.
+    static func with<T>(_ limits: ServerLimits, _ body: (ServerUnderTest) async throws -> T) async throws -> T {
+        let server = try ServerUnderTest(limits: limits)
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    var log: String { logLines.text }
+}
+
+/// Answers lines by their first word: `hold` waits until `release()`, `watch` subscribes
+/// the connection to events, `big` answers 64 KiB, anything else is echoed.
+final class ScriptedHandler: RequestHandler {
+    private struct State {
+        var released = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var held = 0
+        var mostHeld = 0
+        var handled = 0
+    }
+    private let state = Mutex(State())
+
+    var handled: Int { state.withLock { $0.handled } }
+    var held: Int { state.withLock { $0.held } }
+    var mostHeldAtOnce: Int { state.withLock { $0.mostHeld } }
+
+    func release() {
+        let waiting = state.withLock { state in
+            state.released = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    func handle(_ line: [UInt8], from connection: ConnectionHandle) async -> Reply {
+        let text = String(decoding: line, as: UTF8.self)
+        state.withLock { $0.handled += 1 }
+        switch text.split(separator: " ").first {
+        case "hold":
+            return .later { [self] in
+                await hold()
+                return Self.line(["held": .string(text)])
+            }
+        case "watch":
+            connection.server.watch(connection)
+            return .now(Self.line(["watching": .bool(true)]))
+        case "big":
+            return .now(Self.line(["big": .string(String(repeating: "x", count: 64 * 1024))]))
+        default:
+            return .now(Self.line(["echo": .string(text)]))
+        }
+    }
+
+    private func hold() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state in
+                if state.released { return true }
+                state.waiting.append(waiter)
+                state.held += 1
+                state.mostHeld = max(state.mostHeld, state.held)
+                return false
+            }
+            if resumeNow { waiter.resume() }
+        }
+    }
+
+    static func line(_ object: [String: JSONValue]) -> [UInt8] {
+        Array(try! WireCoding.line(JSONValue.object(object)))
+    }
+}
+
+/// A client socket with a short send timeout, to find out when the server stops reading.
+final class StubbornClient: @unchecked Sendable {
+    // Unchecked: used from one thread at a time.
+    let fd: Int32
+
+    init(path: String) throws {
+        fd = try UnixSocket.connect(path: path)
+        var timeout = timeval(tv_sec: 0, tv_usec: 300_000)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    /// Writes `line` until a write makes no progress; returns the lines written.
+    func writeUntilBlocked(_ line: String, atMost: Int) -> Int {
+        let bytes = Array(line.utf8)
+        for count in 0..<atMost {
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, sendFlags) }
+                if written <= 0 { return count }
+                offset += written
+            }
+        }
+        return atMost
+    }
+}
