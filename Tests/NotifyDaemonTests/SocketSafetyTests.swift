@@ -103,41 +103,4 @@ import Testing
         let long = "/tmp/" + String(repeating: "d", count: 120) + "/notifyd.sock"
         #expect(throws: SocketError.self) { try SocketLocation.resolve(flag: long, environment: [:]) }
     }
-
-    /// Even with the socket file opened up, another user's connection is closed unanswered
-    /// (the peer's uid is checked, as ssh-agent does). Needs root to act as another user.
-    @Test(.enabled(if: getuid() == 0, "needs root to connect as another user"))
-    func anotherUsersConnectionIsRefused() async throws {
-        let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
-        chmod(fixture.socketPath, 0o777)
-        chmod(fixture.directory, 0o755)
-        let script = """
-            import os, socket, sys
-            os.setgid(65534); os.setuid(65534)
-            s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
-            try:
-                s.sendall(b'{"cmd":"ping"}\\n')
-                print("answered" if s.recv(100) else "closed")
-            except (ConnectionResetError, BrokenPipeError):
-                print("closed")
-            """
-        let process = Process()
-        // The system's python3: one under root's home would be out of the other user's reach.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script, fixture.socketPath]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(complaint)")
-        #expect(printed.trimmingCharacters(in: .whitespacesAndNewlines) == "closed", "closed without an answer")
-        #expect(fixture.log.contains("refused a connection from uid 65534"))
-        // The owner is still served.
-        _ = try await fixture.call(PingCommand())
-    }
 }

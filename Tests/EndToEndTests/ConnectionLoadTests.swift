@@ -1,0 +1,56 @@
+import Foundation
+import NotifyClient
+import NotifySocket
+import NotifyTestSupport
+import Testing
+
+/// The built notifyd with a thousand clients at once: threads do not grow with them,
+/// every one is answered, their descriptors are given back, and SIGTERM still stops it.
+@Suite struct ConnectionLoadTests {
+    static func count(_ directory: String) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory).count) ?? -1
+    }
+
+    @Test func aThousandConnectionsCostNoThreadsAndAreAllAnswered() async throws {
+        let daemon = try await DaemonUnderTest(backend: nil)
+        let pid = daemon.child.pid
+        let socket = daemon.socket
+        let descriptorsBefore = Self.count("/proc/\(pid)/fd")
+        let connections = 1000
+        let (answered, threads) = try await onDedicatedThread { () -> (Int, Int) in
+            OpenFiles.raiseSoftLimit(to: connections + 256)
+            var fds: [Int32] = []
+            defer { fds.forEach { close($0) } }
+            for _ in 0..<connections { fds.append(try UnixSocket.connect(path: socket)) }
+            let ping = Array("{\"cmd\":\"ping\"}\n".utf8)
+            for fd in fds { try UnixSocket.writeAll(fd, ping) }
+            var answered = 0
+            for fd in fds {
+                UnixSocket.setReceiveTimeout(fd, seconds: 20)
+                if case .line(let reply) = LineReader(fd: fd, maximumLength: 4096).next(), String(decoding: reply, as: UTF8.self).contains("\"ok\":true") {
+                    answered += 1
+                }
+            }
+            // Counted while all of them are still open.
+            return (answered, Self.count("/proc/\(pid)/task"))
+        }
+        #expect(answered == connections)
+        #expect(threads <= 32, "\(threads) threads with \(connections) connections open")
+        #expect(await eventually(20) { Self.count("/proc/\(pid)/fd") <= descriptorsBefore + 2 }, "descriptors given back")
+        #expect(await daemon.stop() == 0, "SIGTERM stops it")
+        await daemon.cleanUp()
+    }
+}
+
+enum OpenFiles {
+    /// The test opens more sockets than a default soft limit of 1024 allows.
+    static func raiseSoftLimit(to wanted: Int) {
+        var limit = rlimit()
+        getrlimit(resource, &limit)
+        guard limit.rlim_cur < rlim_t(wanted) else { return }
+        limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
+        setrlimit(resource, &limit)
+    }
+
+    private static let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+}
