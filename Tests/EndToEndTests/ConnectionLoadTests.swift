@@ -52,5 +52,9 @@ enum OpenFiles {
         setrlimit(resource, &limit)
     }
 
+    #if canImport(Glibc)
     private static let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    private static let resource = RLIMIT_NOFILE
+    #endif
 }
