@@ -55,7 +55,10 @@ public struct CredentialStore: Sendable {
         guard FileManager.default.fileExists(atPath: path) else { return (nil, nil) }
         do {
             guard let data = FileManager.default.contents(atPath: path) else { throw UnreadableFile() }
-            return (try JSONDecoder.decodeStateFile(Credentials.self, from: data), nil)
+            _ = try DiskFormat.checkVersion(of: data, supported: CredentialsRecord.currentVersion)
+            return (try JSONDecoder.decodeStateFile(CredentialsRecord.self, from: data).credentials, nil)
+        } catch let newer as DiskFormat.NewerFormat {
+            return (nil, "credentials file \(path) was not read: \(newer); log in again with `notifyctl login USER`, or run the newer notifyd")
         } catch {
             // Do not move the file: it may hold a password a person wants to recover.
             return (nil, "credentials file \(path) could not be read; log in again with `notifyctl login USER`")
@@ -65,7 +68,7 @@ public struct CredentialStore: Sendable {
     public func save(_ credentials: Credentials) throws(CoreError) {
         let data: Data
         do {
-            data = try JSONEncoder.state.encode(credentials)
+            data = try JSONEncoder.state.encode(CredentialsRecord(credentials))
         } catch {
             throw .storage("cannot encode the credentials")
         }
@@ -77,5 +80,36 @@ public struct CredentialStore: Sendable {
             throw .storage("cannot remove \(path): \(String(cString: strerror(errno)))")
         }
         AtomicFile.syncDirectory((path as NSString).deletingLastPathComponent)
+    }
+}
+
+/// `credentials.json` as written on disk; its own type so that the file's format changes
+/// only on purpose.
+struct CredentialsRecord: Codable {
+    static let currentVersion = 1
+
+    var version: Int?
+    var user: String
+    var password: String
+    var backend: String?
+    var revision: String
+    var savedAt: Date
+
+    init(_ credentials: Credentials) {
+        version = Self.currentVersion
+        user = credentials.user
+        password = credentials.password
+        backend = credentials.backend
+        revision = credentials.revision
+        savedAt = credentials.savedAt
+    }
+
+    var credentials: Credentials {
+        Credentials(user: user, password: password, backend: backend, revision: revision, savedAt: savedAt)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version, user, password, backend, revision
+        case savedAt = "saved_at"
     }
 }

@@ -32,6 +32,7 @@ public struct StateStore: Sendable {
         }
         do {
             guard let data = FileManager.default.contents(atPath: path) else { throw UnreadableFile() }
+            _ = try DiskFormat.checkVersion(of: data, supported: DeviceState.currentVersion)
             return (try JSONDecoder.decodeStateFile(DeviceState.self, from: data), nil)
         } catch {
             let aside = path + ".corrupt-" + String(Int(now.timeIntervalSince1970))
@@ -55,6 +56,7 @@ public struct StateStore: Sendable {
 
     private static func reason(_ error: any Error) -> String {
         if error is UnreadableFile { return "it cannot be read" }
+        if let newer = error as? DiskFormat.NewerFormat { return "\(newer)" }
         if let problem = error as? JSONShape.Problem { return "not valid JSON: \(problem)" }
         if case DecodingError.dataCorrupted = error { return "not valid JSON" }
         if error is DecodingError { return "unexpected content" }
