@@ -15,6 +15,12 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
     case stillLoggedIn(because: CoreError)
     case storage(String)
     case shuttingDown
+    /// A queued message's account is no longer the one logged in: it is held, not re-attributed.
+    case accountGone(user: String)
+    /// The password command or systemd credential failed; tried again later.
+    case passwordUnavailable(String)
+    /// `login` was refused by the backend; the previous credentials stay in force.
+    case loginRefused(user: String, status: Int, previous: String?)
 
     public var description: String {
         switch self {
@@ -36,6 +42,13 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
             return message
         case .shuttingDown:
             return "notifyd is shutting down"
+        case .accountGone(let user):
+            return "queued by \(user), who is no longer logged in: sent once \(user) logs in again, or dropped with `notifyctl outbox --purge`"
+        case .passwordUnavailable(let message):
+            return message
+        case .loginRefused(let user, let status, let previous):
+            let kept = previous.map { "the credentials of '\($0)' stay in force" } ?? "no one is logged in"
+            return "the backend refused the password of '\(user)' (HTTP \(status)); the login was not saved and \(kept)"
         case .stillLoggedIn(let reason):
             return "the registration could not be deleted (\(reason)), so you are still logged in; try again later, or run `notifyctl logout --force` to forget the credentials anyway"
         }
@@ -55,6 +68,9 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .messageTooLarge: code = .messageTooLarge
         case .storage: code = .internalError
         case .shuttingDown: code = .shuttingDown
+        case .accountGone: code = .notLoggedIn
+        case .passwordUnavailable: code = .internalError
+        case .loginRefused: code = .unauthorized
         }
         return WireError(code: code, message: description)
     }

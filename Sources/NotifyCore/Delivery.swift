@@ -3,7 +3,7 @@ import NotifyProtocol
 
 /// One message to one recipient on one platform, as kept in the outbox until the
 /// backend accepts it. Written to disk before the sender is told it was accepted.
-public struct Delivery: Codable, Equatable, Sendable {
+public struct Delivery: Equatable, Sendable {
     public var id: String
     /// Arrival order; deliveries to the same recipient and platform go out in this order.
     public var sequence: Int
@@ -17,8 +17,15 @@ public struct Delivery: Codable, Equatable, Sendable {
     public var lastError: WireError?
     /// `queued` while waiting; `failed` or `expired` once kept only to be reported.
     public var state: DeliveryState = .queued
+    /// Who queued it: it is sent with this account's credentials or not at all. Nil only
+    /// for an entry from before accounts were recorded, until the outbox adopts it.
+    public var account: AccountKey?
+    /// True until the sender got an answer about this delivery (kept in memory only: an
+    /// entry found at start was answered in an earlier run). A refusal while the sender
+    /// still waits is its answer; after that, the delivery stays listed until purged.
+    public var senderWaiting = false
 
-    public init(sequence: Int, to: String, platform: Platform, message: String, createdAt: Date, expiresAt: Date) {
+    public init(sequence: Int, to: String, platform: Platform, message: String, createdAt: Date, expiresAt: Date, account: AccountKey? = nil) {
         self.id = String(format: "%010d-%@", sequence, platform.rawValue)
         self.sequence = sequence
         self.to = to
@@ -26,24 +33,18 @@ public struct Delivery: Codable, Equatable, Sendable {
         self.message = message
         self.createdAt = createdAt
         self.expiresAt = expiresAt
+        self.account = account
     }
 
     /// Deliveries with the same key are strictly ordered; different keys go out side by side.
-    var orderKey: String { platform.rawValue + "\u{0}" + to }
+    /// Each account has its own order: a message held for a gone account holds back no other's.
+    var orderKey: String { platform.rawValue + "\u{0}" + to + "\u{0}" + (account.map { $0.user + "\u{0}" + $0.backend } ?? "") }
 
     public var status: DeliveryStatus {
         DeliveryStatus(
             id: id, to: to, pns: platform.rawValue, state: state, attempts: attempts, createdAt: createdAt,
             nextAttemptAt: state == .queued ? nextAttemptAt : nil, expiresAt: state == .queued ? expiresAt : nil,
             error: lastError, preview: String(message.prefix(40)))
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case id, sequence, to, platform, message, attempts, state
-        case createdAt = "created_at"
-        case expiresAt = "expires_at"
-        case nextAttemptAt = "next_attempt_at"
-        case lastError = "last_error"
     }
 }
 
@@ -56,4 +57,6 @@ public enum DeliveryResult: Equatable, Sendable {
     case unauthorized(WireError)
     /// Refused for good.
     case failed(WireError)
+    /// Not attempted: its account is no longer the one logged in. Held, not counted.
+    case accountGone
 }

@@ -7,6 +7,8 @@ import NotifyProtocol
 /// once the backend answered 200: delivery is at least once (a crash between the 200 and
 /// the removal sends it again after restart), in order per recipient and platform, and
 /// nothing is dropped silently (expired and failed entries stay listed until purged).
+/// Each message is sent as the account that queued it, or held until that account logs in
+/// again: never in another account's name.
 public actor Outbox {
     public struct Settings: Sendable {
         public var backoff: Backoff
@@ -31,7 +33,7 @@ public actor Outbox {
     private let backend: any BackendAPI
     private let clock: any WakeClock
     private let logger: Logger
-    private let account: @Sendable () async throws(CoreError) -> BackendAccount
+    private let accounts: AccountKeeper
     private let onEvent: @Sendable (DeliveryStatus) -> Void
 
     private var queue: OutboxQueue
@@ -50,38 +52,62 @@ public actor Outbox {
     }
 
     public init(settings: Settings, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
-                logger: Logger, account: @escaping @Sendable () async throws(CoreError) -> BackendAccount,
+                logger: Logger, accounts: AccountKeeper,
                 onEvent: @escaping @Sendable (DeliveryStatus) -> Void = { _ in }) {
         self.settings = settings
         self.store = OutboxStore(stateDirectory: stateDirectory)
         self.backend = backend
         self.clock = clock
         self.logger = logger
-        self.account = account
+        self.accounts = accounts
         self.onEvent = onEvent
         self.queue = OutboxQueue(backoff: settings.backoff, concurrency: settings.concurrency, seed: UInt64.random(in: 0...UInt64.max))
     }
 
     /// Loads what a previous run left and starts sending it.
-    public func start() {
+    public func start() async {
         let (deliveries, warnings) = store.load()
         for warning in warnings { logger.warning(warning) }
-        for delivery in deliveries { queue.add(delivery) }
+        let account = await accounts.currentKey
+        queue.setAccount(account)
+        for var delivery in deliveries {
+            // Entries from before accounts were recorded belong to the login they were queued under.
+            if delivery.account == nil, let account {
+                delivery.account = account
+                persist(delivery)
+            }
+            queue.add(delivery)
+        }
         nextSequence = (deliveries.map(\.sequence).max() ?? 0) + 1
         if !queue.queued.isEmpty { logger.notice("outbox: \(queue.queued.count) message(s) waiting from an earlier run") }
         pump()
     }
 
-    /// Validates, persists and queues a message for each platform; returns the delivery ids.
-    public func submit(to: String, message: String, platforms: [Platform], sender: String) throws(CoreError) -> [String] {
+    /// Validates, persists and queues a message for each platform, as the account logged in
+    /// now; returns the delivery ids. Every copy is on disk before any is queued: when one
+    /// cannot be saved, none is kept and none is sent.
+    public func submit(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [String] {
+        guard let account = await accounts.currentKey else { throw await accounts.current == nil ? .notLoggedIn : .noBackend }
         guard !stopped else { throw .shuttingDown }
-        for platform in platforms { try NotificationText.checkSize(message, sender: sender, for: platform) }
+        let platforms = distinctAtTheBackend(platforms)
+        for platform in platforms { try NotificationText.checkSize(message, sender: account.user, for: platform) }
         let now = clock.now()
-        var ids: [String] = []
+        var deliveries: [Delivery] = []
         for platform in platforms {
-            let delivery = Delivery(sequence: nextSequence, to: to, platform: platform, message: message, createdAt: now, expiresAt: now.addingTimeInterval(settings.expiry))
-            try store.save(delivery)
-            nextSequence += 1
+            var delivery = Delivery(sequence: nextSequence + deliveries.count, to: to, platform: platform, message: message,
+                                    createdAt: now, expiresAt: now.addingTimeInterval(settings.expiry), account: account)
+            delivery.senderWaiting = true
+            do {
+                try store.save(delivery)
+            } catch {
+                for saved in deliveries { try? store.remove(saved.id) }
+                throw error
+            }
+            deliveries.append(delivery)
+        }
+        nextSequence += deliveries.count
+        var ids: [String] = []
+        for delivery in deliveries {
             queue.add(delivery)
             ids.append(delivery.id)
             onEvent(delivery.status)
@@ -92,12 +118,14 @@ public actor Outbox {
     }
 
     /// One attempt per platform, nothing kept: for `send --no-queue`.
-    public func sendOnce(to: String, message: String, platforms: [Platform], sender: String) async throws(CoreError) -> [DeliveryStatus] {
-        for platform in platforms { try NotificationText.checkSize(message, sender: sender, for: platform) }
+    public func sendOnce(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [DeliveryStatus] {
+        guard let account = await accounts.currentKey else { throw await accounts.current == nil ? .notLoggedIn : .noBackend }
+        let platforms = distinctAtTheBackend(platforms)
+        for platform in platforms { try NotificationText.checkSize(message, sender: account.user, for: platform) }
         var statuses: [DeliveryStatus] = []
         for platform in platforms {
             let now = clock.now()
-            var delivery = Delivery(sequence: 0, to: to, platform: platform, message: message, createdAt: now, expiresAt: now)
+            var delivery = Delivery(sequence: 0, to: to, platform: platform, message: message, createdAt: now, expiresAt: now, account: account)
             delivery.id = "direct-" + platform.rawValue
             let result = await attempt(delivery)
             delivery.attempts = 1
@@ -106,6 +134,9 @@ public actor Outbox {
             case .transient(_, let error), .unauthorized(let error), .failed(let error):
                 delivery.state = .failed
                 delivery.lastError = error
+            case .accountGone:
+                delivery.state = .failed
+                delivery.lastError = CoreError.accountGone(user: account.user).wireError
             }
             onEvent(delivery.status)
             statuses.append(delivery.status)
@@ -116,7 +147,7 @@ public actor Outbox {
     /// Waits until each delivery is delivered, failed or expired (`untilFinal`), or until
     /// its fate is known for now (sent, or waiting for a retry); bounded by `timeout`.
     public func wait(for ids: [String], untilFinal: Bool, timeout: Double) async -> [DeliveryStatus] {
-        if isSettled(ids, untilFinal: untilFinal) { return statuses(ids) }
+        if isSettled(ids, untilFinal: untilFinal) { return answer(ids) }
         let id = nextWaiterID
         nextWaiterID += 1
         return await withCheckedContinuation { continuation in
@@ -129,21 +160,26 @@ public actor Outbox {
     }
 
     public func list() -> [DeliveryStatus] {
-        (queue.queued + queue.dead).map(\.status)
+        (queue.queued + queue.dead).map(status)
     }
 
-    /// Forgets failed and expired entries.
+    /// Forgets failed and expired entries, and those held for an account that is gone.
     public func purge() -> Int {
         let purged = queue.purgeDead()
         for delivery in purged { try? store.remove(delivery.id) }
         return purged.count
     }
 
-    /// After a login: deliveries held for refused credentials go out again.
-    public func credentialsChanged() {
-        guard queue.paused else { return }
+    /// After a login or logout: the new account's deliveries go out (also those held for
+    /// refused credentials); the others are held.
+    public func accountChanged() async {
+        let account = await accounts.currentKey
+        let changed = account != queue.account
+        guard queue.paused || changed else { return }
         queue.resume()
-        logger.notice("outbox: credentials changed, sending again")
+        queue.setAccount(account)
+        let held = queue.queued.filter(queue.isHeld).count
+        logger.notice("outbox: credentials changed\(account.map { ", sending as \($0.user)" } ?? "")\(held > 0 ? "; \(held) message(s) of another account held" : "")")
         pump()
     }
 
@@ -161,11 +197,17 @@ public actor Outbox {
         deadline.cancel()
         for (id, waiter) in waiters {
             waiters[id] = nil
-            waiter.continuation.resume(returning: statuses(waiter.ids))
+            waiter.continuation.resume(returning: answer(waiter.ids))
         }
     }
 
     // MARK: Sending
+
+    /// `fcm` and `gcm` are one platform at the backend: one send, not two.
+    private func distinctAtTheBackend(_ platforms: [Platform]) -> [Platform] {
+        var names = Set<String>()
+        return platforms.filter { names.insert($0.backendName(android: settings.androidName)).inserted }
+    }
 
     private func pump() {
         guard !stopped else { return }
@@ -230,11 +272,22 @@ public actor Outbox {
 
     /// One request to the backend, interpreted.
     private func attempt(_ delivery: Delivery) async -> DeliveryResult {
+        guard let key = delivery.account else { return .accountGone }
         let account: BackendAccount
         do {
-            account = try await self.account()
+            account = try await accounts.backendAccount(for: key)
         } catch {
-            return .unauthorized(error.wireError)
+            switch error {
+            case .passwordUnavailable(let reason):
+                // A password command that failed once is tried again later, like an outage.
+                return .transient(retryAfter: nil, error: WireError(code: .internalError, message: reason))
+            case .accountGone, .notLoggedIn, .noBackend:
+                // Another login came first: hold this account's messages from now on.
+                queue.setAccount(await accounts.currentKey)
+                return .accountGone
+            default:
+                return .failed(error.wireError)
+            }
         }
         let body: String
         do {
@@ -249,6 +302,7 @@ public actor Outbox {
         case .failure(let error):
             switch BackendFailure.classify(error, route: .send) {
             case .unauthorized(let status):
+                await accounts.passwordRefused()
                 return .unauthorized(CoreError.unauthorized(user: account.user, status: status).wireError)
             case .transient(let retryAfter, let reason):
                 return .transient(retryAfter: retryAfter, error: CoreError.backendUnavailable(reason).wireError)
@@ -274,7 +328,23 @@ public actor Outbox {
     }
 
     private func statuses(_ ids: [String]) -> [DeliveryStatus] {
-        ids.compactMap { id in queue.delivery(id)?.status ?? finishedRecently[id] }
+        ids.compactMap { id in queue.delivery(id).map(status) ?? finishedRecently[id] }
+    }
+
+    /// The statuses a sender is told: from now on a refusal keeps them listed.
+    private func answer(_ ids: [String]) -> [DeliveryStatus] {
+        queue.markAnswered(ids)
+        return statuses(ids)
+    }
+
+    /// A delivery as listed; a held one says whose it is and why it waits.
+    private func status(_ delivery: Delivery) -> DeliveryStatus {
+        var status = delivery.status
+        if queue.isHeld(delivery) {
+            status.nextAttemptAt = nil
+            status.error = CoreError.accountGone(user: delivery.account?.user ?? "an earlier login").wireError
+        }
+        return status
     }
 
     private func isSettled(_ ids: [String], untilFinal: Bool) -> Bool {
@@ -289,12 +359,12 @@ public actor Outbox {
     private func releaseSettledWaiters() {
         for (id, waiter) in waiters where isSettled(waiter.ids, untilFinal: waiter.untilFinal) {
             waiters[id] = nil
-            waiter.continuation.resume(returning: statuses(waiter.ids))
+            waiter.continuation.resume(returning: answer(waiter.ids))
         }
     }
 
     private func releaseWaiter(_ id: UInt64) {
         guard let waiter = waiters.removeValue(forKey: id) else { return }
-        waiter.continuation.resume(returning: statuses(waiter.ids))
+        waiter.continuation.resume(returning: answer(waiter.ids))
     }
 }

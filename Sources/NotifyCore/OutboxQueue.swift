@@ -6,10 +6,13 @@ import NotifyProtocol
 /// a time in arrival order (a retry holds back the ones behind it); others go side by side,
 /// up to `concurrency` at once.
 ///
-/// A refusal on the first attempt (bad credentials, another 4xx) is the sender's answer:
-/// the delivery fails and is not kept. After the message has waited in the outbox, a
+/// A refusal while the sender still waits for its answer (bad credentials, another 4xx) is
+/// that answer: the delivery fails and is not kept. Once the sender was told "queued", a
 /// refusal is kept in `dead` to be reported, and refused credentials hold everything
 /// until the next login instead of failing messages that were already accepted.
+///
+/// Only the deliveries of the account logged in now go out; the others are held (never
+/// sent in another account's name) until their account logs in again or they are purged.
 public struct OutboxQueue: Sendable {
     public private(set) var queued: [Delivery] = []
     /// Failed or expired after queueing: kept to be reported, never dropped silently.
@@ -18,6 +21,8 @@ public struct OutboxQueue: Sendable {
     public let concurrency: Int
     /// Set while the backend refuses the credentials: nothing goes out until `resume`.
     public private(set) var paused = false
+    /// The account logged in now; deliveries of any other are held.
+    public private(set) var account: AccountKey?
 
     private var inFlight = Set<String>()
     private var retryAt: [String: Date] = [:]
@@ -45,10 +50,27 @@ public struct OutboxQueue: Sendable {
         queued.first { $0.id == id } ?? dead.first { $0.id == id }
     }
 
+    /// True for a queued delivery whose account is not the one logged in.
+    public func isHeld(_ delivery: Delivery) -> Bool {
+        delivery.state == .queued && (delivery.account == nil || delivery.account != account)
+    }
+
+    /// Another login (or a logout): its deliveries go out, the others are held.
+    public mutating func setAccount(_ account: AccountKey?) {
+        self.account = account
+    }
+
+    /// The senders of `ids` have their answer: a later refusal keeps the delivery listed.
+    public mutating func markAnswered(_ ids: [String]) {
+        for index in queued.indices where queued[index].senderWaiting && ids.contains(queued[index].id) {
+            queued[index].senderWaiting = false
+        }
+    }
+
     /// True when `id` waits behind a retry: its sender can be told it is queued.
     public func isWaitingForRetry(_ id: String, now: Date) -> Bool {
         guard let delivery = queued.first(where: { $0.id == id }) else { return false }
-        if paused { return true }
+        if paused || isHeld(delivery) { return true }
         if let until = retryAt[delivery.orderKey], until > now { return true }
         return delivery.attempts > 0 && !inFlight.contains(id)
     }
@@ -58,7 +80,7 @@ public struct OutboxQueue: Sendable {
         guard !paused else { return [] }
         var started: [Delivery] = []
         var busyKeys = Set(queued.filter { inFlight.contains($0.id) }.map(\.orderKey))
-        for delivery in queued where inFlight.count < concurrency {
+        for delivery in queued where inFlight.count < concurrency && !isHeld(delivery) {
             let key = delivery.orderKey
             guard !busyKeys.contains(key) else { continue }
             // Whatever happens, later deliveries with this key wait for this one.
@@ -76,9 +98,12 @@ public struct OutboxQueue: Sendable {
         inFlight.remove(id)
         guard let index = queued.firstIndex(where: { $0.id == id }) else { return nil }
         var delivery = queued[index]
+        if case .accountGone = result { return delivery }
         delivery.attempts += 1
         let key = delivery.orderKey
         switch result {
+        case .accountGone:
+            return delivery
         case .delivered:
             queued.remove(at: index)
             delivery.state = .delivered
@@ -94,7 +119,7 @@ public struct OutboxQueue: Sendable {
             retryAt[key] = next
             delivery.nextAttemptAt = next
             delivery.lastError = error
-        case .unauthorized(let error) where delivery.attempts > 1:
+        case .unauthorized(let error) where !delivery.senderWaiting:
             paused = true
             delivery.nextAttemptAt = nil
             delivery.lastError = error
@@ -106,7 +131,7 @@ public struct OutboxQueue: Sendable {
             delivery.state = .failed
             delivery.lastError = error
             delivery.nextAttemptAt = nil
-            if delivery.attempts > 1 { dead.append(delivery) }
+            if !delivery.senderWaiting { dead.append(delivery) }
             return delivery
         }
         queued[index] = delivery
@@ -136,16 +161,20 @@ public struct OutboxQueue: Sendable {
         return expired
     }
 
-    /// Forgets the failed and expired deliveries; returns them.
+    /// Forgets the failed and expired deliveries, and those held for an account that is
+    /// not logged in; returns them.
     public mutating func purgeDead() -> [Delivery] {
+        let held = queued.filter { isHeld($0) && !inFlight.contains($0.id) }
+        queued.removeAll { delivery in held.contains { $0.id == delivery.id } }
         defer { dead = [] }
-        return dead
+        return dead + held
     }
 
     /// When something next becomes possible: a retry time or an expiry.
     public func nextWake(now: Date) -> Date? {
         // An expiry that passed while the delivery was in flight is handled when it returns.
         var candidates = queued.filter { !inFlight.contains($0.id) }.map(\.expiresAt)
+        // Held deliveries only expire: a login, not a timer, lets them go out.
         if !paused {
             candidates += retryAt.values.filter { $0 > now }
         }

@@ -17,9 +17,14 @@ public struct OutboxStore: Sendable {
         var warnings: [String] = []
         for name in names.sorted() where name.hasSuffix(".json") {
             let path = (directory as NSString).appendingPathComponent(name)
-            if let data = FileManager.default.contents(atPath: path), let delivery = try? JSONDecoder.decodeStateFile(Delivery.self, from: data) {
-                deliveries.append(delivery)
-            } else {
+            do {
+                guard let data = FileManager.default.contents(atPath: path) else { throw UnreadableFile() }
+                _ = try DiskFormat.checkVersion(of: data, supported: OutboxEntryRecord.currentVersion)
+                deliveries.append(try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data).delivery())
+            } catch let newer as DiskFormat.NewerFormat {
+                // Left in place: the notifyd that wrote it can still send it.
+                warnings.append("outbox entry \(path) was not read: \(newer)")
+            } catch {
                 let aside = path + ".unreadable"
                 rename(path, aside)
                 warnings.append("outbox entry \(path) could not be read; moved it to \(aside)")
@@ -32,7 +37,7 @@ public struct OutboxStore: Sendable {
         try AtomicFile.ensureDirectory(directory)
         let data: Data
         do {
-            data = try JSONEncoder.state.encode(delivery)
+            data = try JSONEncoder.state.encode(OutboxEntryRecord(delivery))
         } catch {
             throw .storage("cannot encode an outbox entry: \(error)")
         }

@@ -53,7 +53,7 @@ public final class PasswordProvider: Sendable {
             return stored
         case .systemdCredential(let path):
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw .storage("cannot read the systemd credential \(path)")
+                throw .passwordUnavailable("cannot read the systemd credential \(path)")
             }
             return Self.firstLine(data)
         case .command(let command):
@@ -100,12 +100,12 @@ public final class PasswordProvider: Sendable {
                 finish(-1)
             }
         }
-        guard let status else { throw .storage("cannot run the password command") }
+        guard let status else { throw .passwordUnavailable("cannot run the password command") }
         guard status == 0 else {
-            throw .storage(status == -1 ? "the password command took longer than \(Int(timeout)) s" : "the password command failed (exit status \(status))")
+            throw .passwordUnavailable(status == -1 ? "the password command took longer than \(Int(timeout)) s" : "the password command failed (exit status \(status))")
         }
         let password = Self.firstLine(output.fileHandleForReading.readDataToEndOfFile())
-        guard !password.isEmpty else { throw .storage("the password command printed nothing") }
+        guard !password.isEmpty else { throw .passwordUnavailable("the password command printed nothing") }
         return password
     }
 

@@ -1,9 +1,13 @@
 import Foundation
 import NotifyProtocol
 
-/// Drives `RegistrationMachine`: owns the device state and credentials, makes the backend
-/// calls the machine asks for, keeps its one wake-up timer, saves state, publishes status
-/// changes and answers callers waiting for the outcome of their change.
+/// Drives `RegistrationMachine`: owns the device state, makes the backend calls the machine
+/// asks for (with the credentials `AccountKeeper` holds), keeps its one wake-up timer, saves
+/// state, publishes status changes and answers each caller waiting for the outcome of its
+/// own change.
+///
+/// A login made while a device token is set is a trial: the next registration pass uses
+/// the new credentials, and they are saved only once the backend did not refuse them.
 public actor Registrar {
     public struct Settings: Sendable {
         /// The backend used when the login did not name one.
@@ -28,51 +32,89 @@ public actor Registrar {
         public var user: String?
         public var backend: String?
         public var registration: RegistrationStatus
+        /// Why the password command or systemd credential failed last, until it works again.
+        public var passwordProblem: String?
+    }
+
+    /// A login being answered: its revision, and whether it waits for the backend's check.
+    public struct PendingLogin: Sendable {
+        public var revision: String
+        public var generation: Int
+        var checked: Bool
     }
 
     private let settings: Settings
     private let stateStore: StateStore
-    private let credentialStore: CredentialStore
+    private let accounts: AccountKeeper
     private let backend: any BackendAPI
-    private let passwords: PasswordProvider
     private let clock: any WakeClock
     let logger: Logger
     private let onStatus: @Sendable (RegistrationStatus) -> Void
+    private let onAccountChange: @Sendable () async -> Void
 
     private var device: DeviceState
+    /// The saved login, as `accounts` holds it; changed only here, together with it.
     private var credentials: Credentials?
+    /// A login waiting for the backend's check; registration passes use it meanwhile.
+    private var trial: Credentials?
+    private var trialCommitting = false
+    private var loginVerdicts: [String: LoginVerdict] = [:]
     private var machine: RegistrationMachine
     private var wakeTask: Task<Void, Never>?
     private var stepTask: Task<Void, Never>?
+    /// The login the backend call in flight uses.
+    private var stepRevision: String?
     private var waiters: [UInt64: Waiter] = [:]
     private var nextWaiterID: UInt64 = 0
     private var lastPublished: RegistrationStatus?
 
+    /// What a caller waits for: its own outcome, not a counter other commands move too.
+    private enum Awaited {
+        /// The change that raised the machine's generation to this is settled.
+        case generation(Int)
+        /// The deletion asked for at this generation has ended.
+        case deletion(Int)
+        /// The login with this revision was accepted, refused or saved unchecked.
+        case login(revision: String)
+    }
+
     private struct Waiter {
-        var generation: Int
-        var continuation: CheckedContinuation<RegistrationOutcome, Never>
+        var awaited: Awaited
+        /// Resumed with true when the outcome is known, false when the wait ran out.
+        var continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private enum LoginVerdict: Equatable {
+        case accepted
+        /// Saved without a check (the backend could not be reached, or nothing to register).
+        case unchecked
+        case refused(user: String, status: Int)
+        case notSaved(CoreError)
+        case superseded
     }
 
     public init(
-        settings: Settings, stateDirectory: String, backend: any BackendAPI, passwords: PasswordProvider = PasswordProvider(source: .stored),
-        clock: any WakeClock = SystemWakeClock(), logger: Logger, onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in }
+        settings: Settings, stateDirectory: String, backend: any BackendAPI, accounts: AccountKeeper? = nil,
+        clock: any WakeClock = SystemWakeClock(), logger: Logger, onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in },
+        onAccountChange: @escaping @Sendable () async -> Void = {}
     ) {
         self.settings = settings
-        self.passwords = passwords
+        let accounts = accounts ?? AccountKeeper(stateDirectory: stateDirectory, configuredBackend: settings.configuredBackend, passwords: PasswordProvider(source: .stored))
+        self.accounts = accounts
         self.stateStore = StateStore(directory: stateDirectory)
-        self.credentialStore = CredentialStore(directory: stateDirectory)
         self.backend = backend
         self.clock = clock
         self.logger = logger
         self.onStatus = onStatus
+        self.onAccountChange = onAccountChange
         let (state, stateWarning) = stateStore.load()
-        let (credentials, credentialsWarning) = credentialStore.load()
+        let credentials = accounts.savedAtStart
         if let stateWarning { logger.warning(stateWarning) }
-        if let credentialsWarning { logger.warning(credentialsWarning) }
+        if let credentialsWarning = accounts.loadWarning { logger.warning(credentialsWarning) }
         self.device = state
         self.credentials = credentials
         self.machine = RegistrationMachine(
-            inputs: Self.inputs(device: state, credentials: credentials, settings: settings),
+            inputs: Self.inputs(device: state, account: credentials, settings: settings),
             record: state.registration, policy: settings.policy, seed: UInt64.random(in: 0...UInt64.max))
     }
 
@@ -83,44 +125,91 @@ public actor Registrar {
         apply(machine.start(now: clock.now()))
     }
 
-    /// Returns the generation to wait on.
+    /// Returns the generation to wait on. A change that cannot be saved is not made.
     public func setToken(_ raw: String, platform: Platform?) throws(CoreError) -> Int {
         let platform = platform ?? (device.token == nil ? settings.defaultPlatform : device.platform)
-        let token = try DeviceToken.normalize(raw, for: platform)
-        device.token = token
-        device.platform = platform
-        device.enabled = true
-        return try changed()
+        var changed = device
+        changed.token = try DeviceToken.normalize(raw, for: platform)
+        changed.platform = platform
+        changed.enabled = true
+        return try change(to: changed)
     }
 
     public func setTags(_ tags: [String]) throws(CoreError) -> Int {
-        device.tags = try RegistrationTags.validate(tags)
-        device.enabled = true
-        return try changed()
+        var changed = device
+        changed.tags = try RegistrationTags.validate(tags)
+        changed.enabled = true
+        return try change(to: changed)
     }
 
-    /// `password` may be nil when it comes from a command or a systemd credential.
-    public func login(user: String, password: String?, backend: String?) throws(CoreError) -> Int {
+    /// `password` may be nil when it comes from a command or a systemd credential. With a
+    /// device token set, the new credentials are checked by a registration pass before they
+    /// are saved (`loginOutcome` tells the verdict); without one they are saved at once.
+    public func login(user: String, password: String?, backend: String?) async throws(CoreError) -> PendingLogin {
         try Credentials.validateUser(user)
+        let external = accounts.passwordSource != .stored
         let password = password ?? ""
-        if password.isEmpty && !passwords.isExternal {
+        if password.isEmpty && !external {
             throw .invalidArgument("no password given (and no password_command or systemd credential is configured)")
         }
         let chosen = try backend.map { (url: String) throws(CoreError) in try BackendURL.validate(url) }
         guard chosen ?? settings.configuredBackend != nil else { throw .noBackend }
         // An external password is never stored: it is fetched when needed.
-        let credentials = Credentials(user: user, password: passwords.isExternal ? "" : password, backend: chosen)
-        passwords.forget()
-        try credentialStore.save(credentials)
-        self.credentials = credentials
-        device.enabled = true
-        logger.notice("logged in as \(user) at \(chosen ?? settings.configuredBackend ?? "?")")
-        return try changed()
+        let candidate = Credentials(user: user, password: external ? "" : password, backend: chosen)
+        var enabled = device
+        enabled.enabled = true
+        if device.token == nil {
+            try save(enabled)
+            try await accounts.commit(candidate)
+            device = enabled
+            credentials = candidate
+            logger.notice("logged in as \(user) at \(chosen ?? settings.configuredBackend ?? "?"); the credentials are checked at the first registration")
+            loginVerdicts[candidate.revision] = .unchecked
+            apply(machine.update(inputs, now: clock.now()))
+            await onAccountChange()
+            return PendingLogin(revision: candidate.revision, generation: machine.generation, checked: false)
+        }
+        try save(enabled)
+        device = enabled
+        if let earlier = trial { loginVerdicts[earlier.revision] = .superseded }
+        trial = candidate
+        logger.notice("checking the credentials of \(user) at \(chosen ?? settings.configuredBackend ?? "?") with a registration")
+        apply(machine.update(inputs, now: clock.now()))
+        // A pass with the new credentials checks them, even when nothing else changed.
+        if stepRevision != candidate.revision { apply(machine.forceRegister(now: clock.now())) }
+        return PendingLogin(revision: candidate.revision, generation: machine.generation, checked: true)
+    }
+
+    /// Waits (bounded) for the verdict on a login: the registration outcome when the
+    /// credentials were accepted or saved, an error when the backend refused them.
+    public func loginOutcome(_ pending: PendingLogin, timeout: Double?) async throws(CoreError) -> RegistrationOutcome {
+        if pending.checked, loginVerdicts[pending.revision] == nil, let timeout, timeout > 0 {
+            _ = await wait(for: .login(revision: pending.revision), timeout: timeout)
+        }
+        switch loginVerdicts.removeValue(forKey: pending.revision) {
+        case .refused(let user, let status):
+            throw .loginRefused(user: user, status: status, previous: credentials?.user)
+        case .notSaved(let error):
+            throw error
+        case .superseded:
+            throw .invalidArgument("a later login replaced this one before the backend answered")
+        case .accepted, .unchecked:
+            var outcome = await waitForOutcome(generation: pending.generation, timeout: pending.checked ? timeout : 0)
+            if !pending.checked, outcome.registration.state == .noToken {
+                outcome.registration.message = "no device token yet: the credentials will be checked at the first registration (after `notifyctl set-token TOKEN`)"
+                outcome.settled = true
+            }
+            return outcome
+        case nil:
+            return RegistrationOutcome(registration: machine.status, settled: false)
+        }
     }
 
     public func forceRegister() throws(CoreError) -> Int {
-        device.enabled = true
-        try stateStore.save(stateToSave)
+        var enabled = device
+        enabled.enabled = true
+        try save(enabled)
+        device = enabled
         apply(machine.forceRegister(now: clock.now()))
         return machine.generation
     }
@@ -131,7 +220,9 @@ public actor Registrar {
         device.enabled = false
         apply(machine.requestDeletion(now: clock.now()))
         let generation = machine.generation
-        let outcome = await waitForOutcome(generation: generation, timeout: 300)
+        // Waits for this deletion itself: a pass in flight that fails first is not its answer.
+        _ = await wait(for: .deletion(generation), timeout: 300)
+        let outcome = RegistrationOutcome(registration: machine.status, settled: machine.settledGeneration >= generation)
         guard let deletion = machine.lastDeletion, deletion.generation >= generation else {
             throw .backendUnavailable("no answer from the backend in time; the registration may still exist")
         }
@@ -147,7 +238,8 @@ public actor Registrar {
     /// Unregisters, then forgets the credentials. With `force`, forgets them even if the
     /// registration could not be deleted (it then expires at the hub on its own).
     public func logout(force: Bool) async throws(CoreError) -> LogoutResult {
-        guard let user = credentials?.user else { throw .notLoggedIn }
+        guard let loggedIn = credentials else { throw .notLoggedIn }
+        let user = loggedIn.user
         var deletedId: String?
         var warning: String?
         do {
@@ -157,57 +249,38 @@ public actor Registrar {
             warning = "the registration could not be deleted (\(error.description)); forgot the credentials anyway"
             logger.warning(warning!)
         }
-        try credentialStore.remove()
-        credentials = nil
-        device.enabled = true
-        _ = try changed()
+        // Only the login this logout started with: one made meanwhile is kept.
+        guard try await accounts.remove(revision: loggedIn.revision) else {
+            let kept = "a login made meanwhile replaced \(user)'s credentials; it was kept"
+            logger.notice(kept)
+            return LogoutResult(user: user, deletedId: deletedId, warning: [warning, kept].compactMap { $0 }.joined(separator: "; "))
+        }
+        if credentials?.revision == loggedIn.revision { credentials = nil }
+        var enabled = device
+        enabled.enabled = true
+        if (try? change(to: enabled)) == nil { device = enabled }
+        await onAccountChange()
         logger.notice("logged out \(user)")
         return LogoutResult(user: user, deletedId: deletedId, warning: warning)
     }
 
     /// Waits until the outcome of `generation` is known, or `timeout` seconds pass.
     public func waitForOutcome(generation: Int, timeout: Double?) async -> RegistrationOutcome {
-        if machine.settledGeneration >= generation || timeout == nil || timeout == 0 {
-            return RegistrationOutcome(registration: machine.status, settled: machine.settledGeneration >= generation)
+        if machine.settledGeneration < generation, let timeout, timeout > 0 {
+            _ = await wait(for: .generation(generation), timeout: timeout)
         }
-        let id = nextWaiterID
-        nextWaiterID += 1
-        let seconds = timeout ?? 0
-        return await withCheckedContinuation { continuation in
-            waiters[id] = Waiter(generation: generation, continuation: continuation)
-            Task {
-                try? await Task.sleep(for: .seconds(seconds))
-                self.expireWaiter(id)
-            }
-        }
+        return RegistrationOutcome(registration: machine.status, settled: machine.settledGeneration >= generation)
     }
 
-    public func snapshot() -> Snapshot {
-        Snapshot(device: device, user: credentials?.user, backend: effectiveBackend, registration: machine.status)
+    public func snapshot() async -> Snapshot {
+        let passwordProblem = await accounts.passwordProblem
+        return Snapshot(device: device, user: credentials?.user, backend: effectiveBackend, registration: machine.status,
+                        passwordProblem: passwordProblem)
     }
 
     public var registrationStatus: RegistrationStatus { machine.status }
 
-    /// The credentials for a backend call other than registration (sending).
-    public func account() async throws(CoreError) -> BackendAccount {
-        guard let credentials else { throw .notLoggedIn }
-        guard let backend = effectiveBackend, let url = URL(string: backend) else { throw .noBackend }
-        return BackendAccount(baseURL: url, user: credentials.user, password: try await passwords.password(stored: credentials.password))
-    }
-
-    /// The user sending, without fetching a password.
-    public func sender() throws(CoreError) -> String {
-        guard let credentials else { throw .notLoggedIn }
-        guard effectiveBackend != nil else { throw .noBackend }
-        return credentials.user
-    }
-
-    public var passwordSource: PasswordSource { passwords.source }
-
-    /// The backend refused the password: an external one is fetched anew next time.
-    public func passwordRefused() {
-        passwords.forget()
-    }
+    public var passwordSource: PasswordSource { accounts.passwordSource }
 
     /// Stops timers, lets an in-flight call finish for a moment, saves, releases waiters.
     public func shutdown() async {
@@ -224,7 +297,7 @@ public actor Registrar {
         persist()
         for (id, waiter) in waiters {
             waiters[id] = nil
-            waiter.continuation.resume(returning: RegistrationOutcome(registration: machine.status, settled: false))
+            waiter.continuation.resume(returning: false)
         }
     }
 
@@ -238,17 +311,30 @@ public actor Registrar {
         return state
     }
 
-    private static func inputs(device: DeviceState, credentials: Credentials?, settings: Settings) -> RegistrationInputs {
+    private static func inputs(device: DeviceState, account: Credentials?, settings: Settings) -> RegistrationInputs {
         RegistrationInputs(
-            token: device.token, platform: device.platform, tags: device.tags, account: credentials?.reference,
-            backend: credentials?.backend ?? settings.configuredBackend, enabled: device.enabled)
+            token: device.token, platform: device.platform, tags: device.tags, account: account?.reference,
+            backend: account?.backend ?? settings.configuredBackend, enabled: device.enabled)
     }
 
-    /// Saves a change of the device state and lets the machine react to it.
-    private func changed() throws(CoreError) -> Int {
-        try stateStore.save(stateToSave)
-        apply(machine.update(Self.inputs(device: device, credentials: credentials, settings: settings), now: clock.now()))
+    /// What registration passes use: a login being checked, else the saved one.
+    private var inputs: RegistrationInputs {
+        Self.inputs(device: device, account: trial ?? credentials, settings: settings)
+    }
+
+    /// Saves `changed` as the device state, and only then makes it the state the machine
+    /// works from: a change that cannot be saved does not take effect.
+    private func change(to changed: DeviceState) throws(CoreError) -> Int {
+        try save(changed)
+        device = changed
+        apply(machine.update(inputs, now: clock.now()))
         return machine.generation
+    }
+
+    private func save(_ changed: DeviceState) throws(CoreError) {
+        var state = changed
+        state.registration = machine.record
+        try stateStore.save(state)
     }
 
     private func apply(_ actions: [RegistrationAction]) {
@@ -267,15 +353,88 @@ public actor Registrar {
             lastPublished = status
             onStatus(status)
         }
-        for (id, waiter) in waiters where waiter.generation <= machine.settledGeneration {
+        saveTrialIfNothingWillCheckIt()
+        releaseWaiters()
+    }
+
+    private func isKnown(_ awaited: Awaited) -> Bool {
+        switch awaited {
+        case .generation(let generation): machine.settledGeneration >= generation
+        case .deletion(let generation): (machine.lastDeletion?.generation ?? -1) >= generation
+        case .login(let revision): loginVerdicts[revision] != nil
+        }
+    }
+
+    /// Waits until `awaited` is known (true) or `timeout` seconds pass (false).
+    private func wait(for awaited: Awaited, timeout: Double) async -> Bool {
+        if isKnown(awaited) { return true }
+        let id = nextWaiterID
+        nextWaiterID += 1
+        return await withCheckedContinuation { continuation in
+            waiters[id] = Waiter(awaited: awaited, continuation: continuation)
+            Task {
+                try? await Task.sleep(for: .seconds(timeout))
+                self.expireWaiter(id)
+            }
+        }
+    }
+
+    private func releaseWaiters() {
+        for (id, waiter) in waiters where isKnown(waiter.awaited) {
             waiters[id] = nil
-            waiter.continuation.resume(returning: RegistrationOutcome(registration: status, settled: true))
+            waiter.continuation.resume(returning: true)
         }
     }
 
     private func expireWaiter(_ id: UInt64) {
         guard let waiter = waiters.removeValue(forKey: id) else { return }
-        waiter.continuation.resume(returning: RegistrationOutcome(registration: machine.status, settled: false))
+        waiter.continuation.resume(returning: false)
+    }
+
+    // MARK: Logins being checked
+
+    /// How a step made with the login being checked decides it; nil while its pass goes on.
+    private func judge(_ result: StepResult, user: String) -> LoginVerdict? {
+        switch result {
+        case .created, .failed(.gone): nil
+        case .done, .failed(.rejected): .accepted
+        case .failed(.unauthorized(let status)): .refused(user: user, status: status)
+        case .failed(.transient): .unchecked
+        }
+    }
+
+    /// Saves the checked (or uncheckable) login and makes it the one in force.
+    private func commitTrial(_ candidate: Credentials, _ verdict: LoginVerdict) async {
+        do {
+            try await accounts.commit(candidate)
+        } catch {
+            logger.error("\(error.description); the login of \(candidate.user) was not saved")
+            if trial?.revision == candidate.revision {
+                trial = nil
+                apply(machine.update(inputs, now: clock.now()))
+            }
+            loginVerdicts[candidate.revision] = .notSaved(error)
+            releaseWaiters()
+            return
+        }
+        credentials = candidate
+        if trial?.revision == candidate.revision { trial = nil }
+        loginVerdicts[candidate.revision] = verdict
+        logger.notice("logged in as \(candidate.user)\(verdict == .accepted ? "" : " (the credentials could not be checked yet)")")
+        apply(machine.update(inputs, now: clock.now()))
+        await onAccountChange()
+    }
+
+
+    /// A login waits for a registration pass; when none will come (the registration was
+    /// turned off meanwhile), it is saved unchecked rather than left hanging.
+    private func saveTrialIfNothingWillCheckIt() {
+        guard let candidate = trial, !trialCommitting, !machine.isBusy, machine.settledGeneration >= machine.generation else { return }
+        trialCommitting = true
+        Task {
+            await self.commitTrial(candidate, .unchecked)
+            self.trialCommitting = false
+        }
     }
 
     private func scheduleWake(at date: Date) {
@@ -300,9 +459,9 @@ public actor Registrar {
     }
 
     private func perform(_ step: RegistrationStep) {
-        guard let credentials else {
+        guard let credentials = trial ?? credentials else {
             // Logged out while the step was being decided; tell the machine nothing was sent.
-            Task { self.finished(step, .failed(.transient(retryAfter: nil, reason: "not logged in"))) }
+            Task { await self.finished(step, .failed(.transient(retryAfter: nil, reason: "not logged in")), with: nil) }
             return
         }
         let backendText: String
@@ -311,20 +470,23 @@ public actor Registrar {
         case .upsert(_, let target): backendText = target.backend
         }
         guard let url = URL(string: backendText) else {
-            Task { self.finished(step, .failed(.rejected(status: 0, detail: "invalid backend URL \(backendText)"))) }
+            Task { await self.finished(step, .failed(.rejected(status: 0, detail: "invalid backend URL \(backendText)")), with: credentials) }
             return
         }
         logger.info(Self.describe(step, user: credentials.user))
+        stepRevision = credentials.revision
         let backend = self.backend
         let settings = self.settings
-        let passwords = self.passwords
+        let accounts = self.accounts
         stepTask = Task {
-            let account: BackendAccount
+            var account: BackendAccount
             do {
-                account = BackendAccount(baseURL: url, user: credentials.user, password: try await passwords.password(stored: credentials.password))
+                account = try await accounts.backendAccount(credentials)
+                // The step's backend: a registration is deleted where it was made.
+                account.baseURL = url
             } catch {
                 self.logger.error("\(error)")
-                self.finished(step, .failed(.transient(retryAfter: nil, reason: "\(error)")))
+                await self.finished(step, .failed(.transient(retryAfter: nil, reason: "\(error)")), with: credentials)
                 return
             }
             let result: StepResult
@@ -341,15 +503,33 @@ public actor Registrar {
             case .delete(let id, _):
                 result = Self.stepResult(await backend.deleteRegistration(id: id, account: account), route: .delete)
             }
-            self.finished(step, result)
+            await self.finished(step, result, with: credentials)
         }
     }
 
-    private func finished(_ step: RegistrationStep, _ result: StepResult) {
+    private func finished(_ step: RegistrationStep, _ result: StepResult, with used: Credentials?) async {
         stepTask = nil
-        if case .failed(.unauthorized) = result { passwords.forget() }
+        stepRevision = nil
         log(step, result)
-        apply(machine.stepFinished(result, now: clock.now()))
+        let checking = used.flatMap { used in trial?.revision == used.revision ? trial : nil }
+        let verdict = checking.flatMap { judge(result, user: $0.user) }
+        let commit = checking != nil && (verdict == .accepted || verdict == .unchecked) && !trialCommitting
+        if commit { trialCommitting = true }
+        if let checking, let verdict, case .refused(_, let status) = verdict {
+            // Back to the saved login before the machine looks at its inputs again.
+            trial = nil
+            loginVerdicts[checking.revision] = verdict
+            logger.warning("the backend refused the login of \(checking.user) (HTTP \(status)); it was not saved")
+            apply(machine.stepFinished(result, now: clock.now()))
+            apply(machine.update(inputs, now: clock.now()))
+        } else {
+            apply(machine.stepFinished(result, now: clock.now()))
+        }
+        if case .failed(.unauthorized) = result { await accounts.passwordRefused() }
+        if commit, let checking, let verdict {
+            await commitTrial(checking, verdict)
+            trialCommitting = false
+        }
     }
 
     private static func stepResult(_ outcome: Result<Void, BackendCallError>, route: BackendFailure.Route) -> StepResult {

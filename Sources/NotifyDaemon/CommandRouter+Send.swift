@@ -10,13 +10,12 @@ extension CommandRouter {
         try Credentials.validateUser(command.to, role: "recipient")
         guard !command.message.isEmpty else { throw .invalidArgument("the message is empty") }
         let platforms = try command.pns.map { (names: [String]) throws(CoreError) in try Platform.list(names) } ?? sendPlatforms
-        let sender = try await registrar.sender()
         let outbox = self.outbox
         if command.queue == false {
-            let checked = try await outbox.sendOnce(to: command.to, message: command.message, platforms: platforms, sender: sender)
+            let checked = try await outbox.sendOnce(to: command.to, message: command.message, platforms: platforms)
             return .now(Reply.success(id, SendResult(deliveries: checked)))
         }
-        let ids = try await outbox.submit(to: command.to, message: command.message, platforms: platforms, sender: sender)
+        let ids = try await outbox.submit(to: command.to, message: command.message, platforms: platforms)
         let untilFinal = command.wait == true
         let timeout = max(0, min(command.timeout ?? SendCommand.defaultTimeout, 3600))
         return .later {

@@ -44,9 +44,16 @@ struct CommandRouter: RequestHandler {
                 return .now(Reply.success(id, await status()))
             case LoginCommand.name:
                 let command = try decode(LoginCommand.self)
-                let generation = try await registrar.login(user: command.user, password: command.password, backend: command.backend)
-                await outbox.credentialsChanged()
-                return waiting(id, generation, command.waitSeconds)
+                let pending = try await registrar.login(user: command.user, password: command.password, backend: command.backend)
+                let registrar = self.registrar
+                let seconds = command.waitSeconds
+                return .later {
+                    do throws(CoreError) {
+                        return Reply.success(id, try await registrar.loginOutcome(pending, timeout: seconds))
+                    } catch {
+                        return Reply.failure(id, error)
+                    }
+                }
             case SetTokenCommand.name:
                 let command = try decode(SetTokenCommand.self)
                 return waiting(id, try await registrar.setToken(command.token, platform: command.platform), command.waitSeconds)
@@ -92,7 +99,7 @@ struct CommandRouter: RequestHandler {
             daemon: .init(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid, socket: info.socketPath,
                           stateDirectory: info.stateDirectory, startedAt: info.startedAt, passwordSource: info.passwordSource),
             backend: snapshot.backend,
-            account: snapshot.user.map { StatusResult.Account(user: $0, passwordSource: info.passwordSource) },
+            account: snapshot.user.map { StatusResult.Account(user: $0, passwordSource: info.passwordSource, passwordProblem: snapshot.passwordProblem) },
             device: .init(token: snapshot.device.token, platform: snapshot.device.platform, tags: snapshot.device.tags),
             registration: snapshot.registration)
     }

@@ -31,17 +31,19 @@ public final class Daemon: Sendable {
         self.running = Running()
         // One HTTP client for both, so registrations and sends share its reused connections.
         let backend = backend ?? HTTPBackend(requestTimeout: configuration.requestTimeout, maximumConnections: configuration.outbox.concurrency)
-        let registrar = Registrar(
+        // One owner of the login, asked by both the registrar and the outbox.
+        let accounts = AccountKeeper(stateDirectory: configuration.stateDirectory, configuredBackend: configuration.backend,
+                                     passwords: PasswordProvider(source: configuration.passwordSource))
+        let outbox = Outbox(
+            settings: configuration.outbox, stateDirectory: configuration.stateDirectory, backend: backend, clock: clock, logger: logger,
+            accounts: accounts, onEvent: { delivery in hub.publish(SendEvent(time: Date(), delivery: delivery)) })
+        self.outbox = outbox
+        self.registrar = Registrar(
             settings: .init(configuredBackend: configuration.backend, policy: configuration.policy,
                             defaultPlatform: configuration.platform, androidName: configuration.outbox.androidName),
-            stateDirectory: configuration.stateDirectory, backend: backend,
-            passwords: PasswordProvider(source: configuration.passwordSource), clock: clock, logger: logger,
-            onStatus: { status in hub.publish(RegistrationEvent(time: Date(), registration: status)) })
-        self.registrar = registrar
-        self.outbox = Outbox(
-            settings: configuration.outbox, stateDirectory: configuration.stateDirectory, backend: backend, clock: clock, logger: logger,
-            account: { () async throws(CoreError) -> BackendAccount in try await registrar.account() },
-            onEvent: { delivery in hub.publish(SendEvent(time: Date(), delivery: delivery)) })
+            stateDirectory: configuration.stateDirectory, backend: backend, accounts: accounts, clock: clock, logger: logger,
+            onStatus: { status in hub.publish(RegistrationEvent(time: Date(), registration: status)) },
+            onAccountChange: { await outbox.accountChanged() })
     }
 
     public func start() async throws(DaemonError) {

@@ -64,15 +64,20 @@ public struct StatusResult: Codable, Hashable, Sendable {
         public var user: String
         /// Where the password comes from: "file", "command" or "systemd-credential".
         public var passwordSource: String
+        /// Why the password command or systemd credential failed last (retried with
+        /// backoff); absent while it works.
+        public var passwordProblem: String?
 
-        public init(user: String, passwordSource: String) {
+        public init(user: String, passwordSource: String, passwordProblem: String? = nil) {
             self.user = user
             self.passwordSource = passwordSource
+            self.passwordProblem = passwordProblem
         }
 
         enum CodingKeys: String, CodingKey {
             case user
             case passwordSource = "password_source"
+            case passwordProblem = "password_problem"
         }
     }
 

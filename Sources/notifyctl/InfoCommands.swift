@@ -53,6 +53,7 @@ enum Status: Subcommand {
             }
             if registration.failures > 0 { lines.append("failures:     \(registration.failures) since the last success") }
             lines.append("user:         \(status.account?.user ?? "(not logged in)")")
+            if let problem = status.account?.passwordProblem { lines.append("password:     \(problem); retrying") }
             lines.append("backend:      \(status.backend ?? "(none configured)")")
             lines.append("token:        \(status.device.token ?? "(none)")")
             lines.append("platform:     \(status.device.platform)")

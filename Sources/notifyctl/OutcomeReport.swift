@@ -27,6 +27,9 @@ enum OutcomeReport {
             return ("\(changed); registered\(id).", .done)
         case .unregistered:
             return ("\(changed); not registering: \(message).", .done)
+        case .noToken where settled:
+            // Nothing to register yet, so nothing is pending either.
+            return ("\(changed); \(message).", .done)
         case .unauthorized, .rejected:
             return ("\(changed), but \(message).", .failed)
         case .retrying:

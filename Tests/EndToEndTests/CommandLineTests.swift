@@ -17,8 +17,9 @@ import NotifyTestSupport
         defer { backend.stop() }
 
         let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
-        #expect(login.status == 4, "logged in, no token yet: \(login.output)\(login.error)")
+        #expect(login.status == 0, "logged in, no token yet: \(login.output)\(login.error)")
         #expect(login.output.contains("Logged in as alice"))
+        #expect(login.output.contains("checked at the first registration"))
 
         let token = try await daemon.notifyctl(["set-token", "<3f2a1b9c 5d7e8f00>"])
         #expect(token.status == 0, "\(token.error)")
@@ -35,6 +36,13 @@ import NotifyTestSupport
         let human = try await daemon.notifyctl(["status"])
         #expect(human.output.contains("registration: registered"))
         #expect(human.output.contains("token:        3F2A1B9C5D7E8F00"))
+
+        // With a token set, a wrong password is refused and the working login stays.
+        let wrong = try await daemon.notifyctl(["login", "--password-stdin", "bob"], stdin: Data("wrong\n".utf8))
+        #expect(wrong.status == 1, "\(wrong.output)\(wrong.error)")
+        #expect(wrong.error.contains("refused the password of 'bob'"))
+        #expect(wrong.error.contains("the credentials of 'alice' stay in force"))
+        #expect(try await daemon.notifyctl(["status"]).output.contains("user:         alice"))
 
         let tags = try await daemon.notifyctl(["set-tags", "sports", "news"])
         #expect(tags.status == 0)

@@ -51,6 +51,7 @@ struct OutboxQueueExpiryTests {
         var queue = OutboxQueueTests.queue([first, second])
         _ = queue.takeReady(now: OutboxQueueTests.at(0))
         queue.finished(first.id, .transient(retryAfter: 0.5, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(0.5))
+        queue.markAnswered([first.id])  // the sender was told "queued"
         _ = queue.takeReady(now: OutboxQueueTests.at(1))
         queue.finished(first.id, .unauthorized(OutboxQueueTests.refused), now: OutboxQueueTests.at(1))
         #expect(queue.paused)
@@ -64,6 +65,7 @@ struct OutboxQueueExpiryTests {
         var queue = OutboxQueueTests.queue([first, second, third], concurrency: 1)
         _ = queue.takeReady(now: OutboxQueueTests.at(0))
         queue.finished(first.id, .transient(retryAfter: 0.5, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(0.5))
+        queue.markAnswered([first.id])  // the sender was told "queued"
         _ = queue.takeReady(now: OutboxQueueTests.at(1))
         queue.finished(first.id, .failed(OutboxQueueTests.rejected), now: OutboxQueueTests.at(1))
         _ = queue.expire(now: OutboxQueueTests.at(10))
@@ -136,6 +138,7 @@ struct OutboxQueueExpiryTests {
         var queue = OutboxQueueTests.queue([first, second])
         #expect(OutboxQueueTests.ids(queue.takeReady(now: OutboxQueueTests.at(0))) == [first.id])
         queue.finished(first.id, .transient(retryAfter: 60, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(0))
+        queue.markAnswered([first.id])  // the sender was told "queued"
         #expect(OutboxQueueTests.ids(queue.takeReady(now: OutboxQueueTests.at(60))) == [first.id])
         queue.finished(first.id, .failed(OutboxQueueTests.rejected), now: OutboxQueueTests.at(60))
         #expect(queue.dead.map(\.id) == [first.id], "kept: it had waited in the outbox")

@@ -14,14 +14,20 @@ struct OutboxQueueTests {
     static let rejected = WireError(code: .backendRejected, message: "HTTP 400")
     static let refused = WireError(code: .unauthorized, message: "HTTP 403")
 
+    static let alice = AccountKey(user: "alice", backend: "http://127.0.0.1:1")
+
+    /// A message just accepted: its sender waits for the answer.
     static func delivery(_ sequence: Int, to: String = "bob", _ platform: Platform = .apns,
-                                 expiresAfter: Double = 86400) -> Delivery {
-        Delivery(sequence: sequence, to: to, platform: platform, message: "message \(sequence)",
-                 createdAt: start, expiresAt: start.addingTimeInterval(expiresAfter))
+                                 expiresAfter: Double = 86400, account: AccountKey = alice) -> Delivery {
+        var delivery = Delivery(sequence: sequence, to: to, platform: platform, message: "message \(sequence)",
+                                createdAt: start, expiresAt: start.addingTimeInterval(expiresAfter), account: account)
+        delivery.senderWaiting = true
+        return delivery
     }
 
     static func queue(_ deliveries: [Delivery], concurrency: Int = 4) -> OutboxQueue {
         var queue = OutboxQueue(backoff: backoff, concurrency: concurrency, seed: 7)
+        queue.setAccount(alice)
         for delivery in deliveries { queue.add(delivery) }
         return queue
     }
@@ -87,6 +93,7 @@ struct OutboxQueueTests {
 
     @Test func concurrencyBelowOneMeansOne() {
         var queue = OutboxQueue(backoff: Self.backoff, concurrency: 0)
+        queue.setAccount(Self.alice)
         #expect(queue.concurrency == 1)
         queue.add(Self.delivery(1, to: "bob"))
         queue.add(Self.delivery(2, to: "carol"))
@@ -238,6 +245,7 @@ struct OutboxQueueTests {
         var queue = Self.queue([first, second])
         _ = queue.takeReady(now: Self.at(0))
         queue.finished(first.id, .transient(retryAfter: 0.5, error: Self.unavailable), now: Self.at(0.5))
+        queue.markAnswered([first.id])  // the sender was told "queued"
         #expect(Self.ids(queue.takeReady(now: Self.at(1))) == [first.id])
         let failedResult = queue.finished(first.id, .failed(Self.rejected), now: Self.at(1))
         let failed = try #require(failedResult)
@@ -260,6 +268,7 @@ struct OutboxQueueTests {
         #expect(Self.ids(queue.takeReady(now: Self.at(0))) == [bob.id, carol.id])
         // Bob's message has waited once already: refused credentials hold it, not fail it.
         queue.finished(bob.id, .transient(retryAfter: 0.5, error: Self.unavailable), now: Self.at(0.5))
+        queue.markAnswered([bob.id])  // the sender was told "queued"
         #expect(Self.ids(queue.takeReady(now: Self.at(1))) == [bob.id])
 
         let heldResult = queue.finished(bob.id, .unauthorized(Self.refused), now: Self.at(1))
@@ -285,5 +294,50 @@ struct OutboxQueueTests {
         #expect(queue.nextWake(now: Self.at(2)) == Self.at(31))
         #expect(Self.ids(queue.takeReady(now: Self.at(2))) == [bob.id, dave.id])
         #expect(Self.ids(queue.takeReady(now: Self.at(31))) == [carol.id])
+    }
+
+    @Test func aMessageAnsweredQueuedIsKeptWhenItsFirstAttemptIsRefused() throws {
+        // Waiting behind a retry to the same recipient: the sender hears "queued" before
+        // the message is ever tried.
+        let first = Self.delivery(1), second = Self.delivery(2)
+        var queue = Self.queue([first, second])
+        _ = queue.takeReady(now: Self.at(0))
+        queue.finished(first.id, .transient(retryAfter: 0.5, error: Self.unavailable), now: Self.at(0))
+        #expect(queue.isWaitingForRetry(second.id, now: Self.at(0)))
+        queue.markAnswered([second.id])
+        _ = queue.takeReady(now: Self.at(1))
+        queue.finished(first.id, .delivered, now: Self.at(1))
+        #expect(Self.ids(queue.takeReady(now: Self.at(1))) == [second.id])
+        let result = queue.finished(second.id, .failed(Self.rejected), now: Self.at(1))
+        let refused = try #require(result)
+        #expect(refused.attempts == 1)
+        #expect(queue.dead.map(\.id) == [second.id], "listed until purged: its sender was told it is queued")
+        #expect(queue.delivery(second.id)?.status.state == .failed)
+    }
+
+    @Test func anotherAccountsMessagesAreHeldNotSentAndGoOutWhenItReturns() {
+        let bob = AccountKey(user: "bob", backend: Self.alice.backend)
+        let fromAlice = Self.delivery(1, to: "carol")
+        let fromBob = Self.delivery(2, to: "carol", account: bob)
+        var queue = Self.queue([fromAlice, fromBob])
+        queue.setAccount(bob)
+        #expect(queue.isHeld(fromAlice))
+        #expect(!queue.isHeld(fromBob))
+        #expect(Self.ids(queue.takeReady(now: Self.at(0))) == [fromBob.id], "alice's message is neither sent nor in bob's way")
+        queue.finished(fromBob.id, .delivered, now: Self.at(0))
+        #expect(queue.takeReady(now: Self.at(1)).isEmpty)
+        #expect(queue.nextWake(now: Self.at(1)) == fromAlice.expiresAt, "only its expiry, never a retry, wakes a held message")
+
+        queue.setAccount(Self.alice)
+        #expect(Self.ids(queue.takeReady(now: Self.at(2))) == [fromAlice.id])
+    }
+
+    @Test func purgeDropsMessagesHeldForAnAccountThatIsGone() {
+        let fromAlice = Self.delivery(1)
+        var queue = Self.queue([fromAlice])
+        queue.setAccount(nil)
+        #expect(queue.isHeld(fromAlice))
+        #expect(Self.ids(queue.purgeDead()) == [fromAlice.id])
+        #expect(queue.queued.isEmpty)
     }
 }

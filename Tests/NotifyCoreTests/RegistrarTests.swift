@@ -38,8 +38,8 @@ struct RegistrarTests {
         #expect(pending.registration.state == .notLoggedIn)
         #expect(fixture.backend.calls.isEmpty, "no credentials, no request")
 
-        let generation = try await registrar.login(user: "alice", password: "alice", backend: nil)
-        let outcome = await registrar.waitForOutcome(generation: generation, timeout: 5)
+        let login = try await registrar.login(user: "alice", password: "alice", backend: nil)
+        let outcome = try await registrar.loginOutcome(login, timeout: 5)
         #expect(outcome.settled)
         #expect(outcome.registration.state == .registered)
         #expect(outcome.registration.id == "id-1")
@@ -120,21 +120,55 @@ struct RegistrarTests {
         #expect(await eventually { await registrar.registrationStatus.state == .registered })
     }
 
-    @Test func unauthorizedWaitsForANewLogin() async throws {
+    @Test func aRefusedLoginIsNotSavedAndNothingIsSentWithIt() async throws {
         let fixture = try Fixture()
         let registrar = fixture.registrar()
         fixture.backend.failNextCreate(.status(403, retryAfter: nil, body: ""))
         _ = try await registrar.setToken("AB", platform: nil)
-        let outcome = await registrar.waitForOutcome(generation: try await registrar.login(user: "mallory", password: "x", backend: nil), timeout: 5)
-        #expect(outcome.registration.state == .unauthorized)
-        #expect(outcome.registration.message?.contains("notifyctl login mallory") == true)
+        let refused = await #expect(throws: CoreError.self) {
+            try await registrar.loginOutcome(try await registrar.login(user: "mallory", password: "x", backend: nil), timeout: 5)
+        }
+        #expect(refused == .loginRefused(user: "mallory", status: 403, previous: nil))
+        #expect(refused?.wireError.code == .unauthorized)
+        #expect(CredentialStore(directory: fixture.directory.path).load().0 == nil, "not saved")
+        #expect(await registrar.snapshot().user == nil)
         _ = try await registrar.setTags(["news"])
         fixture.clock.advance(by: 86400)
         #expect(fixture.backend.calls.count == 1)
 
-        let relogin = await registrar.waitForOutcome(generation: try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 5)
+        let relogin = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 5)
         #expect(relogin.registration.state == .registered)
         #expect(fixture.backend.users.last == "alice")
+    }
+
+    @Test func aRefusedLoginLeavesThePreviousCredentialsInForce() async throws {
+        let fixture = try Fixture()
+        let registrar = fixture.registrar()
+        _ = try await registrar.setToken("AB", platform: nil)
+        _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 5)
+        let store = CredentialStore(directory: fixture.directory.path)
+        let saved = try #require(store.load().0)
+
+        fixture.backend.failNextUpsert(.status(401, retryAfter: nil, body: ""))
+        let refused = await #expect(throws: CoreError.self) {
+            try await registrar.loginOutcome(try await registrar.login(user: "bob", password: "wrong", backend: nil), timeout: 5)
+        }
+        #expect(refused == .loginRefused(user: "bob", status: 401, previous: "alice"))
+        #expect(refused?.description.contains("the credentials of 'alice' stay in force") == true)
+        #expect(store.load().0 == saved)
+        #expect(await registrar.snapshot().user == "alice")
+        #expect(await eventually { await registrar.registrationStatus.state == .registered })
+    }
+
+    @Test func withoutATokenALoginIsSavedAndCheckedAtTheFirstRegistration() async throws {
+        let fixture = try Fixture()
+        let registrar = fixture.registrar()
+        let outcome = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 5)
+        #expect(outcome.settled)
+        #expect(outcome.registration.state == .noToken)
+        #expect(outcome.registration.message?.contains("checked at the first registration") == true)
+        #expect(CredentialStore(directory: fixture.directory.path).load().0?.user == "alice")
+        #expect(fixture.backend.calls.isEmpty)
     }
 
     @Test func logoutDeletesThenForgetsTheCredentials() async throws {
@@ -208,5 +242,94 @@ struct RegistrarTests {
         #expect(snapshot.device.token == nil)
         #expect(snapshot.device.tags.isEmpty)
         #expect(snapshot.user == nil)
+    }
+
+    // MARK: Each command waits for its own outcome
+
+    /// alice registered with a token; the registration id is "id-1".
+    private func registeredAlice(_ fixture: Fixture) async throws -> Registrar {
+        let registrar = fixture.registrar()
+        _ = try await registrar.setToken("AB", platform: nil)
+        let outcome = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 5)
+        #expect(outcome.registration.state == .registered)
+        return registrar
+    }
+
+    @Test func unregisterDuringAPassThatFailsWaitsForItsOwnDeletion() async throws {
+        let fixture = try Fixture()
+        let registrar = try await registeredAlice(fixture)
+        fixture.backend.holdNext("upsert")
+        fixture.backend.failNextUpsert(.transport("connection reset"))
+        _ = try await registrar.setTags(["news"])
+        #expect(await eventually { fixture.backend.isHolding })
+
+        async let unregistered = registrar.unregister()
+        #expect(await eventually { await registrar.registrationStatus.message == "deleting the registration" })
+        fixture.backend.release()
+        let result = try await unregistered
+        #expect(result.deletedId == "id-1")
+        #expect(fixture.backend.calls.last == .delete(id: "id-1"))
+    }
+
+    @Test func logoutDuringAPassThatFailsForgetsTheCredentials() async throws {
+        let fixture = try Fixture()
+        let registrar = try await registeredAlice(fixture)
+        fixture.backend.holdNext("upsert")
+        fixture.backend.failNextUpsert(.transport("connection reset"))
+        _ = try await registrar.setTags(["news"])
+        #expect(await eventually { fixture.backend.isHolding })
+
+        async let loggedOut = registrar.logout(force: false)
+        #expect(await eventually { await registrar.registrationStatus.message == "deleting the registration" })
+        fixture.backend.release()
+        let result = try await loggedOut
+        #expect(result.user == "alice")
+        #expect(result.deletedId == "id-1")
+        #expect(CredentialStore(directory: fixture.directory.path).load().0 == nil)
+    }
+
+    @Test func aLogoutRacingALoginKeepsTheNewLogin() async throws {
+        let fixture = try Fixture()
+        let registrar = try await registeredAlice(fixture)
+        fixture.backend.holdNext("delete")
+        async let loggedOut = registrar.logout(force: false)
+        #expect(await eventually { fixture.backend.isHolding })
+
+        let login = try await registrar.login(user: "bob", password: "bob", backend: nil)
+        fixture.backend.release()
+        let result = try await loggedOut
+        #expect(result.user == "alice")
+        _ = try await registrar.loginOutcome(login, timeout: 5)
+        #expect(CredentialStore(directory: fixture.directory.path).load().0?.user == "bob")
+        #expect(await registrar.snapshot().user == "bob")
+        #expect(await eventually { await registrar.registrationStatus.state == .registered })
+        #expect(fixture.backend.users.last == "bob")
+    }
+
+    // MARK: A change that cannot be saved does not take effect
+
+    @Test func aTokenThatCannotBeSavedIsNeitherShownNorSent() async throws {
+        let fixture = try Fixture()
+        let registrar = try await registeredAlice(fixture)
+        // A directory in place of state.json: the rename fails, even for root.
+        let path = fixture.directory.file("state.json")
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+
+        let refused = await #expect(throws: CoreError.self) { try await registrar.setToken("CD", platform: nil) }
+        #expect(refused?.description.contains("state.json") == true)
+        await #expect(throws: CoreError.self) { try await registrar.setTags(["news"]) }
+        #expect(await registrar.snapshot().device.token == "AB")
+        #expect(await registrar.snapshot().device.tags.isEmpty)
+        await #expect(throws: CoreError.self) { try await registrar.forceRegister() }
+        #expect(!fixture.backend.calls.contains(.upsert(id: "id-1", handle: "CD", tags: [])))
+
+        // Writable again: everything works.
+        try FileManager.default.removeItem(atPath: path)
+        _ = await registrar.waitForOutcome(generation: try await registrar.forceRegister(), timeout: 5)
+        #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "AB", tags: []))
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("CD", platform: nil), timeout: 5)
+        #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "CD", tags: []))
+        #expect(StateStore(directory: fixture.directory.path).load().0.token == "CD")
     }
 }

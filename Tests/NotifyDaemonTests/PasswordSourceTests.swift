@@ -2,6 +2,7 @@ import Foundation
 import NotifyCore
 import NotifyProtocol
 import Testing
+import NotifyTestSupport
 
 /// A password from a command or a systemd credential instead of the credentials file.
 @Suite struct PasswordSourceTests {
@@ -24,9 +25,10 @@ import Testing
         let fixture = try await DaemonFixture(passwordSource: .command("exit 3"))
         defer { Task { await fixture.stop() } }
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
-        let outcome = try await fixture.call(LoginCommand(user: "alice", password: nil))
-        #expect(outcome.registration.state == .retrying)
-        #expect(outcome.registration.message?.contains("the password command failed (exit status 3)") == true)
+        _ = try await fixture.call(LoginCommand(user: "alice", password: nil))
+        let status = try await fixture.status()
+        #expect(status.account?.passwordProblem?.contains("the password command failed (exit status 3)") == true)
+        #expect(await eventually { (try? await fixture.status().registration.message?.contains("the password command failed (exit status 3)")) == true })
         #expect(fixture.backend.requests().isEmpty, "nothing is sent without a password")
     }
 

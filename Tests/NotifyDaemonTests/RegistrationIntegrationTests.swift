@@ -52,15 +52,16 @@ import NotifyTestSupport
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
         let before = fixture.backend.requests().count
         let again = try await fixture.call(SetTokenCommand(token: "abcd"))
-        _ = try await fixture.login()
         _ = try await fixture.call(SetTagsCommand(tags: []))
         #expect(again.registration.state == .registered)
         #expect(fixture.backend.requests().count == before)
 
-        // `register` forces one.
+        // A login is checked with one registration, and `register` forces one.
+        #expect(try await fixture.login().registration.state == .registered)
+        #expect(fixture.backend.requests().count == before + 1)
         let forced = try await fixture.call(RegisterCommand())
         #expect(forced.registration.state == .registered)
-        #expect(fixture.backend.requests().count == before + 1)
+        #expect(fixture.backend.requests().count == before + 2)
     }
 
     @Test(arguments: [500, 410, 404])
@@ -85,9 +86,11 @@ import NotifyTestSupport
         let fixture = try await DaemonFixture()
         defer { Task { await fixture.stop() } }
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
-        let refused = try await fixture.login("alice", password: "wrong")
-        #expect(refused.registration.state == .unauthorized)
-        #expect(refused.registration.message?.contains("notifyctl login alice") == true)
+        let refused = try await fixture.callExpectingError(LoginCommand(user: "alice", password: "wrong"))
+        #expect(refused.code == .unauthorized)
+        #expect(refused.message.contains("the login was not saved"))
+        #expect(try await fixture.status().account == nil, "not saved")
+        #expect(!FileManager.default.fileExists(atPath: fixture.stateDirectory + "/credentials.json"))
         let requests = fixture.backend.requests().count
         _ = try await fixture.call(SetTagsCommand(tags: ["later"]))
         try await Task.sleep(for: .milliseconds(300))

@@ -12,10 +12,14 @@ import Testing
         defer { Task { await fixture.stop() } }
         let basic = Data("alice:\(Self.password)".utf8).base64EncodedString()
 
-        // Wrong password (the tutorial backend wants user == password): refused, logged, retried at login.
-        _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
-        let outcome = try await fixture.login("alice", password: Self.password)
+        // Wrong password (the tutorial backend wants user == password): saved while there is
+        // no token to check it with, then refused at the first registration; a login checked
+        // with the token set is refused and not saved.
+        _ = try await fixture.login("alice", password: Self.password)
+        let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
         #expect(outcome.registration.state == .unauthorized)
+        let refusedLogin = try await fixture.callExpectingError(LoginCommand(user: "alice", password: Self.password))
+        #expect(refusedLogin.code == .unauthorized)
         try fixture.backend.addFault(.init(route: .any, status: 503, count: 1))
         let retried = try await fixture.call(RegisterCommand())
         #expect(retried.settled)
@@ -25,7 +29,7 @@ import Testing
             return "\(try client.call(StatusCommand()).raw)"
         }
         let state = try String(contentsOfFile: fixture.stateDirectory + "/state.json", encoding: .utf8)
-        let everything = [fixture.log, status, state, "\(outcome)", "\(retried)"].joined(separator: "\n")
+        let everything = [fixture.log, status, state, "\(outcome)", "\(retried)", "\(refusedLogin)"].joined(separator: "\n")
         #expect(!fixture.log.isEmpty)
         #expect(!everything.contains(Self.password))
         #expect(!everything.contains(basic))

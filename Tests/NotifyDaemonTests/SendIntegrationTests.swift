@@ -145,9 +145,10 @@ import NotifyTestSupport
     @Test func aRefusalAfterQueueingIsKeptForTheOutboxListing() async throws {
         let fixture = try await Self.loggedIn()
         defer { Task { await fixture.stop() } }
-        try fixture.backend.addFault(.init(route: .send, status: 503, count: 1))
+        // The retry waits long enough for the sender to be told "queued" first.
+        try fixture.backend.addFault(.init(route: .send, status: 503, retryAfter: 1, count: 1))
         try fixture.backend.addFault(.init(route: .send, status: 400, count: 1))
-        _ = try await fixture.call(SendCommand(to: "bob", message: "hi"))
+        #expect(try await fixture.call(SendCommand(to: "bob", message: "hi")).deliveries.first?.state == .queued)
         #expect(await eventually { (try? await fixture.call(OutboxCommand()).deliveries.first?.state) == .failed })
         let listed = try await fixture.call(OutboxCommand())
         #expect(listed.deliveries.first?.error?.message.contains("HTTP 400") == true)

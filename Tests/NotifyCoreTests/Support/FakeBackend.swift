@@ -18,6 +18,10 @@ final class FakeBackend: BackendAPI {
         var createAnswers: [BackendCallError] = []
         var upsertAnswers: [BackendCallError] = []
         var deleteAnswers: [BackendCallError] = []
+        /// Answers for sends in order; nil is a success.
+        var sendAnswers: [BackendCallError?] = []
+        var holdNext: Set<String> = []
+        var held: CheckedContinuation<Void, Never>?
         var alwaysFail: BackendCallError?
         var nextId = 1
         var users: [String] = []
@@ -33,6 +37,27 @@ final class FakeBackend: BackendAPI {
     func failNextDelete(_ error: BackendCallError) { state.withLock { $0.deleteAnswers.append(error) } }
     /// Every call fails with `error` until set back to nil (an outage).
     func failEverything(_ error: BackendCallError?) { state.withLock { $0.alwaysFail = error } }
+    /// The next sends answer these, in order (nil: success).
+    func answerNextSends(_ answers: [BackendCallError?]) { state.withLock { $0.sendAnswers += answers } }
+
+    /// The next call of `route` ("upsert" or "delete") waits until `release`: a call in flight.
+    func holdNext(_ route: String) { state.withLock { _ = $0.holdNext.insert(route) } }
+    /// True while a held call waits.
+    var isHolding: Bool { state.withLock { $0.held != nil } }
+    func release() {
+        let held = state.withLock { state in
+            defer { state.held = nil }
+            return state.held
+        }
+        held?.resume()
+    }
+
+    private func holdIfAsked(_ route: String) async {
+        guard state.withLock({ $0.holdNext.remove(route) != nil }) else { return }
+        await withCheckedContinuation { continuation in
+            state.withLock { $0.held = continuation }
+        }
+    }
 
     func createRegistrationId(handle: String, account: BackendAccount) async -> Result<String, BackendCallError> {
         await Task.yield()
@@ -48,6 +73,7 @@ final class FakeBackend: BackendAPI {
 
     func upsertRegistration(id: String, platform: String, handle: String, tags: [String], account: BackendAccount) async -> Result<Void, BackendCallError> {
         await Task.yield()
+        await holdIfAsked("upsert")
         return state.withLock { state in
             state.calls.append(.upsert(id: id, handle: handle, tags: tags))
             state.users.append(account.user)
@@ -59,6 +85,7 @@ final class FakeBackend: BackendAPI {
 
     func deleteRegistration(id: String, account: BackendAccount) async -> Result<Void, BackendCallError> {
         await Task.yield()
+        await holdIfAsked("delete")
         return state.withLock { state in
             state.calls.append(.delete(id: id))
             if let error = state.alwaysFail { return .failure(error) }
@@ -70,7 +97,9 @@ final class FakeBackend: BackendAPI {
     func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount) async -> Result<Void, BackendCallError> {
         state.withLock { state in
             state.calls.append(.send(pns: pns, toTag: toTag, body: body))
+            state.users.append(account.user)
             if let error = state.alwaysFail { return .failure(error) }
+            if !state.sendAnswers.isEmpty, let error = state.sendAnswers.removeFirst() { return .failure(error) }
             return .success(())
         }
     }

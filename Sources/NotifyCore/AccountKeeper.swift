@@ -1,0 +1,114 @@
+import Foundation
+
+/// The one owner of who is logged in, with which password, at which backend. The
+/// registrar and the outbox both ask it; only it reads and writes `credentials.json`.
+///
+/// The password source runs once at a time: callers arriving while it runs wait for that
+/// run (a `pass` or pinentry prompt appears once, not once per waiting message). Its last
+/// failure is kept for `status` until a run succeeds.
+public actor AccountKeeper {
+    private let store: CredentialStore
+    private let configuredBackend: String?
+    private let passwords: PasswordProvider
+    private var credentials: Credentials?
+    private var fetching: Task<Result<String, CoreError>, Never>?
+    /// Why the password source failed last, until it works again.
+    public private(set) var passwordProblem: String?
+
+    /// Loads the saved credentials; the warning says why a file could not be used.
+    public init(stateDirectory: String, configuredBackend: String?, passwords: PasswordProvider) {
+        self.store = CredentialStore(directory: stateDirectory)
+        self.configuredBackend = configuredBackend
+        self.passwords = passwords
+        let (credentials, warning) = store.load()
+        self.credentials = credentials
+        self.savedAtStart = credentials
+        self.loadWarning = warning
+    }
+
+    /// The login found on disk at start, for owners that set themselves up before any await.
+    public nonisolated let savedAtStart: Credentials?
+
+    /// Why the credentials file could not be read at start, if it could not.
+    public nonisolated let loadWarning: String?
+
+    public nonisolated var passwordSource: PasswordSource { passwords.source }
+
+    /// Who is logged in now, without the password.
+    public var current: Credentials? { credentials }
+
+    /// The account a message queued now belongs to.
+    public var currentKey: AccountKey? {
+        guard let credentials, let backend = credentials.backend ?? configuredBackend else { return nil }
+        return AccountKey(user: credentials.user, backend: backend)
+    }
+
+    public func backend(of credentials: Credentials) -> String? {
+        credentials.backend ?? configuredBackend
+    }
+
+    /// Saves `credentials` and makes them the current login; nothing changes when the
+    /// file cannot be written.
+    public func commit(_ credentials: Credentials) throws(CoreError) {
+        try store.save(credentials)
+        self.credentials = credentials
+        passwords.forget()
+    }
+
+    /// Forgets the login if it is still the one with `revision` (a login that happened
+    /// meanwhile is kept). Returns false when another login had replaced it.
+    public func remove(revision: String) throws(CoreError) -> Bool {
+        guard credentials?.revision == revision else { return false }
+        try store.remove()
+        credentials = nil
+        passwords.forget()
+        return true
+    }
+
+    /// The credentials of `key` for a backend call, or an error saying why that account
+    /// cannot send now (never another account's credentials).
+    public func backendAccount(for key: AccountKey) async throws(CoreError) -> BackendAccount {
+        guard let credentials, currentKey == key else { throw .accountGone(user: key.user) }
+        return try await backendAccount(credentials)
+    }
+
+    /// The backend call credentials for `credentials`, which need not be saved yet (a
+    /// login being checked).
+    public func backendAccount(_ credentials: Credentials) async throws(CoreError) -> BackendAccount {
+        guard let backend = backend(of: credentials) else { throw .noBackend }
+        guard let url = URL(string: backend) else { throw .invalidArgument("invalid backend URL \(backend)") }
+        return BackendAccount(baseURL: url, user: credentials.user, password: try await password(stored: credentials.password))
+    }
+
+    /// The backend refused the password: an external one is fetched anew next time.
+    public func passwordRefused() {
+        passwords.forget()
+    }
+
+    private func password(stored: String) async throws(CoreError) -> String {
+        guard passwords.isExternal else { return stored }
+        let run: Task<Result<String, CoreError>, Never>
+        if let fetching {
+            run = fetching
+        } else {
+            let passwords = self.passwords
+            run = Task {
+                do throws(CoreError) {
+                    return .success(try await passwords.password(stored: stored))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            fetching = run
+        }
+        let result = await run.value
+        if fetching == run {
+            fetching = nil
+            switch result {
+            case .success: passwordProblem = nil
+            case .failure(let error): passwordProblem = error.description
+            }
+        }
+        return try result.get()
+    }
+}

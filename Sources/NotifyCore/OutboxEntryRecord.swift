@@ -1,0 +1,69 @@
+import Foundation
+import NotifyProtocol
+
+/// An outbox file as written on disk: its own type, apart from `Delivery` and the wire's
+/// `DeliveryStatus`, so that a protocol change cannot change the disk format by accident.
+///
+/// Format 1 (no `version` field) did not record the account; format 2 does.
+struct OutboxEntryRecord: Codable {
+    static let currentVersion = 2
+
+    struct Problem: Codable {
+        var code: String
+        var message: String
+    }
+
+    var version: Int?
+    var id: String
+    var sequence: Int
+    var to: String
+    var platform: String
+    var message: String
+    var createdAt: Date
+    var expiresAt: Date
+    var attempts: Int
+    var nextAttemptAt: Date?
+    var lastError: Problem?
+    var state: String
+    var account: AccountKey?
+
+    init(_ delivery: Delivery) {
+        version = Self.currentVersion
+        id = delivery.id
+        sequence = delivery.sequence
+        to = delivery.to
+        platform = delivery.platform.rawValue
+        message = delivery.message
+        createdAt = delivery.createdAt
+        expiresAt = delivery.expiresAt
+        attempts = delivery.attempts
+        nextAttemptAt = delivery.nextAttemptAt
+        lastError = delivery.lastError.map { Problem(code: $0.code.rawValue, message: $0.message) }
+        state = delivery.state.rawValue
+        account = delivery.account
+    }
+
+    struct UnknownPlatform: Error, CustomStringConvertible {
+        var name: String
+        var description: String { "unknown platform '\(name)'" }
+    }
+
+    func delivery() throws -> Delivery {
+        guard let platform = Platform(rawValue: platform) else { throw UnknownPlatform(name: platform) }
+        var delivery = Delivery(sequence: sequence, to: to, platform: platform, message: message, createdAt: createdAt, expiresAt: expiresAt, account: account)
+        delivery.id = id
+        delivery.attempts = attempts
+        delivery.nextAttemptAt = nextAttemptAt
+        delivery.lastError = lastError.map { WireError(code: ErrorCode($0.code), message: $0.message) }
+        delivery.state = DeliveryState(state)
+        return delivery
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version, id, sequence, to, platform, message, attempts, state, account
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+        case nextAttemptAt = "next_attempt_at"
+        case lastError = "last_error"
+    }
+}
