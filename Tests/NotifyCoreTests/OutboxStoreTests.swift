@@ -172,4 +172,43 @@ struct OutboxStoreTests {
         try store.save(delivery)
         #expect(store.load().0 == [delivery])
     }
+
+    @Test func theAccountIsKeptAndTheFormatVersioned() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        var delivery = Self.delivery(1)
+        delivery.account = AccountKey(user: "alice", backend: "https://b.example")
+        try store.save(delivery)
+        let text = try String(contentsOfFile: store.directory + "/" + delivery.id + ".json", encoding: .utf8)
+        #expect(text.contains("\"version\" : 2"))
+        #expect(store.load().0 == [delivery])
+    }
+
+    @Test func anEntryFromANewerNotifydIsLeftInPlaceNotMisread() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        try store.save(Self.delivery(1))
+        let newer = store.directory + "/0000000002-apns.json"
+        #expect(FileManager.default.createFile(atPath: newer, contents: Data(#"{"version": 3, "shape": "unknown"}"#.utf8)))
+        let (loaded, warnings) = store.load()
+        #expect(loaded.map(\.id) == ["0000000001-apns"])
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains("newer notifyd (format 3") == true)
+        #expect(FileManager.default.fileExists(atPath: newer))
+    }
+
+    @Test func anEntryFromBeforeAccountsWereRecordedLoadsWithoutOne() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        try AtomicFile.ensureDirectory(store.directory)
+        let legacy = #"{"id": "0000000001-apns", "sequence": 1, "to": "bob", "platform": "apns", "message": "hi", "attempts": 0, "state": "queued", "created_at": "2027-01-15T08:00:00Z", "expires_at": "2027-01-22T08:00:00Z"}"#
+        #expect(FileManager.default.createFile(atPath: store.directory + "/0000000001-apns.json", contents: Data(legacy.utf8)))
+        let (loaded, warnings) = store.load()
+        #expect(warnings.isEmpty)
+        #expect(loaded.map(\.message) == ["hi"])
+        #expect(loaded.first?.account == nil)
+    }
 }

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+@testable import NotifyCore
+import NotifyTestSupport
+
+/// The one owner of the login: what it saves, what it hands out, and to whom.
+struct AccountKeeperTests {
+    static let backend = "http://127.0.0.1:1"
+
+    @Test func aLogoutOfAnEarlierLoginKeepsTheNewerOne() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let keeper = AccountKeeper(stateDirectory: directory.path, configuredBackend: Self.backend, passwords: PasswordProvider(source: .stored))
+        let alice = Credentials(user: "alice", password: "alice", backend: nil)
+        let bob = Credentials(user: "bob", password: "bob", backend: nil)
+        try await keeper.commit(alice)
+        try await keeper.commit(bob)
+        #expect(try await keeper.remove(revision: alice.revision) == false)
+        #expect(await keeper.current == bob)
+        #expect(CredentialStore(directory: directory.path).load().0?.revision == bob.revision)
+        #expect(try await keeper.remove(revision: bob.revision))
+        #expect(await keeper.current == nil)
+    }
+
+    @Test func credentialsAreHandedOutOnlyForTheirOwnAccount() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let keeper = AccountKeeper(stateDirectory: directory.path, configuredBackend: Self.backend, passwords: PasswordProvider(source: .stored))
+        try await keeper.commit(Credentials(user: "bob", password: "bob", backend: nil))
+        let alice = AccountKey(user: "alice", backend: Self.backend)
+        let refused = await #expect(throws: CoreError.self) { try await keeper.backendAccount(for: alice) }
+        #expect(refused == .accountGone(user: "alice"))
+        #expect(try await keeper.backendAccount(for: AccountKey(user: "bob", backend: Self.backend)).user == "bob")
+    }
+
+    @Test func concurrentCallersShareOneRunOfThePasswordCommand() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let runs = directory.file("runs")
+        let keeper = AccountKeeper(stateDirectory: directory.path, configuredBackend: Self.backend,
+                                   passwords: PasswordProvider(source: .command("echo run >> \(runs); sleep 0.2; echo secret")))
+        try await keeper.commit(Credentials(user: "alice", password: "", backend: nil))
+        let key = AccountKey(user: "alice", backend: Self.backend)
+        let passwords = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<5 { group.addTask { try await keeper.backendAccount(for: key).password } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(passwords == Array(repeating: "secret", count: 5))
+        #expect(try String(contentsOfFile: runs, encoding: .utf8).split(separator: "\n").count == 1)
+    }
+
+    @Test func aFailingPasswordCommandIsReportedUntilItWorks() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let flag = directory.file("flag")
+        let keeper = AccountKeeper(stateDirectory: directory.path, configuredBackend: Self.backend,
+                                   passwords: PasswordProvider(source: .command("if [ -e \(flag) ]; then echo secret; else touch \(flag); exit 5; fi")))
+        try await keeper.commit(Credentials(user: "alice", password: "", backend: nil))
+        let key = AccountKey(user: "alice", backend: Self.backend)
+        let failed = await #expect(throws: CoreError.self) { try await keeper.backendAccount(for: key) }
+        #expect(failed == .passwordUnavailable("the password command failed (exit status 5)"))
+        #expect(await keeper.passwordProblem == "the password command failed (exit status 5)")
+        #expect(try await keeper.backendAccount(for: key).password == "secret")
+        #expect(await keeper.passwordProblem == nil)
+    }
+
+    @Test func aCredentialsFileFromANewerNotifydIsRefusedNotMisread() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = CredentialStore(directory: directory.path)
+        #expect(FileManager.default.createFile(atPath: store.path, contents: Data(#"{"version": 9, "user": "alice", "password": "x", "revision": "r", "saved_at": "2027-01-01T00:00:00Z"}"#.utf8)))
+        let (loaded, warning) = store.load()
+        #expect(loaded == nil)
+        #expect(warning?.contains("newer notifyd (format 9") == true)
+        #expect(FileManager.default.fileExists(atPath: store.path), "left for the notifyd that wrote it")
+    }
+}
