@@ -73,7 +73,8 @@ enum Outbox: Subcommand {
         Lists the messages notifyd has accepted but not delivered yet (why, and when it
         tries next), and those that failed or expired after they were queued.
 
-          --purge   forget the failed and expired ones
+          --purge   forget the failed and expired ones, and those held for an account
+                    that is no longer logged in
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
