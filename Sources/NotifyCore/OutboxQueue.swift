@@ -174,9 +174,10 @@ public struct OutboxQueue: Sendable {
     public func nextWake(now: Date) -> Date? {
         // An expiry that passed while the delivery was in flight is handled when it returns.
         var candidates = queued.filter { !inFlight.contains($0.id) }.map(\.expiresAt)
-        // Held deliveries only expire: a login, not a timer, lets them go out.
         if !paused {
-            candidates += retryAt.values.filter { $0 > now }
+            // Held deliveries only expire: a login, not a retry time, lets them go out.
+            let sendable = Set(queued.filter { !isHeld($0) }.map(\.orderKey))
+            candidates += retryAt.filter { sendable.contains($0.key) && $0.value > now }.map(\.value)
         }
         return candidates.min()
     }

@@ -334,7 +334,11 @@ public actor Registrar {
     private func save(_ changed: DeviceState) throws(CoreError) {
         var state = changed
         state.registration = machine.record
-        try stateStore.save(state)
+        do {
+            try stateStore.save(state)
+        } catch {
+            throw .storage("\(error.description); the change was not saved and nothing changed")
+        }
     }
 
     private func apply(_ actions: [RegistrationAction]) {
@@ -510,9 +514,10 @@ public actor Registrar {
     private func finished(_ step: RegistrationStep, _ result: StepResult, with used: Credentials?) async {
         stepTask = nil
         stepRevision = nil
-        log(step, result)
         let checking = used.flatMap { used in trial?.revision == used.revision ? trial : nil }
         let verdict = checking.flatMap { judge(result, user: $0.user) }
+        // A refused login being checked is reported as such below, not as a stop.
+        if case .refused = verdict {} else { log(step, result) }
         let commit = checking != nil && (verdict == .accepted || verdict == .unchecked) && !trialCommitting
         if commit { trialCommitting = true }
         if let checking, let verdict, case .refused(_, let status) = verdict {

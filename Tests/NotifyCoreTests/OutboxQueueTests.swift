@@ -319,7 +319,10 @@ struct OutboxQueueTests {
         let bob = AccountKey(user: "bob", backend: Self.alice.backend)
         let fromAlice = Self.delivery(1, to: "carol")
         let fromBob = Self.delivery(2, to: "carol", account: bob)
-        var queue = Self.queue([fromAlice, fromBob])
+        var queue = Self.queue([fromAlice])
+        _ = queue.takeReady(now: Self.at(0))
+        queue.finished(fromAlice.id, .transient(retryAfter: 30, error: Self.unavailable), now: Self.at(0))
+        queue.add(fromBob)
         queue.setAccount(bob)
         #expect(queue.isHeld(fromAlice))
         #expect(!queue.isHeld(fromBob))
@@ -329,7 +332,8 @@ struct OutboxQueueTests {
         #expect(queue.nextWake(now: Self.at(1)) == fromAlice.expiresAt, "only its expiry, never a retry, wakes a held message")
 
         queue.setAccount(Self.alice)
-        #expect(Self.ids(queue.takeReady(now: Self.at(2))) == [fromAlice.id])
+        #expect(queue.nextWake(now: Self.at(1)) == Self.at(30))
+        #expect(Self.ids(queue.takeReady(now: Self.at(30))) == [fromAlice.id])
     }
 
     @Test func purgeDropsMessagesHeldForAnAccountThatIsGone() {
