@@ -106,6 +106,8 @@ public actor Outbox {
             deliveries.append(delivery)
         }
         nextSequence += deliveries.count
+        // The account that just sent is the one logged in, whether or not its login was announced yet.
+        if queue.account != account { queue.setAccount(account) }
         var ids: [String] = []
         for delivery in deliveries {
             queue.add(delivery)

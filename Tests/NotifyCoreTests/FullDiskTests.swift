@@ -1,0 +1,88 @@
+import Foundation
+import NotifyProtocol
+import Testing
+@testable import NotifyCore
+import NotifyTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A full disk, for real: the state directory on a small tmpfs that the test fills up.
+/// Needs the right to mount (root or CAP_SYS_ADMIN); cancelled with a message elsewhere.
+struct FullDiskTests {
+    /// A tmpfs of `kilobytes` mounted on a fresh directory; `unmount()` when done.
+    struct SmallDisk {
+        let scratch: ScratchDirectory
+        var path: String { scratch.file("disk") }
+
+        init(kilobytes: Int) throws {
+            scratch = try ScratchDirectory()
+            try FileManager.default.createDirectory(atPath: scratch.file("disk"), withIntermediateDirectories: false)
+            let status = Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k,mode=0700", "tmpfs", scratch.file("disk")])
+            guard status == 0 else {
+                scratch.remove()
+                try Test.cancel("cannot mount a small tmpfs here (mount exited \(status); it needs root or CAP_SYS_ADMIN)")
+            }
+        }
+
+        /// Writes a file until the disk is full; removing it frees the space again.
+        func fill() {
+            let fd = open(path + "/filler", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            guard fd >= 0 else { return }
+            let chunk = [UInt8](repeating: 0, count: 4096)
+            while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+            close(fd)
+        }
+
+        func free() { unlink(path + "/filler") }
+
+        func unmount() {
+            _ = Self.run("/bin/umount", [path])
+            scratch.remove()
+        }
+
+        private static func run(_ tool: String, _ arguments: [String]) -> Int32 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            do { try process.run() } catch { return -1 }
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+    }
+
+    @Test func aFullDiskRefusesChangesKeepsTheGoodFilesAndRecovers() async throws {
+        let disk = try SmallDisk(kilobytes: 256)
+        defer { disk.unmount() }
+        let backend = FakeBackend()
+        let accounts = AccountKeeper(stateDirectory: disk.path, configuredBackend: "http://127.0.0.1:1", passwords: PasswordProvider(source: .stored))
+        let outbox = Outbox(settings: .init(), stateDirectory: disk.path, backend: backend, clock: ManualClock(), logger: .silent, accounts: accounts)
+        let registrar = Registrar(settings: .init(configuredBackend: "http://127.0.0.1:1", policy: RegistrationPolicy(debounce: 0)),
+                                  stateDirectory: disk.path, backend: backend, accounts: accounts, clock: ManualClock(), logger: .silent,
+                                  onAccountChange: { await outbox.accountChanged() })
+        await outbox.start()
+        _ = try await registrar.setToken("AB", platform: nil)
+        _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 5)
+        let goodState = try Data(contentsOf: URL(fileURLWithPath: disk.path + "/state.json"))
+
+        disk.fill()
+        let refused = await #expect(throws: CoreError.self) { try await registrar.setToken("CD", platform: nil) }
+        #expect(refused?.description.contains("the change was not saved") == true)
+        #expect(await registrar.snapshot().device.token == "AB")
+        await #expect(throws: CoreError.self) { try await outbox.submit(to: "bob", message: "hi", platforms: [.apns, .fcm]) }
+        #expect(await outbox.list().isEmpty, "never queued: not on disk")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: disk.path + "/state.json")) == goodState, "the good file is untouched")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).filter { $0.contains(".tmp-") }.isEmpty)
+        #expect(!backend.calls.contains(.upsert(id: "id-1", handle: "CD", tags: [])))
+
+        disk.free()
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("CD", platform: nil), timeout: 5)
+        #expect(backend.calls.last == .upsert(id: "id-1", handle: "CD", tags: []))
+        let ids = try await outbox.submit(to: "bob", message: "hi", platforms: [.apns, .fcm])
+        #expect(await outbox.wait(for: ids, untilFinal: true, timeout: 10).map(\.state) == [.delivered, .delivered])
+        await outbox.shutdown()
+        await registrar.shutdown()
+    }
+}
