@@ -1,8 +1,9 @@
 import Foundation
 import NotifyProtocol
 
-/// Everything notifyd keeps about the device between runs, except the credentials.
-public struct DeviceState: Codable, Equatable, Sendable {
+/// Everything notifyd keeps about the device between runs, except the credentials. On disk
+/// it is a `StateRecord`.
+public struct DeviceState: Equatable, Sendable {
     public static let currentVersion = 1
 
     public var version = DeviceState.currentVersion
@@ -33,7 +34,7 @@ public struct StateStore: Sendable {
         do {
             guard let data = FileManager.default.contents(atPath: path) else { throw UnreadableFile() }
             _ = try DiskFormat.checkVersion(of: data, supported: DeviceState.currentVersion)
-            return (try JSONDecoder.decodeStateFile(DeviceState.self, from: data), nil)
+            return (try JSONDecoder.decodeStateFile(StateRecord.self, from: data).state(), nil)
         } catch {
             let aside = path + ".corrupt-" + String(Int(now.timeIntervalSince1970))
             let moved = rename(path, aside) == 0
@@ -47,7 +48,7 @@ public struct StateStore: Sendable {
     public func save(_ state: DeviceState) throws(CoreError) {
         let data: Data
         do {
-            data = try JSONEncoder.state.encode(state)
+            data = try JSONEncoder.state.encode(StateRecord(state))
         } catch {
             throw .storage("cannot encode the state: \(error)")
         }
@@ -57,6 +58,7 @@ public struct StateStore: Sendable {
     private static func reason(_ error: any Error) -> String {
         if error is UnreadableFile { return "it cannot be read" }
         if let newer = error as? DiskFormat.NewerFormat { return "\(newer)" }
+        if let unknown = error as? StateRecord.UnknownPlatform { return "\(unknown)" }
         if let problem = error as? JSONShape.Problem { return "not valid JSON: \(problem)" }
         if case DecodingError.dataCorrupted = error { return "not valid JSON" }
         if error is DecodingError { return "unexpected content" }

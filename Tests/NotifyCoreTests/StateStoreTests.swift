@@ -144,4 +144,28 @@ struct StateStoreTests {
         #expect(warning?.contains("cannot be read") == true)
         #expect(!FileManager.default.fileExists(atPath: store.path), "moved aside, so the next save does not replace it silently")
     }
+
+    @Test func aFileFromTheFirstFormatStillLoads() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = StateStore(directory: directory.path)
+        let first = #"{"enabled": true, "platform": "wns", "registration": {"id": "r-1", "id_backend": "https://b.example", "registered": {"backend": "https://b.example", "handle": "h", "platform": "wns", "tags": [], "user": "bob"}, "registered_at": "2027-01-15T08:00:00Z"}, "tags": ["news"], "token": "h", "version": 1}"#
+        #expect(FileManager.default.createFile(atPath: store.path, contents: Data(first.utf8)))
+        let (state, warning) = store.load()
+        #expect(warning == nil)
+        #expect(state.platform == .wns)
+        #expect(state.registration.registered?.user == "bob")
+        #expect(state.registration.registeredAt == Date(timeIntervalSince1970: 1_800_000_000))
+    }
+
+    @Test func aFileFromANewerNotifydIsRefusedWithAMessage() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = StateStore(directory: directory.path)
+        #expect(FileManager.default.createFile(atPath: store.path, contents: Data(#"{"version": 2, "token": "AB"}"#.utf8)))
+        let (state, warning) = store.load(now: Date(timeIntervalSince1970: 7))
+        #expect(state == DeviceState())
+        #expect(warning?.contains("written by a newer notifyd (format 2; this one reads formats up to 1)") == true)
+        #expect(try directory.entries() == ["state.json.corrupt-7"], "kept, not overwritten")
+    }
 }

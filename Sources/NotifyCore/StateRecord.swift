@@ -1,0 +1,90 @@
+import Foundation
+import NotifyProtocol
+
+/// `state.json` as written on disk: its own types, apart from `DeviceState` and the wire's
+/// `RegisteredTarget` and `Platform`, so that a protocol change cannot change the file by
+/// accident. The keys are those of format 1.
+struct StateRecord: Codable {
+    struct Target: Codable {
+        var handle: String
+        var platform: String
+        var tags: [String]
+        var user: String
+        var backend: String
+
+        init(_ target: RegisteredTarget) {
+            handle = target.handle
+            platform = target.platform.rawValue
+            tags = target.tags
+            user = target.user
+            backend = target.backend
+        }
+
+        func target() throws -> RegisteredTarget {
+            RegisteredTarget(handle: handle, platform: try StateRecord.platform(platform), tags: tags, user: user, backend: backend)
+        }
+    }
+
+    struct Registration: Codable {
+        var id: String?
+        var idBackend: String?
+        var registered: Target?
+        var registeredAt: Date?
+        var refusedRevision: String?
+        var rejected: Target?
+        var rejectedReason: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id, registered, rejected
+            case idBackend = "id_backend"
+            case registeredAt = "registered_at"
+            case refusedRevision = "refused_revision"
+            case rejectedReason = "rejected_reason"
+        }
+    }
+
+    struct UnknownPlatform: Error, CustomStringConvertible {
+        var name: String
+        var description: String { "unknown platform '\(name)'" }
+    }
+
+    var version: Int
+    var token: String?
+    var platform: String
+    var tags: [String]
+    var enabled: Bool
+    var registration: Registration
+
+    init(_ state: DeviceState) {
+        version = DeviceState.currentVersion
+        token = state.token
+        platform = state.platform.rawValue
+        tags = state.tags
+        enabled = state.enabled
+        let record = state.registration
+        registration = Registration(
+            id: record.id, idBackend: record.idBackend, registered: record.registered.map(Target.init), registeredAt: record.registeredAt,
+            refusedRevision: record.refusedRevision, rejected: record.rejected.map(Target.init), rejectedReason: record.rejectedReason)
+    }
+
+    func state() throws -> DeviceState {
+        var state = DeviceState()
+        state.token = token
+        state.platform = try Self.platform(platform)
+        state.tags = tags
+        state.enabled = enabled
+        state.registration.id = registration.id
+        state.registration.idBackend = registration.idBackend
+        state.registration.registered = try registration.registered?.target()
+        state.registration.registeredAt = registration.registeredAt
+        state.registration.refusedRevision = registration.refusedRevision
+        state.registration.rejected = try registration.rejected?.target()
+        state.registration.rejectedReason = registration.rejectedReason
+        return state
+    }
+
+    private static func platform(_ name: String) throws -> Platform {
+        guard let platform = Platform(rawValue: name) else { throw UnknownPlatform(name: name) }
+        return platform
+    }
+}
