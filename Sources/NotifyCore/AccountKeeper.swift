@@ -48,10 +48,16 @@ public actor AccountKeeper {
     }
 
     /// Saves `credentials` and makes them the current login; nothing changes when the
-    /// file cannot be written.
-    public func commit(_ credentials: Credentials) throws(CoreError) {
+    /// file cannot be written. `checked`: the password source already ran for this login
+    /// (while it was being checked), so what it gave is kept rather than asked for again.
+    public func commit(_ credentials: Credentials, checked: Bool = false) throws(CoreError) {
         try store.save(credentials)
         self.credentials = credentials
+        if !checked { passwords.forget() }
+    }
+
+    /// A login is about to be checked: an external password is fetched anew for it.
+    public func loginStarted() {
         passwords.forget()
     }
 

@@ -78,7 +78,7 @@ public actor Outbox {
             }
             queue.add(delivery)
         }
-        nextSequence = (deliveries.map(\.sequence).max() ?? 0) + 1
+        nextSequence = max(deliveries.map(\.sequence).max() ?? 0, store.highestSequence()) + 1
         if !queue.queued.isEmpty { logger.notice("outbox: \(queue.queued.count) message(s) waiting from an earlier run") }
         pump()
     }

@@ -33,6 +33,13 @@ public struct OutboxStore: Sendable {
         return (deliveries, warnings)
     }
 
+    /// The highest sequence number any file in the outbox is named with, read or not (a
+    /// newer notifyd's entry is left in place, and a new entry must not take its name).
+    public func highestSequence() -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.compactMap { Int($0.prefix { $0.isASCII && $0.isNumber }) }.max() ?? 0
+    }
+
     public func save(_ delivery: Delivery) throws(CoreError) {
         try AtomicFile.ensureDirectory(directory)
         let data: Data

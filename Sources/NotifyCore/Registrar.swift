@@ -156,12 +156,12 @@ public actor Registrar {
         guard chosen ?? settings.configuredBackend != nil else { throw .noBackend }
         // An external password is never stored: it is fetched when needed.
         let candidate = Credentials(user: user, password: external ? "" : password, backend: chosen)
-        var enabled = device
-        enabled.enabled = true
         if device.token == nil {
+            var enabled = device
+            enabled.enabled = true
             try save(enabled)
-            try await accounts.commit(candidate)
             device = enabled
+            try await accounts.commit(candidate)
             credentials = candidate
             logger.notice("logged in as \(user) at \(chosen ?? settings.configuredBackend ?? "?"); the credentials are checked at the first registration")
             loginVerdicts[candidate.revision] = .unchecked
@@ -169,6 +169,10 @@ public actor Registrar {
             await onAccountChange()
             return PendingLogin(revision: candidate.revision, generation: machine.generation, checked: false)
         }
+        // The only wait of a checked login comes first, so that what follows sees one state.
+        await accounts.loginStarted()
+        var enabled = device
+        enabled.enabled = true
         try save(enabled)
         device = enabled
         if let earlier = trial { loginVerdicts[earlier.revision] = .superseded }
@@ -410,7 +414,7 @@ public actor Registrar {
     /// Saves the checked (or uncheckable) login and makes it the one in force.
     private func commitTrial(_ candidate: Credentials, _ verdict: LoginVerdict) async {
         do {
-            try await accounts.commit(candidate)
+            try await accounts.commit(candidate, checked: verdict == .accepted)
         } catch {
             logger.error("\(error.description); the login of \(candidate.user) was not saved")
             if trial?.revision == candidate.revision {

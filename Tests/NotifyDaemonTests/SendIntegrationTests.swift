@@ -118,7 +118,8 @@ import NotifyTestSupport
         let fixture = try await Self.loggedIn()
         defer { Task { await fixture.stop() } }
         // An outage, and by the time it is over the password changed: the retry is refused.
-        try fixture.backend.addFault(.init(route: .send, status: 503, count: 1))
+        // The retry waits long enough for the sender to be told "queued" first.
+        try fixture.backend.addFault(.init(route: .send, status: 503, retryAfter: 1, count: 1))
         try fixture.backend.addFault(.init(route: .send, status: 403))
         let queued = try await fixture.call(SendCommand(to: "bob", message: "accepted earlier"))
         #expect(queued.deliveries.first?.state == .queued)
