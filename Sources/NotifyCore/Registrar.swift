@@ -260,9 +260,16 @@ public actor Registrar {
             return LogoutResult(user: user, deletedId: deletedId, warning: [warning, kept].compactMap { $0 }.joined(separator: "; "))
         }
         if credentials?.revision == loggedIn.revision { credentials = nil }
+        // The credentials are gone whatever happens to state.json: the machine must know.
         var enabled = device
         enabled.enabled = true
-        if (try? change(to: enabled)) == nil { device = enabled }
+        do {
+            try save(enabled)
+        } catch {
+            logger.warning(error.description)
+        }
+        device = enabled
+        apply(machine.update(inputs, now: clock.now()))
         await onAccountChange()
         logger.notice("logged out \(user)")
         return LogoutResult(user: user, deletedId: deletedId, warning: warning)
@@ -432,7 +439,6 @@ public actor Registrar {
         apply(machine.update(inputs, now: clock.now()))
         await onAccountChange()
     }
-
 
     /// A login waits for a registration pass; when none will come (the registration was
     /// turned off meanwhile), it is saved unchecked rather than left hanging.
