@@ -7,8 +7,11 @@ enum Login: Subcommand {
         usage: notifyctl login [--backend URL] [--password-stdin] [--no-wait] [--timeout SECONDS] USER
 
         Stores the credentials notifyd uses with the backend (in a 0600 file) and registers
-        the device if a token is set. The password is prompted without echo; scripts pass it
-        on standard input with --password-stdin. It is never taken on the command line.
+        the device if a token is set. With a token set, the credentials are checked with
+        that registration first: a password the backend refuses is not saved, the previous
+        login stays in force, and the exit status is 1. Without a token they are saved and
+        checked at the first registration. The password is prompted without echo; scripts
+        pass it on standard input with --password-stdin. It is never taken on the command line.
 
           --backend URL      the backend for this account (default: notifyd's --backend)
           --password-stdin   read the password from standard input

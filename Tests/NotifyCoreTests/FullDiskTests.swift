@@ -64,7 +64,7 @@ struct FullDiskTests {
                                   onAccountChange: { await outbox.accountChanged() })
         await outbox.start()
         _ = try await registrar.setToken("AB", platform: nil)
-        _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 5)
+        _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)
         let goodState = try Data(contentsOf: URL(fileURLWithPath: disk.path + "/state.json"))
 
         disk.fill()
@@ -78,7 +78,7 @@ struct FullDiskTests {
         #expect(!backend.calls.contains(.upsert(id: "id-1", handle: "CD", tags: [])))
 
         disk.free()
-        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("CD", platform: nil), timeout: 5)
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("CD", platform: nil), timeout: 30)
         #expect(backend.calls.last == .upsert(id: "id-1", handle: "CD", tags: []))
         let ids = try await outbox.submit(to: "bob", message: "hi", platforms: [.apns, .fcm])
         #expect(await outbox.wait(for: ids, untilFinal: true, timeout: 10).map(\.state) == [.delivered, .delivered])

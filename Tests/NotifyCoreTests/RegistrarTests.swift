@@ -39,7 +39,7 @@ struct RegistrarTests {
         #expect(fixture.backend.calls.isEmpty, "no credentials, no request")
 
         let login = try await registrar.login(user: "alice", password: "alice", backend: nil)
-        let outcome = try await registrar.loginOutcome(login, timeout: 5)
+        let outcome = try await registrar.loginOutcome(login, timeout: 30)
         #expect(outcome.settled)
         #expect(outcome.registration.state == .registered)
         #expect(outcome.registration.id == "id-1")
@@ -126,7 +126,7 @@ struct RegistrarTests {
         fixture.backend.failNextCreate(.status(403, retryAfter: nil, body: ""))
         _ = try await registrar.setToken("AB", platform: nil)
         let refused = await #expect(throws: CoreError.self) {
-            try await registrar.loginOutcome(try await registrar.login(user: "mallory", password: "x", backend: nil), timeout: 5)
+            try await registrar.loginOutcome(try await registrar.login(user: "mallory", password: "x", backend: nil), timeout: 30)
         }
         #expect(refused == .loginRefused(user: "mallory", status: 403, previous: nil))
         #expect(refused?.wireError.code == .unauthorized)
@@ -136,7 +136,7 @@ struct RegistrarTests {
         fixture.clock.advance(by: 86400)
         #expect(fixture.backend.calls.count == 1)
 
-        let relogin = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 5)
+        let relogin = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)
         #expect(relogin.registration.state == .registered)
         #expect(fixture.backend.users.last == "alice")
     }
@@ -145,13 +145,13 @@ struct RegistrarTests {
         let fixture = try Fixture()
         let registrar = fixture.registrar()
         _ = try await registrar.setToken("AB", platform: nil)
-        _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 5)
+        _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)
         let store = CredentialStore(directory: fixture.directory.path)
         let saved = try #require(store.load().0)
 
         fixture.backend.failNextUpsert(.status(401, retryAfter: nil, body: ""))
         let refused = await #expect(throws: CoreError.self) {
-            try await registrar.loginOutcome(try await registrar.login(user: "bob", password: "wrong", backend: nil), timeout: 5)
+            try await registrar.loginOutcome(try await registrar.login(user: "bob", password: "wrong", backend: nil), timeout: 30)
         }
         #expect(refused == .loginRefused(user: "bob", status: 401, previous: "alice"))
         #expect(refused?.description.contains("the credentials of 'alice' stay in force") == true)
@@ -163,7 +163,7 @@ struct RegistrarTests {
     @Test func withoutATokenALoginIsSavedAndCheckedAtTheFirstRegistration() async throws {
         let fixture = try Fixture()
         let registrar = fixture.registrar()
-        let outcome = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 5)
+        let outcome = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)
         #expect(outcome.settled)
         #expect(outcome.registration.state == .noToken)
         #expect(outcome.registration.message?.contains("checked at the first registration") == true)
@@ -250,7 +250,7 @@ struct RegistrarTests {
     private func registeredAlice(_ fixture: Fixture) async throws -> Registrar {
         let registrar = fixture.registrar()
         _ = try await registrar.setToken("AB", platform: nil)
-        let outcome = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 5)
+        let outcome = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)
         #expect(outcome.registration.state == .registered)
         return registrar
     }
@@ -299,7 +299,7 @@ struct RegistrarTests {
         fixture.backend.release()
         let result = try await loggedOut
         #expect(result.user == "alice")
-        _ = try await registrar.loginOutcome(login, timeout: 5)
+        _ = try await registrar.loginOutcome(login, timeout: 30)
         #expect(CredentialStore(directory: fixture.directory.path).load().0?.user == "bob")
         #expect(await registrar.snapshot().user == "bob")
         #expect(await eventually { await registrar.registrationStatus.state == .registered })
@@ -326,9 +326,9 @@ struct RegistrarTests {
 
         // Writable again: everything works.
         try FileManager.default.removeItem(atPath: path)
-        _ = await registrar.waitForOutcome(generation: try await registrar.forceRegister(), timeout: 5)
+        _ = await registrar.waitForOutcome(generation: try await registrar.forceRegister(), timeout: 30)
         #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "AB", tags: []))
-        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("CD", platform: nil), timeout: 5)
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("CD", platform: nil), timeout: 30)
         #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "CD", tags: []))
         #expect(StateStore(directory: fixture.directory.path).load().0.token == "CD")
     }
