@@ -11,13 +11,10 @@ import NotifySocket
 final class ClientConnection {
     let fd: Int32
     let number: Int
-    /// Where request lines go to be run, one at a time, in order.
-    let requests: AsyncStream<Request>.Continuation
-
-    struct Request: Sendable {
-        let sequence: UInt64
-        let line: [UInt8]
-    }
+    /// Runs request lines one at a time, in order.
+    let runner: RequestRunner
+    /// Lines read in this pass of the loop, handed to the runner together.
+    private var batch: [RequestRunner.Request] = []
 
     private var input: [UInt8] = []
     /// Bytes of `input` already split off as lines.
@@ -44,10 +41,10 @@ final class ClientConnection {
     /// When the output went over the high-water mark without being drained since.
     private(set) var stalledSince: Double?
 
-    init(fd: Int32, number: Int, requests: AsyncStream<Request>.Continuation) {
+    init(fd: Int32, number: Int, runner: RequestRunner) {
         self.fd = fd
         self.number = number
-        self.requests = requests
+        self.runner = runner
     }
 
     var unsentBytes: Int { output.count - written }
@@ -128,10 +125,16 @@ final class ClientConnection {
         line.allSatisfy { $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }
     }
 
-    /// Hands a request to the command runner and reserves its place in the reply order.
+    /// Reserves a request's place in the reply order; `startBatch` hands it to the runner.
     func dispatch(_ line: [UInt8]) {
-        requests.yield(Request(sequence: nextSequence, line: line))
+        batch.append(RequestRunner.Request(sequence: nextSequence, line: line))
         nextSequence += 1
+    }
+
+    func startBatch() {
+        guard !batch.isEmpty else { return }
+        runner.add(batch)
+        batch = []
     }
 
     /// Answers in order what nothing will run (a line too long): later lines are not read.
@@ -224,7 +227,6 @@ final class ClientConnection {
     }
 
     func close() {
-        requests.finish()
         _ = Glibc_or_Darwin_close(fd)
     }
 }

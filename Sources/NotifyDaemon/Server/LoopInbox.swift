@@ -12,7 +12,8 @@ import Synchronization
 final class LoopInbox: Sendable {
     enum Message: @unchecked Sendable {
         // @unchecked: continuations are resumed exactly once, by the loop thread.
-        case reply(connection: Int, sequence: UInt64, bytes: [UInt8])
+        /// Replies by their request's sequence number on the connection.
+        case replies(connection: Int, [(UInt64, [UInt8])])
         case watch(connection: Int)
         case event([UInt8])
         case stopAccepting(CheckedContinuation<Void, Never>)

@@ -13,7 +13,7 @@ import Darwin
 /// listening socket, every client socket and the inbox through which commands hand
 /// back their replies. Sockets are non-blocking, so no client can stall another, and
 /// threads do not grow with clients. Commands run in the actors they always ran in;
-/// each connection has one task that runs its requests in order.
+/// each connection's requests run in order (see `RequestRunner`).
 final class SocketServer: Sendable {
     private let listener: Int32
     private let handler: any RequestHandler
@@ -142,7 +142,7 @@ final class SocketServer: Sendable {
             for message in server.inbox.close() {
                 switch message {
                 case .stopAccepting(let waiter), .drain(_, let waiter): waiter.resume()
-                case .reply, .watch, .event: break
+                case .replies, .watch, .event: break
                 }
             }
             for waiter in drainWaiters { waiter.resume() }
@@ -160,9 +160,9 @@ final class SocketServer: Sendable {
 
         private func handle(_ message: LoopInbox.Message, now: Double) {
             switch message {
-            case .reply(let number, let sequence, let bytes):
+            case .replies(let number, let replies):
                 guard let connection = connections[number] else { return }
-                connection.replyArrived(sequence: sequence, bytes: bytes)
+                for (sequence, bytes) in replies { connection.replyArrived(sequence: sequence, bytes: bytes) }
                 pump(connection, now: now)
             case .watch(let number):
                 guard let connection = connections[number], !connection.watching else { return }
@@ -222,24 +222,8 @@ final class SocketServer: Sendable {
             }
             let number = nextNumber
             nextNumber += 1
-            let (stream, continuation) = AsyncStream.makeStream(of: ClientConnection.Request.self)
-            let connection = ClientConnection(fd: fd, number: number, requests: continuation)
-            connections[number] = connection
-            let handle = ConnectionHandle(number: number, server: server)
-            let handler = server.handler
-            let inbox = server.inbox
-            Task {
-                for await request in stream {
-                    let reply = await handler.handle(request.line, from: handle)
-                    switch reply {
-                    case .now(let bytes):
-                        inbox.post(.reply(connection: number, sequence: request.sequence, bytes: bytes))
-                    case .later:
-                        // The next request starts now; only the waiting overlaps.
-                        Task { inbox.post(.reply(connection: number, sequence: request.sequence, bytes: await reply.resolve())) }
-                    }
-                }
-            }
+            let runner = RequestRunner(connection: ConnectionHandle(number: number, server: server), handler: server.handler, inbox: server.inbox)
+            connections[number] = ClientConnection(fd: fd, number: number, runner: runner)
             logger.debug("connection \(number) opened")
         }
 
@@ -267,6 +251,7 @@ final class SocketServer: Sendable {
                     connection.refuseRest(with: Reply.failure(nil, WireError(code: .lineTooLong, message: "request line longer than \(limits.maximumLineLength) bytes; closing the connection")))
                 }
             }
+            connection.startBatch()
             guard flush(connection, now: now) else { return }
             if connection.isDone { close(connection, why: nil) }
         }
