@@ -10,6 +10,9 @@ public enum ClientError: Error, CustomStringConvertible, Sendable {
     case protocolViolation(String)
     /// The connection failed mid-way, or an answer took too long.
     case connection(String)
+    /// Something accepted the connection and then closed or reset it before any answer:
+    /// a notifyd that cannot start (a configuration error under socket activation).
+    case closedBeforeAnswer(path: String, detail: String)
 
     public var description: String {
         switch self {
@@ -21,6 +24,8 @@ public enum ClientError: Error, CustomStringConvertible, Sendable {
             return "unexpected answer from notifyd: \(message)"
         case .connection(let message):
             return "connection to notifyd failed: \(message)"
+        case .closedBeforeAnswer(let path, let detail):
+            return "notifyd is not running properly: it closed the connection at \(path) before answering (\(detail))"
         }
     }
 }

@@ -20,6 +20,8 @@ public final class NotifyClient {
     private let reader: LineReader
     private var nextID = 1
     private var pendingEvents: [[UInt8]] = []
+    /// Until the first answer, a closed connection means notifyd could not serve at all.
+    private var answered = false
 
     /// Connects; `timeout` bounds each wait for a reply (nil waits as long as it takes).
     public init(socketPath: String, timeout: Double? = 30) throws(ClientError) {
@@ -59,9 +61,20 @@ public final class NotifyClient {
         } catch {
             throw .protocolViolation("cannot encode the request: \(error)")
         }
-        try write(Array(line))
+        do {
+            try write(Array(line))
+        } catch {
+            throw answered ? error : .closedBeforeAnswer(path: socketPath, detail: Self.detail(error))
+        }
         while true {
-            let bytes = try readLine()
+            let bytes: [UInt8]
+            do {
+                bytes = try readLine()
+            } catch {
+                guard !answered, case .connection(let detail) = error, !detail.hasPrefix("timed out") else { throw error }
+                throw .closedBeforeAnswer(path: socketPath, detail: detail)
+            }
+            answered = true
             let data = Data(bytes)
             let decoder = WireCoding.decoder()
             guard (try? JSONShape.check(bytes)) != nil, let header = try? decoder.decode(IncomingLineHeader.self, from: data) else {
@@ -97,6 +110,24 @@ public final class NotifyClient {
                 return bytes
             }
         }
+    }
+
+    /// Waits until notifyd closes the connection (after `stop`); throws if it does not
+    /// within the receive timeout.
+    public func waitForClose() throws(ClientError) {
+        while true {
+            switch reader.next() {
+            case .end: return
+            case .failed(let reason) where reason.hasPrefix("timed out"): throw .connection(reason)
+            case .failed: return
+            case .line, .tooLong: continue
+            }
+        }
+    }
+
+    private static func detail(_ error: ClientError) -> String {
+        if case .connection(let detail) = error { return detail }
+        return error.description
     }
 
     private func write(_ bytes: [UInt8]) throws(ClientError) {

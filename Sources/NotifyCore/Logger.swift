@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -30,12 +31,25 @@ public enum LogLevel: Int, Comparable, Sendable, CaseIterable {
 /// with its `<N>` syslog priority so the journal files it right; elsewhere lines carry a
 /// timestamp and the level. Every line passes through `Redaction` first.
 public struct Logger: Sendable {
-    public let level: LogLevel
+    private let threshold: Threshold
     private let sink: @Sendable (LogLevel, String) -> Void
 
+    /// Shared by every copy of a logger, so a reload changes the level everywhere.
+    private final class Threshold: Sendable {
+        let level: Mutex<LogLevel>
+        init(_ level: LogLevel) { self.level = Mutex(level) }
+    }
+
     public init(level: LogLevel, sink: @escaping @Sendable (LogLevel, String) -> Void) {
-        self.level = level
+        self.threshold = Threshold(level)
         self.sink = sink
+    }
+
+    public var level: LogLevel { threshold.level.withLock { $0 } }
+
+    /// For a configuration reload: applies to this logger and all its copies.
+    public func setLevel(_ level: LogLevel) {
+        threshold.level.withLock { $0 = level }
     }
 
     /// The daemon's logger: stderr, journal-style when systemd is reading.

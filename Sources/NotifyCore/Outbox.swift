@@ -172,6 +172,42 @@ public actor Outbox {
         return purged.count
     }
 
+    /// Counts for `status`: waiting, held (for refused credentials, or for an account not
+    /// logged in now), failed or expired; the next attempt.
+    public func summary() -> OutboxSummary {
+        let held = queue.queued.filter { queue.paused || queue.isHeld($0) }
+        let waiting = queue.queued.filter { !queue.paused && !queue.isHeld($0) }
+        return OutboxSummary(waiting: waiting.count, held: held.count, failed: queue.dead.count,
+                             nextAttemptAt: waiting.compactMap(\.nextAttemptAt).min())
+    }
+
+    /// `outbox retry [ID]`: tries now instead of at the next scheduled attempt.
+    public func retry(_ id: String?) throws(CoreError) -> Int {
+        if let id, queue.delivery(id) == nil { throw .invalidArgument("no message '\(id)' in the outbox; `notifyctl outbox` lists them") }
+        if let id, queue.delivery(id)?.state != .queued {
+            throw .invalidArgument("message '\(id)' is not waiting (it \(queue.delivery(id)?.state == .expired ? "expired" : "failed")); send it again")
+        }
+        let count = queue.retryNow(id)
+        logger.notice("outbox: retrying \(count) waiting message\(count == 1 ? "" : "s") now, on request")
+        pump()
+        return count
+    }
+
+    /// `outbox cancel ID`: forgets one message, waiting or failed.
+    public func cancel(_ id: String) throws(CoreError) -> DeliveryStatus {
+        guard queue.delivery(id) != nil else { throw .invalidArgument("no message '\(id)' in the outbox; `notifyctl outbox` lists them") }
+        guard var delivery = queue.cancel(id) else {
+            throw .invalidArgument("message '\(id)' is being sent right now; look again with `notifyctl outbox`")
+        }
+        try? store.remove(id)
+        delivery.state = .cancelled
+        delivery.nextAttemptAt = nil
+        logger.notice("outbox: cancelled \(id) to \(delivery.to) on request")
+        report(delivery)
+        pump()
+        return delivery.status
+    }
+
     /// After a login or logout: the new account's deliveries go out (also those held for
     /// refused credentials); the others are held.
     public func accountChanged() async {

@@ -161,6 +161,31 @@ public struct OutboxQueue: Sendable {
         return expired
     }
 
+    /// `outbox retry`: drops the waits before the next attempt (of every queued delivery,
+    /// or of `id` and those queued with it) and lifts a hold for credentials. Returns how
+    /// many queued deliveries this releases.
+    public mutating func retryNow(_ id: String?) -> Int {
+        let chosen = queued.filter { id == nil || $0.id == id }
+        let keys = Set(chosen.map(\.orderKey))
+        for key in keys { retryAt[key] = nil }
+        paused = false
+        return queued.filter { keys.contains($0.orderKey) && !inFlight.contains($0.id) }.count
+    }
+
+    /// `outbox cancel`: removes a delivery that is not being sent right now.
+    public mutating func cancel(_ id: String) -> Delivery? {
+        guard !inFlight.contains(id) else { return nil }
+        if let index = queued.firstIndex(where: { $0.id == id }) {
+            return queued.remove(at: index)
+        }
+        if let index = dead.firstIndex(where: { $0.id == id }) {
+            return dead.remove(at: index)
+        }
+        return nil
+    }
+
+    public func isInFlight(_ id: String) -> Bool { inFlight.contains(id) }
+
     /// Forgets the failed and expired deliveries, and those held for an account that is
     /// not logged in; returns them.
     public mutating func purgeDead() -> [Delivery] {

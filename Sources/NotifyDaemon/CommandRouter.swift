@@ -8,9 +8,12 @@ struct CommandRouter: RequestHandler {
     let outbox: Outbox
     let hub: EventHub
     let info: DaemonInfo
-    let sendPlatforms: [Platform]
+    let control: DaemonControl
 
-    static let commands = ["ping", "hello", "status", "login", "logout", "set-token", "set-tags", "register", "unregister", "watch", "send", "outbox"]
+    var sendPlatforms: [Platform] { control.sendPlatforms }
+
+    static let commands = ["ping", "hello", "status", "login", "logout", "set-token", "set-tags", "register", "unregister", "watch", "send",
+                           "outbox", "outbox-retry", "outbox-cancel", "reload", "stop"]
 
     func handle(_ line: [UInt8], from connection: ConnectionHandle) async -> Reply {
         do {
@@ -74,6 +77,17 @@ struct CommandRouter: RequestHandler {
                 let command = try decode(OutboxCommand.self)
                 let purged = command.purge == true ? await outbox.purge() : nil
                 return .now(Reply.success(id, OutboxResult(deliveries: await outbox.list(), purged: purged)))
+            case OutboxRetryCommand.name:
+                let command = try decode(OutboxRetryCommand.self)
+                return .now(Reply.success(id, OutboxRetryResult(retried: try await outbox.retry(command.id))))
+            case OutboxCancelCommand.name:
+                let command = try decode(OutboxCancelCommand.self)
+                return .now(Reply.success(id, OutboxCancelResult(delivery: try await outbox.cancel(command.id))))
+            case ReloadCommand.name:
+                return .now(Reply.success(id, await control.reload()))
+            case StopCommand.name:
+                control.requestStop()
+                return .now(Reply.success(id, StopResult(pid: info.pid)))
             case WatchCommand.name:
                 hub.subscribe(connection)
                 return .now(Reply.success(id, WatchResult(registration: await registrar.registrationStatus)))
@@ -101,7 +115,7 @@ struct CommandRouter: RequestHandler {
             backend: snapshot.backend,
             account: snapshot.user.map { StatusResult.Account(user: $0, passwordSource: info.passwordSource, passwordProblem: snapshot.passwordProblem) },
             device: .init(token: snapshot.device.token, platform: snapshot.device.platform, tags: snapshot.device.tags),
-            registration: snapshot.registration)
+            registration: snapshot.registration, outbox: await outbox.summary())
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import NotifyCore
 import NotifyProtocol
 import NotifySocket
+import Synchronization
 
 /// notifyd: the registration agent behind the control socket. `start` binds and serves;
 /// `stop` stops accepting, lets in-flight work finish briefly, saves state and removes
@@ -13,6 +14,9 @@ public final class Daemon: Sendable {
     private let logger: Logger
     private let hub: EventHub
     private let running: Running
+    private let control: DaemonControl
+    /// The settings a reload compares with: those read at start, or at the last reload.
+    private let settingsInEffect: Mutex<ResolvedSettings?>
 
     /// What exists only between `start` and `stop`.
     private final class Running: @unchecked Sendable {
@@ -29,6 +33,10 @@ public final class Daemon: Sendable {
         let hub = EventHub()
         self.hub = hub
         self.running = Running()
+        self.settingsInEffect = Mutex(configuration.settingsSource?.current)
+        let reloadBox = ReloadTarget()
+        self.control = DaemonControl(sendPlatforms: configuration.sendPlatforms, requestStop: configuration.requestStop,
+                                     reload: { await reloadBox.daemon?.reload() ?? ReloadResult(config: "", applied: [], restartNeeded: [], problems: ["notifyd is stopping"]) })
         // One HTTP client for both, so registrations and sends share its reused connections.
         let backend = backend ?? HTTPBackend(requestTimeout: configuration.requestTimeout, maximumConnections: configuration.outbox.concurrency)
         // One owner of the login, asked by both the registrar and the outbox.
@@ -44,6 +52,7 @@ public final class Daemon: Sendable {
             stateDirectory: configuration.stateDirectory, backend: backend, accounts: accounts, clock: clock, logger: logger,
             onStatus: { status in hub.publish(RegistrationEvent(time: Date(), registration: status)) },
             onAccountChange: { await outbox.accountChanged() })
+        reloadBox.daemon = self
     }
 
     public func start() async throws(DaemonError) {
@@ -69,7 +78,7 @@ public final class Daemon: Sendable {
                               passwordSource: configuration.passwordSource.name)
         let server: SocketServer
         do {
-            let router = CommandRouter(registrar: registrar, outbox: outbox, hub: hub, info: info, sendPlatforms: configuration.sendPlatforms)
+            let router = CommandRouter(registrar: registrar, outbox: outbox, hub: hub, info: info, control: control)
             server = try SocketServer(listener: socket.fd, handler: router, limits: configuration.serverLimits, logger: logger)
         } catch {
             socket.closeAndRemove()
@@ -90,6 +99,8 @@ public final class Daemon: Sendable {
     public func stop() async {
         guard let server = running.server else { return }
         running.server = nil
+        // Watchers learn that this is a normal stop before their connection closes.
+        hub.publish(ShutdownEvent(time: Date()))
         configuration.serviceManager.notify("STOPPING=1")
         await server.stopAccepting()
         await outbox.shutdown()
@@ -100,4 +111,42 @@ public final class Daemon: Sendable {
         running.lock?.release()
         logger.notice("notifyd stopped")
     }
+
+    /// Reads the configuration again (`notifyctl reload`, SIGHUP). A configuration with
+    /// problems changes nothing; of the changed settings, those a running notifyd can take
+    /// up are applied and the others named, to wait for a restart.
+    public func reload() async -> ReloadResult {
+        guard let source = configuration.settingsSource, let current = settingsInEffect.withLock({ $0 }) else {
+            return ReloadResult(config: "", applied: [], restartNeeded: [], problems: ["this notifyd was not started from a configuration"])
+        }
+        let (settings, problems) = source.read()
+        guard problems.isEmpty else {
+            logger.warning("reload: configuration unchanged: " + problems.map(\.description).joined(separator: "; "))
+            return ReloadResult(config: settings.configPath, applied: [], restartNeeded: [], problems: problems.map(\.description))
+        }
+        let (reloadable, restartNeeded) = current.changes(to: settings)
+        var applied = current
+        for key in reloadable {
+            applied.values[key] = settings.values[key]
+            applied.origins[key] = settings.origins[key]
+        }
+        if reloadable.contains("log_level") {
+            applied.logLevel = settings.logLevel
+            logger.setLevel(settings.logLevel)
+        }
+        if reloadable.contains("send_platforms") {
+            applied.sendPlatforms = settings.sendPlatforms
+            control.sendPlatforms = settings.sendPlatforms
+        }
+        settingsInEffect.withLock { $0 = applied }
+        logger.notice("reloaded \(settings.configPath): " + (reloadable.isEmpty ? "nothing to apply" : "applied " + reloadable.joined(separator: ", "))
+                      + (restartNeeded.isEmpty ? "" : "; takes effect after a restart: " + restartNeeded.joined(separator: ", ")))
+        return ReloadResult(config: settings.configPath, applied: reloadable, restartNeeded: restartNeeded, problems: [])
+    }
+}
+
+/// Lets the control closures, made before `self` is complete, reach the daemon later.
+private final class ReloadTarget: @unchecked Sendable {
+    // Safe: written once, in `Daemon.init`, before any command can run.
+    weak var daemon: Daemon?
 }

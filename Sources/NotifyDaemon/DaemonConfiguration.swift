@@ -25,6 +25,11 @@ public struct DaemonConfiguration: Sendable {
     public var serverLimits = ServerLimits()
     /// Told READY=1 once serving and STOPPING=1 when shutting down.
     public var serviceManager = ServiceManagerNotifier(address: nil)
+    /// What `notifyctl stop` does: `main` makes it act like SIGTERM.
+    public var requestStop: @Sendable () -> Void = {}
+    /// The settings in effect and how to read them again, for `reload` and SIGHUP; nil
+    /// when they were not read from anywhere (a daemon built in code).
+    public var settingsSource: SettingsSource?
 
     public init(socket: SocketLocation, stateDirectory: String, backend: String?, logLevel: LogLevel = .notice,
                 policy: RegistrationPolicy = RegistrationPolicy(), requestTimeout: Double = 30,
@@ -49,5 +54,16 @@ public struct DaemonConfiguration: Sendable {
         }
         let home = environment["HOME"] ?? NSHomeDirectory()
         return home + "/.local/state/notifyd"
+    }
+}
+
+/// Where the settings came from, so that a reload can read them the same way again.
+public struct SettingsSource: Sendable {
+    public var current: ResolvedSettings
+    public var read: @Sendable () -> (ResolvedSettings, [SettingProblem])
+
+    public init(current: ResolvedSettings, read: @escaping @Sendable () -> (ResolvedSettings, [SettingProblem])) {
+        self.current = current
+        self.read = read
     }
 }

@@ -45,6 +45,11 @@ public enum ShutdownSignals {
         }
     }
 
+    /// `notifyctl stop`: shuts down exactly as SIGTERM would.
+    public static func requestStop() {
+        received(SIGTERM)
+    }
+
     private static func received(_ number: Int32) {
         let waiter = state.withLock { state -> CheckedContinuation<Int32, Never>? in
             guard state.received == nil else { return nil }

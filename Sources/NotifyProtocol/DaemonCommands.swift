@@ -98,13 +98,16 @@ public struct StatusResult: Codable, Hashable, Sendable {
     public var account: Account?
     public var device: Device
     public var registration: RegistrationStatus
+    /// Absent from daemons older than the outbox summary.
+    public var outbox: OutboxSummary?
 
-    public init(daemon: Daemon, backend: String?, account: Account?, device: Device, registration: RegistrationStatus) {
+    public init(daemon: Daemon, backend: String?, account: Account?, device: Device, registration: RegistrationStatus, outbox: OutboxSummary? = nil) {
         self.daemon = daemon
         self.backend = backend
         self.account = account
         self.device = device
         self.registration = registration
+        self.outbox = outbox
     }
 }
 

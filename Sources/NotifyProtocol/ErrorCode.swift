@@ -27,6 +27,12 @@ public struct ErrorCode: OpenEnumeration {
     public static let timeout = ErrorCode("timeout")
     public static let shuttingDown = ErrorCode("shutting_down")
     public static let internalError = ErrorCode("internal_error")
+
+    /// Never sent by notifyd: what a client reports, under `--json`, when it cannot reach
+    /// notifyd or notifyd ended the connection before answering.
+    public static let notRunning = ErrorCode("not_running")
+    /// Never sent by notifyd: the client's own command line was wrong.
+    public static let usage = ErrorCode("usage")
 }
 
 /// The `error` object of a failed reply.

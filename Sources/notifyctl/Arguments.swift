@@ -45,7 +45,8 @@ struct Arguments {
             } else if flags.contains(name), inline == nil {
                 seenFlags.insert(name)
             } else {
-                throw UsageError("unknown option '\(argument)'")
+                let known = Array(valued) + Array(flags) + ["--help"] + GlobalOptions.names
+                throw UsageError("unknown option '\(argument)'" + Suggestion.hint(name, among: known))
             }
         }
         return (options, seenFlags, positionals)

@@ -55,26 +55,43 @@ struct Context {
     }
 }
 
-/// A subcommand's failure: what to print and which exit code.
+/// A subcommand's failure: what to print, which exit code, and the protocol's error code
+/// for `--json`.
 struct CommandFailure: Error {
     var code: ExitCode
     var message: String
+    var wireCode: ErrorCode
 
-    init(_ code: ExitCode, _ message: String) {
+    init(_ code: ExitCode, _ message: String, wireCode: ErrorCode? = nil) {
         self.code = code
         self.message = message
+        switch code {
+        case .usage: self.wireCode = wireCode ?? .usage
+        case .unreachable: self.wireCode = wireCode ?? .notRunning
+        default: self.wireCode = wireCode ?? .internalError
+        }
     }
 
     init(_ error: ClientError) {
         switch error {
         case .notRunning:
             self.init(.unreachable, error.description)
+        case .closedBeforeAnswer:
+            self.init(.unreachable, error.description + "\nSee why with `journalctl --user -u notifyd` or `notifyd --check-config`.")
         case .daemon(let wire) where wire.code == .unknownCommand:
-            self.init(.failed, wire.message + " (notifyd may be older than this notifyctl \(NotifydVersion.current); check `notifyctl ping`)")
+            self.init(.failed, wire.message + " (notifyd may be older than this notifyctl \(NotifydVersion.current); check `notifyctl ping`)", wireCode: wire.code)
         case .daemon(let wire) where wire.code == .invalidArgument:
-            self.init(.usage, wire.message)
-        default:
+            self.init(.usage, wire.message, wireCode: wire.code)
+        case .daemon(let wire):
+            self.init(.failed, wire.message, wireCode: wire.code)
+        case .protocolViolation, .connection:
             self.init(.failed, error.description)
         }
+    }
+
+    /// `{"error":{"code":…,"message":…}}`, what `--json` prints instead of the text.
+    var json: String {
+        let object = JSONValue.object(["error": .object(["code": .string(wireCode.rawValue), "message": .string(message)])])
+        return (try? WireCoding.encoder().encode(object)).map { String(decoding: $0, as: UTF8.self) } ?? "{\"error\":{}}"
     }
 }

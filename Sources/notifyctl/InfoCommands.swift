@@ -35,7 +35,9 @@ enum Status: Subcommand {
         usage: notifyctl status
 
         Shows whether the device is registered (and its id), the user, the backend, the
-        token, platform and tags, and what happens next. Never shows the password.
+        token, platform and tags, what happens next, and the outbox: how many messages
+        wait, how many are held until the next login, how many failed, and the next
+        attempt. Never shows the password.
         Exit status: 0 registered, 1 refused (log in again, or fix the registration),
         4 not registered yet.
         """
@@ -45,7 +47,7 @@ enum Status: Subcommand {
         let status = try context.call(StatusCommand(), timeout: 5)
         let registration = status.registration
         if !context.json {
-            var lines = ["registration: \(registration.state)" + (registration.id.map { " (id \($0))" } ?? "")]
+            var lines = ["registration: \(StateText.words(registration.state))" + (registration.id.map { " (id \($0))" } ?? "")]
             if let message = registration.message { lines.append("              \(message)") }
             if let registeredAt = registration.registeredAt { lines.append("registered:   \(TimeText.stamped(registeredAt))") }
             if let next = registration.nextAttemptAt {
@@ -58,6 +60,7 @@ enum Status: Subcommand {
             lines.append("token:        \(status.device.token ?? "(none)")")
             lines.append("platform:     \(status.device.platform)")
             lines.append("tags:         \(status.device.tags.isEmpty ? "(none)" : status.device.tags.joined(separator: " "))")
+            if let outbox = status.outbox { lines.append("outbox:       \(Self.describe(outbox))") }
             lines.append("notifyd:      \(status.daemon.version), pid \(status.daemon.pid), \(status.daemon.socket)")
             Terminal.out(lines.joined(separator: "\n"))
         }
@@ -69,14 +72,28 @@ enum Status: Subcommand {
     }
 }
 
+extension Status {
+    static func describe(_ outbox: OutboxSummary) -> String {
+        guard outbox.waiting + outbox.held + outbox.failed > 0 else { return "empty" }
+        var parts = ["\(outbox.waiting) waiting"]
+        if outbox.held > 0 { parts.append("\(outbox.held) held until the next login") }
+        parts.append("\(outbox.failed) failed")
+        let next = outbox.nextAttemptAt.map { "; next attempt \(TimeText.relative($0))" } ?? ""
+        return parts.joined(separator: ", ") + next
+    }
+}
+
 enum Watch: Subcommand {
     static let name = "watch"
-    static let summary = "stream registration events as JSON lines"
+    static let summary = "stream registration and send events as JSON lines"
     static let help = """
         usage: notifyctl watch
 
         Prints the current registration, then one JSON object per line for every event
-        ({"event":"registration",...}) until interrupted.
+        until interrupted: {"event":"registration",...} when the registration changes,
+        {"event":"send",...} when a message is queued, delivered, fails or expires, and
+        {"event":"shutdown",...} when notifyd stops normally, after which watch exits 0.
+        If the connection ends without that, watch exits 1.
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
@@ -86,7 +103,11 @@ enum Watch: Subcommand {
             let (_, raw) = try client.call(WatchCommand())
             context.printJSON(raw)
             while true {
-                Terminal.out(String(decoding: try client.nextEvent(), as: UTF8.self))
+                let line = try client.nextEvent()
+                Terminal.out(String(decoding: line, as: UTF8.self))
+                if (try? WireCoding.decoder().decode(IncomingLineHeader.self, from: Data(line)))?.event == EventName.shutdown {
+                    return .done
+                }
             }
         } catch {
             throw CommandFailure(error)

@@ -20,6 +20,10 @@ enum Login: Subcommand {
 
         When notifyd gets the password itself (password_command in its config, or the
         systemd credential notifyd-password), no password is asked for.
+
+        Exit status: 0 logged in, and registered or waiting only for you (no token yet:
+        `notifyctl set-token`); 1 the backend refused the credentials; 2 usage error;
+        3 notifyd not reachable; 4 logged in, and notifyd keeps retrying the backend by itself.
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
@@ -56,14 +60,22 @@ enum Logout: Subcommand {
 
         Deletes this device's registration at the backend, then forgets the stored
         credentials. If the backend cannot be reached the credentials are kept (so the
-        registration can still be deleted later) unless --force is given.
+        registration can still be deleted later) unless --force is given. When nobody is
+        logged in, it says so and exits 0.
 
           --force   forget the credentials even if the registration could not be deleted
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         let parsed = try parse(arguments, flags: ["--force"], positionals: 0...0)
-        let result = try context.call(LogoutCommand(force: parsed.flags.contains("--force") ? true : nil), timeout: 120)
+        let result: LogoutResult
+        do {
+            result = try context.call(LogoutCommand(force: parsed.flags.contains("--force") ? true : nil), timeout: 120)
+        } catch where error.wireCode == .notLoggedIn {
+            // Already where logout leads: a script's `notifyctl logout` succeeds.
+            if context.json { context.printJSON(.object(["user": .null])) } else { Terminal.out("Not logged in; nothing to do.") }
+            return .done
+        }
         if !context.json {
             let deleted = result.deletedId.map { "deleted registration \($0), " } ?? ""
             Terminal.out("Logged out \(result.user ?? ""): \(deleted)credentials forgotten.")

@@ -19,18 +19,20 @@ enum OutcomeReport {
         return code
     }
 
+    /// 0 when what was asked is done and the registration either succeeded or waits only
+    /// for the user (a login with no token yet); 4 only while notifyd retries the backend
+    /// by itself; 1 when the backend refused.
     static func describe(_ registration: RegistrationStatus, settled: Bool, changed: String) -> (String, ExitCode) {
         let id = registration.id.map { " (id \($0))" } ?? ""
-        let message = registration.message ?? registration.state.rawValue
+        let message = registration.message ?? StateText.words(registration.state)
         switch registration.state {
         case .registered:
             return ("\(changed); registered\(id).", .done)
-        case .unregistered:
-            return ("\(changed); not registering: \(message).", .done)
-        case .noToken where settled:
-            // Nothing to register yet, so nothing is pending either.
-            return ("\(changed); \(message).", .done)
-        case .unauthorized, .rejected:
+        case let state where StateText.waitsForUser(state):
+            return ("\(changed); not registering yet: \(message).", .done)
+        case .unauthorized:
+            return ("Not accepted: \(message).", .failed)
+        case .rejected:
             return ("\(changed), but \(message).", .failed)
         case .retrying:
             let next = registration.nextAttemptAt.map { " (next attempt \(TimeText.relative($0)))" } ?? ""

@@ -15,7 +15,8 @@ enum SetToken: Subcommand {
           --no-wait          return at once instead of waiting for the registration
           --timeout SECONDS  how long to wait for the registration (default 10)
 
-        Exit status: 0 registered, 1 refused, 2 invalid token, 4 saved but not registered yet.
+        Exit status: 0 registered, or saved and waiting only for you (no login yet);
+        1 refused; 2 invalid token; 4 saved, and notifyd keeps retrying the backend by itself.
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
@@ -42,6 +43,9 @@ enum SetTags: Subcommand {
         Replaces the extra tags of the registration (the backend adds username:<you> by
         itself) and registers again. No tags clears them. A tag holds letters, digits and
         _ @ # . : - only, up to 120 characters.
+
+        Exit status: 0 registered, or saved and waiting only for you (no login or token
+        yet); 1 refused; 4 saved, and notifyd keeps retrying the backend by itself.
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {

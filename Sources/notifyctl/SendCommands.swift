@@ -21,13 +21,16 @@ enum Send: Subcommand {
           --no-queue         fail now instead of queueing
           --timeout SECONDS  how long to wait (default 30)
 
-        Exit status: 0 delivered, 1 failed (not queued), 2 usage error, 3 notifyd not
-        reachable, 4 queued for later delivery.
+        "accepted by the backend" means the backend answered 200; the tutorial backend does
+        not say how many devices it reached (it may be none).
+
+        Exit status: 0 accepted by the backend, 1 failed (not queued), 2 usage error,
+        3 notifyd not reachable, 4 queued for later delivery.
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         let parsed = try parse(arguments, valued: ["--to", "--pns", "--timeout"], flags: ["--wait", "--no-queue"], positionals: 1...1)
-        guard let to = parsed.options["--to"] else { throw CommandFailure(.usage, "send: --to USER is required\n\(help)") }
+        guard let to = parsed.options["--to"] else { throw usageError("missing --to USER (the recipient)") }
         var message = parsed.positionals[0]
         if message == "-" {
             var bytes = Terminal.readStandardInput()
@@ -36,7 +39,7 @@ enum Send: Subcommand {
             message = String(decoding: bytes, as: UTF8.self)
         }
         if parsed.flags.contains("--wait") && parsed.flags.contains("--no-queue") {
-            throw CommandFailure(.usage, "send: --wait and --no-queue do not go together (--no-queue never waits)")
+            throw usageError("--wait and --no-queue do not go together (--no-queue never waits)")
         }
         let timeout = try seconds(parsed.options["--timeout"], option: "--timeout")
         let command = SendCommand(
@@ -66,22 +69,33 @@ enum Send: Subcommand {
 
 enum Outbox: Subcommand {
     static let name = "outbox"
-    static let summary = "list messages waiting to be sent, and those that failed or expired"
+    static let summary = "list, retry or cancel messages waiting to be sent"
     static let help = """
         usage: notifyctl outbox [--purge]
+               notifyctl outbox retry [ID]
+               notifyctl outbox cancel ID
 
         Lists the messages notifyd has accepted but not delivered yet (why, and when it
         tries next), and those that failed or expired after they were queued.
 
-          --purge   forget the failed and expired ones, and those held for an account
-                    that is no longer logged in
+          --purge      forget the failed and expired ones, and those held for an account
+                       that is no longer logged in
+          retry [ID]   try the waiting messages now (or only ID, and those queued with it
+                       for the same recipient and platform), also those held until the
+                       next login
+          cancel ID    remove one message, waiting or failed, without sending it
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
+        switch arguments.first {
+        case "retry": return try retry(Array(arguments.dropFirst()), context)
+        case "cancel": return try cancel(Array(arguments.dropFirst()), context)
+        default: break
+        }
         let parsed = try parse(arguments, flags: ["--purge"], positionals: 0...0)
         let result = try context.call(OutboxCommand(purge: parsed.flags.contains("--purge") ? true : nil), timeout: 10)
         guard !context.json else { return .done }
-        if let purged = result.purged { Terminal.out("Forgot \(purged) failed or expired message(s).") }
+        if let purged = result.purged { Terminal.out("Forgot \(Plural.count(purged, "failed or expired message")).") }
         if result.deliveries.isEmpty {
             Terminal.out("The outbox is empty.")
         }
@@ -89,6 +103,23 @@ enum Outbox: Subcommand {
             let preview = delivery.preview.map { " \"\($0)\"" } ?? ""
             Terminal.out("\(delivery.id)\(preview)\n  \(DeliveryText.line(delivery))")
         }
+        return .done
+    }
+
+    private static func retry(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
+        let parsed = try parse(arguments, positionals: 0...1)
+        let result = try context.call(OutboxRetryCommand(id: parsed.positionals.first), timeout: 10)
+        if !context.json {
+            Terminal.out(result.retried == 0 ? "Nothing is waiting to be retried." : "Trying \(Plural.count(result.retried, "waiting message")) now; `notifyctl outbox` shows how it went.")
+        }
+        return .done
+    }
+
+    private static func cancel(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
+        guard arguments.contains(where: { !$0.hasPrefix("-") }) else { throw usageError("cancel: missing ID (`notifyctl outbox` lists them)") }
+        let parsed = try parse(arguments, positionals: 1...1)
+        let result = try context.call(OutboxCancelCommand(id: parsed.positionals[0]), timeout: 10)
+        if !context.json { Terminal.out("Cancelled \(result.delivery.id) to \(result.delivery.to) (\(result.delivery.pns)); it will not be sent.") }
         return .done
     }
 }
@@ -99,13 +130,15 @@ enum DeliveryText {
         let why = delivery.error.map { ": \($0.message)" } ?? ""
         switch delivery.state {
         case .delivered:
-            return "\(delivery.pns): delivered to \(delivery.to)"
+            return "\(delivery.pns): accepted by the backend for \(delivery.to)"
         case .queued:
             let next = delivery.nextAttemptAt.map { "; next attempt \(TimeText.relative($0))" } ?? ""
-            let attempts = delivery.attempts > 0 ? " after \(delivery.attempts) attempt(s)" : ""
+            let attempts = delivery.attempts > 0 ? " after \(Plural.count(delivery.attempts, "attempt"))" : ""
             return "\(delivery.pns): queued for \(delivery.to)\(attempts)\(why)\(next)"
         case .expired:
-            return "\(delivery.pns): expired undelivered to \(delivery.to) after \(delivery.attempts) attempt(s)\(why)"
+            return "\(delivery.pns): expired undelivered to \(delivery.to) after \(Plural.count(delivery.attempts, "attempt"))\(why)"
+        case .cancelled:
+            return "\(delivery.pns): cancelled, not sent to \(delivery.to)"
         default:
             return "\(delivery.pns): failed to send to \(delivery.to)\(why)"
         }

@@ -14,13 +14,47 @@ extension Subcommand {
         do {
             parsed = try Arguments.parse(arguments, valued: valued, flags: flags)
         } catch {
-            throw CommandFailure(.usage, "\(name): \(error.message)\n\(help)")
+            throw usageError(error.message)
         }
-        guard range.contains(parsed.positionals.count) else {
-            let what = parsed.positionals.count < range.lowerBound ? "missing arguments" : "too many arguments"
-            throw CommandFailure(.usage, "\(name): \(what)\n\(help)")
+        let count = parsed.positionals.count
+        if count < range.lowerBound {
+            let missing = operands.dropFirst(count).prefix(range.lowerBound - count)
+            throw usageError(missing.isEmpty ? "missing an argument" : "missing " + missing.joined(separator: " "))
+        }
+        if count > range.upperBound {
+            throw usageError("unexpected argument '\(parsed.positionals[range.upperBound])'")
         }
         return parsed
+    }
+
+    /// A usage error: what is wrong, and one line on where the whole usage is.
+    static func usageError(_ message: String) -> CommandFailure {
+        CommandFailure(.usage, "\(name): \(message)\nRun `notifyctl \(name) --help` for its usage.")
+    }
+
+    /// The operands the usage line names (`TOKEN`, `USER`), for "missing TOKEN".
+    static var operands: [String] {
+        guard let usage = help.split(separator: "\n").first else { return [] }
+        var depth = 0
+        var words: [Substring] = []
+        for word in usage.split(separator: " ").dropFirst(2 + name.split(separator: " ").count) {
+            let opened = word.filter { $0 == "[" }.count
+            let closed = word.filter { $0 == "]" }.count
+            if depth == 0 && opened == 0 { words.append(word) }
+            depth += opened - closed
+        }
+        var result: [String] = []
+        var index = 0
+        while index < words.count {
+            // `--to USER` is an option with its value, not an operand.
+            if words[index].hasPrefix("-") && words[index] != "-" {
+                index += 2
+                continue
+            }
+            result.append(String(words[index]))
+            index += 1
+        }
+        return result
     }
 
     /// `--no-wait` and `--timeout`, as the commands that wait for the registration take them.

@@ -13,7 +13,7 @@ import Darwin
 enum Subcommands {
     static let all: [any Subcommand.Type] = [
         Login.self, Logout.self, SetToken.self, SetTags.self, Register.self, Unregister.self,
-        Send.self, Outbox.self, Status.self, Watch.self, Ping.self,
+        Send.self, Outbox.self, Status.self, Watch.self, Ping.self, Reload.self, Stop.self,
     ]
 }
 
@@ -27,79 +27,76 @@ func mainHelp() -> String {
 
         \(list.joined(separator: "\n"))
 
-        Options:
+        Options (--socket and --json also after the command):
           --socket PATH   notifyd's socket (default $NOTIFYD_SOCKET, else $XDG_RUNTIME_DIR/notifyd/notifyd.sock)
-          --json          print results as JSON on standard output
+          --json          print results, and errors, as JSON on standard output
           --version       print notifyctl's version
           --help          this help; `notifyctl COMMAND --help` for a command's
 
         Exit status: 0 done, 1 failed, 2 usage error, 3 notifyd not reachable,
-        4 accepted but not done yet (registration pending, message queued).
+        4 accepted, and notifyd is still at it by itself (a registration retried, a message queued).
         """
 }
 
+/// Runs one command line; what it prints goes to stdout and stderr, or with `--json`, an
+/// error goes to stdout as `{"error":{"code":…,"message":…}}`.
 func runNotifyctl(_ arguments: [String]) -> ExitCode {
-    var context = Context(socketFlag: nil, json: false, environment: ProcessInfo.processInfo.environment)
-    var rest = arguments[...]
-    // Global options come before the command.
-    while let first = rest.first, first.hasPrefix("-") {
-        rest = rest.dropFirst()
-        switch first {
-        case "--help", "-h":
-            Terminal.out(mainHelp())
-            return .done
-        case "--version":
-            Terminal.out("notifyctl \(NotifydVersion.current) (protocol \(ProtocolVersion.current))")
-            return .done
-        case "--json":
-            context.json = true
-        case "--socket":
-            guard let path = rest.first else {
-                Terminal.error("--socket needs a path")
-                return .usage
-            }
-            context.socketFlag = path
-            rest = rest.dropFirst()
-        default:
-            if first.hasPrefix("--socket=") {
-                context.socketFlag = String(first.dropFirst("--socket=".count))
-            } else {
-                Terminal.error("unknown option '\(first)'\n\n\(mainHelp())")
-                return .usage
-            }
+    let (global, rest, globalError) = GlobalOptions.extract(arguments)
+    let context = Context(socketFlag: global.socket, json: global.json, environment: ProcessInfo.processInfo.environment)
+    do throws(CommandFailure) {
+        if let globalError { throw CommandFailure(.usage, globalError.message + "\nRun `notifyctl --help` for usage.") }
+        return try dispatch(rest, context)
+    } catch {
+        if context.json {
+            Terminal.out(error.json)
+        } else {
+            Terminal.error(error.message)
         }
+        return error.code
     }
-    guard let name = rest.first else {
-        Terminal.error("no command given\n\n\(mainHelp())")
-        return .usage
+}
+
+private func dispatch(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
+    // A closure, not `\.name`: a key path through the existential metatype crashes the
+    // 6.3 compiler here.
+    let names = Subcommands.all.map { $0.name }
+    guard let name = arguments.first else {
+        throw CommandFailure(.usage, "no command given; one of: \(names.joined(separator: ", "))\nRun `notifyctl --help` for usage.")
     }
-    if name == "help" {
-        guard let topic = rest.dropFirst().first else {
+    switch name {
+    case "--help", "-h":
+        Terminal.out(mainHelp())
+        return .done
+    case "--version":
+        Terminal.out("notifyctl \(NotifydVersion.current) (protocol \(ProtocolVersion.current))")
+        return .done
+    case "help":
+        guard let topic = arguments.dropFirst().first else {
             Terminal.out(mainHelp())
             return .done
         }
         guard let command = Subcommands.all.first(where: { $0.name == topic }) else {
-            Terminal.error("no command '\(topic)'; run `notifyctl --help` for the list")
-            return .usage
+            throw CommandFailure(.usage, "no command '\(topic)'\(Suggestion.hint(topic, among: names))\nRun `notifyctl --help` for the list.")
         }
-        Terminal.out(command.help)
+        Terminal.out(command.help + "\n\n" + GlobalOptions.help)
         return .done
+    default:
+        break
+    }
+    if name.hasPrefix("-") {
+        let known = GlobalOptions.names + ["--help", "--version"]
+        throw CommandFailure(.usage, "unknown option '\(name)'\(Suggestion.hint(name, among: known))\nRun `notifyctl --help` for usage.")
     }
     guard let command = Subcommands.all.first(where: { $0.name == name }) else {
-        Terminal.error("unknown command '\(name)'; run `notifyctl --help` for the list")
-        return .usage
+        throw CommandFailure(.usage, "unknown command '\(name)'\(Suggestion.hint(name, among: names))\nRun `notifyctl --help` for the list.")
     }
-    let commandArguments = Array(rest.dropFirst())
-    if commandArguments.contains("--help") || commandArguments.contains("-h") {
-        Terminal.out(command.help)
+    let commandArguments = Array(arguments.dropFirst())
+    let options = commandArguments.prefix { $0 != "--" }
+    if options.contains("--help") || options.contains("-h") {
+        Terminal.out(command.help + "\n\n" + GlobalOptions.help)
         return .done
     }
-    do {
-        return try command.run(commandArguments, context)
-    } catch {
-        Terminal.error(error.message)
-        return error.code
-    }
+    return try command.run(commandArguments, context)
 }
 
 signal(SIGPIPE, SIG_IGN)

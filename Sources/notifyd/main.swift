@@ -35,8 +35,17 @@ let usage = """
     Durations: 90, 90s, 15m, 24h, 7d.
     """
 
+/// A configuration that cannot be used: its own exit status, so that a service manager
+/// can tell it from a crash and stop restarting (`RestartPreventExitStatus=78` in the
+/// unit; 78 is EX_CONFIG of sysexits.h).
+let configurationErrorStatus: Int32 = 78
+
+/// Why notifyd cannot start. Under systemd each line carries `<3>` (error), so the
+/// journal shows it as the error it is.
 func fail(_ message: String, code: Int32) -> Never {
-    FileHandle.standardError.write(Data("notifyd: \(message)\n".utf8))
+    let prefix = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil ? "<3>" : ""
+    let lines = "notifyd: \(message)".split(separator: "\n", omittingEmptySubsequences: false).map { prefix + $0 }
+    FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     exit(code)
 }
 
@@ -83,12 +92,12 @@ var configuration: DaemonConfiguration
 do {
     configuration = try settings.configuration(socketFlag: socketFlag, environment: environment)
 } catch {
-    fail(error.message, code: 1)
+    fail(error.message, code: configurationErrorStatus)
 }
 if checkOnly {
     for problem in problems { FileHandle.standardError.write(Data("notifyd: \(problem)\n".utf8)) }
-    print("config file: \(settings.configPath)")
-    for line in settings.summary { print("  \(line)") }
+    print("config file: \(settings.configPath)\(FileManager.default.fileExists(atPath: settings.configPath) ? "" : " (none; defaults apply)")")
+    for line in settings.summary(environment: environment) { print("  \(line)") }
     print("socket: \(configuration.socket.path)")
     print("state directory: \(configuration.stateDirectory)")
     print(problems.isEmpty ? "settings OK" : "\(problems.count) problem(s)")
@@ -97,20 +106,42 @@ if checkOnly {
 // A setting that cannot be used stops the start: running with a value the user did not
 // mean (a default instead of their backend) would be worse than not running.
 if !problems.isEmpty {
-    fail(problems.map(\.description).joined(separator: "\nnotifyd: ") + "\n(run `notifyd --check-config` after fixing)", code: 1)
+    fail(problems.map(\.description).joined(separator: "\nnotifyd: ") + "\n(run `notifyd --check-config` after fixing)", code: configurationErrorStatus)
 }
 
 ShutdownSignals.install()
+var logEnvironment = environment
+if let logFile = settings.logFile {
+    // Everything written to standard error goes to the file, Foundation's own warnings too.
+    let fd = open(logFile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { fail("cannot open the log file \(logFile): \(String(cString: strerror(errno)))", code: configurationErrorStatus) }
+    dup2(fd, 2)
+    close(fd)
+    // The file is not the journal: lines keep their timestamps, not `<N>` prefixes.
+    logEnvironment["JOURNAL_STREAM"] = nil
+}
+configuration.requestStop = { ShutdownSignals.requestStop() }
+let givenFlags = flagValues
+let givenConfig = configFlag
+configuration.settingsSource = SettingsSource(current: settings) {
+    ResolvedSettings.resolve(flags: givenFlags, configFlag: givenConfig, environment: environment)
+}
 configuration.activatedListener = SocketActivation.systemdListener(environment: environment) ?? SocketActivation.launchdListener(name: "Listeners")
 configuration.serviceManager = ServiceManagerNotifier.fromEnvironment(environment)
-let logger = Logger.standardError(level: configuration.logLevel, environment: environment)
+let logger = Logger.standardError(level: configuration.logLevel, environment: logEnvironment)
 let daemon = Daemon(configuration: configuration, logger: logger)
+ReloadSignal.install {
+    Task {
+        logger.notice("received SIGHUP, reloading the configuration")
+        _ = await daemon.reload()
+    }
+}
 do {
     try await daemon.start()
 } catch {
     fail(error.description, code: 1)
 }
 let signalNumber = await ShutdownSignals.wait()
-logger.notice("received signal \(signalNumber), shutting down")
+logger.notice(signalNumber == SIGTERM ? "shutting down on request (SIGTERM or `notifyctl stop`)" : "received signal \(signalNumber), shutting down")
 await daemon.stop()
 exit(0)

@@ -13,6 +13,8 @@ public struct ResolvedSettings: Sendable {
     public var requestTimeout = 30.0
     public var outbox = Outbox.Settings()
     public var logLevel: LogLevel = .notice
+    /// Where the log goes instead of standard error.
+    public var logFile: String?
     public var passwordCommand: String?
     public var stateDirectory: String?
     /// Which file was read (or looked for), and where each effective value came from.
@@ -60,7 +62,7 @@ public struct ResolvedSettings: Sendable {
         if settings.policy.backoff.initial > settings.policy.backoff.maximum {
             problems.append(SettingProblem(origin: settings.origins["retry_min"] ?? "settings", key: "retry_min", message: "is longer than retry_max"))
         }
-        return (settings, problems)
+        return (settings, inLineOrder(problems, file: configPath))
     }
 
     init(configPath: String) {
@@ -77,12 +79,34 @@ public struct ResolvedSettings: Sendable {
             passwordSource: PasswordSource.detect(command: passwordCommand, environment: environment))
     }
 
-    /// For `--check-config`: each setting with its effective value and where it came from.
-    public var summary: [String] {
-        SettingKey.all.compactMap { key in
-            guard let origin = origins[key.name] else { return nil }
+    /// For `--check-config`: every setting with its effective value and where it came
+    /// from, defaults included.
+    public func summary(environment: [String: String]) -> [String] {
+        SettingKey.all.map { key in
+            guard let origin = origins[key.name] else {
+                let value = key.name == "state_dir" ? DaemonConfiguration.defaultStateDirectory(environment: environment) : key.defaultText
+                return "\(key.name) = \(value) (default)"
+            }
             return "\(key.name) = \(values[key.name] ?? "") (from \(origin))"
         }
+    }
+
+    /// The settings whose effective value differs in `other`, split into those a running
+    /// notifyd takes up and those that wait for a restart.
+    public func changes(to other: ResolvedSettings) -> (reloadable: [String], restartNeeded: [String]) {
+        let changed = SettingKey.all.filter { values[$0.name] != other.values[$0.name] }
+        return (changed.filter(\.reloadable).map(\.name), changed.filter { !$0.reloadable }.map(\.name))
+    }
+
+    /// Problems in the config file first, in line order (a value problem is found after
+    /// the file was read, a syntax problem while reading it), then the others as given.
+    private static func inLineOrder(_ problems: [SettingProblem], file: String) -> [SettingProblem] {
+        func line(_ problem: SettingProblem) -> Int? {
+            guard problem.origin.hasPrefix(file + ":") else { return nil }
+            return Int(problem.origin.dropFirst(file.count + 1))
+        }
+        let inFile = problems.filter { line($0) != nil }.sorted { line($0)! < line($1)! }
+        return inFile + problems.filter { line($0) == nil }
     }
 
     public static var keyNames: [String] { SettingKey.all.map(\.name) }

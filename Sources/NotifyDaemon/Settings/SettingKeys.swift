@@ -9,6 +9,10 @@ struct SettingKey: Sendable {
     let name: String
     let flag: String?
     let summary: String
+    /// The value in effect when none is given, as `--check-config` shows it.
+    let defaultText: String
+    /// False for the settings a running notifyd cannot take up: they wait for a restart.
+    var reloadable = false
     let apply: @Sendable (inout ResolvedSettings, String) throws(SettingError) -> Void
 
     var environmentName: String { "NOTIFYD_" + name.uppercased() }
@@ -19,61 +23,65 @@ struct SettingKey: Sendable {
     }
 
     static let all: [SettingKey] = [
-        SettingKey(name: "backend", flag: "--backend", summary: "the app backend URL") { settings, value throws(SettingError) in
+        SettingKey(name: "backend", flag: "--backend", summary: "the app backend URL", defaultText: "none") { settings, value throws(SettingError) in
             guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
                 throw SettingError("'\(value)' is not an http(s) URL")
             }
             settings.backend = value
         },
-        SettingKey(name: "platform", flag: nil, summary: "platform of a first token: apns, fcm, gcm or wns") { settings, value throws(SettingError) in
+        SettingKey(name: "platform", flag: nil, summary: "platform of a first token: apns, fcm, gcm or wns", defaultText: "apns") { settings, value throws(SettingError) in
             settings.platform = try platform(value)
         },
-        SettingKey(name: "send_platforms", flag: nil, summary: "default platforms for send, comma-separated") { settings, value throws(SettingError) in
+        SettingKey(name: "send_platforms", flag: nil, summary: "default platforms for send, comma-separated", defaultText: "apns", reloadable: true) { settings, value throws(SettingError) in
             do {
                 settings.sendPlatforms = try Platform.list(value.split(separator: ",").map(String.init))
             } catch {
                 throw SettingError("\(error)")
             }
         },
-        SettingKey(name: "android_name", flag: nil, summary: "the name the backend knows Android by: fcm or gcm") { settings, value throws(SettingError) in
+        SettingKey(name: "android_name", flag: nil, summary: "the name the backend knows Android by: fcm or gcm", defaultText: "fcm") { settings, value throws(SettingError) in
             let chosen = try platform(value)
             guard chosen == .fcm || chosen == .gcm else { throw SettingError("must be fcm or gcm, not '\(value)'") }
             settings.outbox.androidName = chosen
         },
-        SettingKey(name: "refresh_interval", flag: "--refresh-interval", summary: "re-register after this long (default 24h)") { settings, value throws(SettingError) in
+        SettingKey(name: "refresh_interval", flag: "--refresh-interval", summary: "re-register after this long (default 24h)", defaultText: "24h") { settings, value throws(SettingError) in
             settings.policy.refreshInterval = try duration(value, atLeast: 1)
         },
-        SettingKey(name: "retry_min", flag: "--retry-min", summary: "first wait after a failure (default 5s)") { settings, value throws(SettingError) in
+        SettingKey(name: "retry_min", flag: "--retry-min", summary: "first wait after a failure (default 5s)", defaultText: "5s") { settings, value throws(SettingError) in
             let seconds = try duration(value, atLeast: 0.01)
             settings.policy.backoff.initial = seconds
             settings.outbox.backoff.initial = seconds
         },
-        SettingKey(name: "retry_max", flag: "--retry-max", summary: "longest wait between attempts (default 30m)") { settings, value throws(SettingError) in
+        SettingKey(name: "retry_max", flag: "--retry-max", summary: "longest wait between attempts (default 30m)", defaultText: "30m") { settings, value throws(SettingError) in
             let seconds = try duration(value, atLeast: 0.01)
             settings.policy.backoff.maximum = seconds
             settings.outbox.backoff.maximum = seconds
         },
-        SettingKey(name: "request_timeout", flag: "--request-timeout", summary: "how long one backend request may take (default 30s)") { settings, value throws(SettingError) in
+        SettingKey(name: "request_timeout", flag: "--request-timeout", summary: "how long one backend request may take (default 30s)", defaultText: "30s") { settings, value throws(SettingError) in
             settings.requestTimeout = try duration(value, atLeast: 0.1)
         },
-        SettingKey(name: "escape", flag: nil, summary: "tutorial (notifyd escapes message text) or none (the backend does)") { settings, value throws(SettingError) in
+        SettingKey(name: "escape", flag: nil, summary: "tutorial (notifyd escapes message text) or none (the backend does)", defaultText: "tutorial") { settings, value throws(SettingError) in
             guard let escaping = NotificationText.Escaping(rawValue: value.lowercased()) else {
                 throw SettingError("must be tutorial or none, not '\(value)'")
             }
             settings.outbox.escaping = escaping
         },
-        SettingKey(name: "outbox_expiry", flag: nil, summary: "how long an undelivered message is retried (default 7d)") { settings, value throws(SettingError) in
+        SettingKey(name: "outbox_expiry", flag: nil, summary: "how long an undelivered message is retried (default 7d)", defaultText: "7d") { settings, value throws(SettingError) in
             settings.outbox.expiry = try duration(value, atLeast: 1)
         },
-        SettingKey(name: "log_level", flag: "--log-level", summary: "error, warning, notice, info or debug") { settings, value throws(SettingError) in
+        SettingKey(name: "log_level", flag: "--log-level", summary: "error, warning, notice, info or debug", defaultText: "notice", reloadable: true) { settings, value throws(SettingError) in
             guard let level = LogLevel(name: value) else { throw SettingError("must be error, warning, notice, info or debug, not '\(value)'") }
             settings.logLevel = level
         },
-        SettingKey(name: "password_command", flag: nil, summary: "a command printing the password, e.g. `pass show notifyd`") { settings, value throws(SettingError) in
+        SettingKey(name: "log_file", flag: "--log-file", summary: "append the log to this file instead of standard error", defaultText: "standard error") { settings, value throws(SettingError) in
+            guard value.hasPrefix("/") else { throw SettingError("must be an absolute path") }
+            settings.logFile = value
+        },
+        SettingKey(name: "password_command", flag: nil, summary: "a command printing the password, e.g. `pass show notifyd`", defaultText: "none") { settings, value throws(SettingError) in
             guard !value.trimmingCharacters(in: .whitespaces).isEmpty else { throw SettingError("is empty") }
             settings.passwordCommand = value
         },
-        SettingKey(name: "state_dir", flag: "--state-dir", summary: "the state directory") { settings, value throws(SettingError) in
+        SettingKey(name: "state_dir", flag: "--state-dir", summary: "the state directory", defaultText: "$XDG_STATE_HOME/notifyd") { settings, value throws(SettingError) in
             guard value.hasPrefix("/") else { throw SettingError("must be an absolute path") }
             settings.stateDirectory = value
         },

@@ -1,0 +1,60 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `stop`: notifyd answers, then shuts down as on SIGTERM (watchers get a `shutdown` event).
+public struct StopCommand: NotifyCommand {
+    public static let name = "stop"
+    public typealias Result = StopResult
+    public init() {}
+}
+
+public struct StopResult: Codable, Hashable, Sendable {
+    public var pid: Int32
+    public init(pid: Int32) { self.pid = pid }
+}
+
+/// `reload`: read the configuration again, as on SIGHUP. A configuration with problems
+/// changes nothing; settings that only take effect at start are named in `restartNeeded`.
+public struct ReloadCommand: NotifyCommand {
+    public static let name = "reload"
+    public typealias Result = ReloadResult
+    public init() {}
+}
+
+public struct ReloadResult: Codable, Hashable, Sendable {
+    /// The config file that was read (or looked for).
+    public var config: String
+    /// Changed settings now in effect.
+    public var applied: [String]
+    /// Changed settings that take effect only when notifyd starts again.
+    public var restartNeeded: [String]
+    /// What was wrong with the configuration; when not empty, nothing was changed.
+    public var problems: [String]
+
+    public init(config: String, applied: [String], restartNeeded: [String], problems: [String]) {
+        self.config = config
+        self.applied = applied
+        self.restartNeeded = restartNeeded
+        self.problems = problems
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case config, applied, problems
+        case restartNeeded = "restart_needed"
+    }
+}
+
+extension EventName {
+    public static let shutdown = "shutdown"
+}
+
+/// `{"event":"shutdown"}`: notifyd is stopping normally; the connection closes next.
+public struct ShutdownEvent: Codable, Hashable, Sendable {
+    public var event: String = EventName.shutdown
+    public var time: Date
+
+    public init(time: Date) { self.time = time }
+}

@@ -1,0 +1,61 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `outbox-retry`: try the waiting messages now (all, or the one with `id`), including
+/// those held for credentials, instead of at their next scheduled attempt.
+public struct OutboxRetryCommand: NotifyCommand {
+    public static let name = "outbox-retry"
+    public typealias Result = OutboxRetryResult
+    public var id: String?
+    public init(id: String? = nil) { self.id = id }
+}
+
+public struct OutboxRetryResult: Codable, Hashable, Sendable {
+    /// How many waiting messages go out now.
+    public var retried: Int
+    public init(retried: Int) { self.retried = retried }
+}
+
+/// `outbox-cancel`: remove one message from the outbox, waiting or failed.
+public struct OutboxCancelCommand: NotifyCommand {
+    public static let name = "outbox-cancel"
+    public typealias Result = OutboxCancelResult
+    public var id: String
+    public init(id: String) { self.id = id }
+}
+
+public struct OutboxCancelResult: Codable, Hashable, Sendable {
+    public var delivery: DeliveryStatus
+    public init(delivery: DeliveryStatus) { self.delivery = delivery }
+}
+
+/// The outbox part of `status`: counts, and when notifyd tries next.
+public struct OutboxSummary: Codable, Hashable, Sendable {
+    /// Queued and retried by notifyd on its own.
+    public var waiting: Int
+    /// Queued but held until the next login, because the backend refused the credentials.
+    public var held: Int
+    /// Failed or expired after queueing, kept to be reported until purged.
+    public var failed: Int
+    public var nextAttemptAt: Date?
+
+    public init(waiting: Int, held: Int, failed: Int, nextAttemptAt: Date? = nil) {
+        self.waiting = waiting
+        self.held = held
+        self.failed = failed
+        self.nextAttemptAt = nextAttemptAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case waiting, held, failed
+        case nextAttemptAt = "next_attempt_at"
+    }
+}
+
+extension DeliveryState {
+    /// Removed from the outbox by `outbox-cancel` before it was delivered.
+    public static let cancelled = DeliveryState("cancelled")
+}

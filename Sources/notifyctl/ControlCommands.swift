@@ -1,0 +1,73 @@
+import NotifyClient
+import NotifyProtocol
+
+enum Stop: Subcommand {
+    static let name = "stop"
+    static let summary = "stop notifyd (as SIGTERM does)"
+    static let help = """
+        usage: notifyctl stop [--timeout SECONDS]
+
+        Asks notifyd to stop, and waits until it has: in-flight work finishes or stays
+        queued, state is saved, watchers get {"event":"shutdown"}. A notifyd that is not
+        running is not an error. Under systemd socket activation the next command starts
+        it again; `systemctl --user stop notifyd.socket notifyd.service` keeps it stopped.
+
+          --timeout SECONDS  how long to wait for it to stop (default 15)
+
+        Exit status: 0 stopped (or was not running), 1 still running after the timeout.
+        """
+
+    static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
+        let parsed = try parse(arguments, valued: ["--timeout"], positionals: 0...0)
+        let timeout = try seconds(parsed.options["--timeout"], option: "--timeout") ?? 15
+        let client: NotifyClient
+        do {
+            client = try context.connect(timeout: timeout)
+        } catch where error.code == .unreachable {
+            if context.json { context.printJSON(.object(["stopped": .bool(false)])) } else { Terminal.out("notifyd is not running.") }
+            return .done
+        }
+        do {
+            let (result, raw) = try client.call(StopCommand())
+            try client.waitForClose()
+            if context.json { context.printJSON(raw) } else { Terminal.out("notifyd (pid \(result.pid)) stopped.") }
+            return .done
+        } catch {
+            throw CommandFailure(error)
+        }
+    }
+}
+
+enum Reload: Subcommand {
+    static let name = "reload"
+    static let summary = "read the configuration again (as SIGHUP does)"
+    static let help = """
+        usage: notifyctl reload
+
+        Makes notifyd read its config file (and environment) again. log_level and
+        send_platforms change at once; the other settings take effect when notifyd
+        starts again, and the answer names those that changed. A configuration with a
+        problem changes nothing: the problems are listed and the exit status is 1.
+        """
+
+    static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
+        _ = try parse(arguments, positionals: 0...0)
+        let result = try context.call(ReloadCommand(), timeout: 10)
+        guard result.problems.isEmpty else {
+            if !context.json {
+                Terminal.error("the configuration was not reloaded; nothing changed:\n" + result.problems.map { "  " + $0 }.joined(separator: "\n"))
+            }
+            return .failed
+        }
+        guard !context.json else { return .done }
+        if result.applied.isEmpty && result.restartNeeded.isEmpty {
+            Terminal.out("Reloaded \(result.config): nothing changed.")
+        } else {
+            if !result.applied.isEmpty { Terminal.out("Reloaded \(result.config): now in effect: \(result.applied.joined(separator: ", ")).") }
+            if !result.restartNeeded.isEmpty {
+                Terminal.out("Changed, but only in effect after notifyd starts again: \(result.restartNeeded.joined(separator: ", ")) (`notifyctl stop`, then start notifyd).")
+            }
+        }
+        return .done
+    }
+}
