@@ -79,10 +79,10 @@ struct CommandRouter: RequestHandler {
                 return .now(Reply.success(id, OutboxResult(deliveries: await outbox.list(), purged: purged)))
             case OutboxRetryCommand.name:
                 let command = try decode(OutboxRetryCommand.self)
-                return .now(Reply.success(id, OutboxRetryResult(retried: try await outbox.retry(command.id))))
+                return .now(Reply.success(id, OutboxRetryResult(retried: try await outbox.retry(command.delivery))))
             case OutboxCancelCommand.name:
                 let command = try decode(OutboxCancelCommand.self)
-                return .now(Reply.success(id, OutboxCancelResult(delivery: try await outbox.cancel(command.id))))
+                return .now(Reply.success(id, OutboxCancelResult(delivery: try await outbox.cancel(command.delivery))))
             case ReloadCommand.name:
                 return .now(Reply.success(id, await control.reload()))
             case StopCommand.name:

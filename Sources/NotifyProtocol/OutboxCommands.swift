@@ -4,13 +4,14 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `outbox-retry`: try the waiting messages now (all, or the one with `id`), including
-/// those held for credentials, instead of at their next scheduled attempt.
+/// `outbox-retry`: try the waiting messages now (all, or the delivery with that id),
+/// including those held for credentials, instead of at their next scheduled attempt.
+/// (`delivery`, not `id`: a request's `id` is the one the reply echoes.)
 public struct OutboxRetryCommand: NotifyCommand {
     public static let name = "outbox-retry"
     public typealias Result = OutboxRetryResult
-    public var id: String?
-    public init(id: String? = nil) { self.id = id }
+    public var delivery: String?
+    public init(delivery: String? = nil) { self.delivery = delivery }
 }
 
 public struct OutboxRetryResult: Codable, Hashable, Sendable {
@@ -23,8 +24,9 @@ public struct OutboxRetryResult: Codable, Hashable, Sendable {
 public struct OutboxCancelCommand: NotifyCommand {
     public static let name = "outbox-cancel"
     public typealias Result = OutboxCancelResult
-    public var id: String
-    public init(id: String) { self.id = id }
+    /// The delivery's id, as `outbox` lists it.
+    public var delivery: String
+    public init(delivery: String) { self.delivery = delivery }
 }
 
 public struct OutboxCancelResult: Codable, Hashable, Sendable {

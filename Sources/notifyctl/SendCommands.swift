@@ -108,7 +108,7 @@ enum Outbox: Subcommand {
 
     private static func retry(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         let parsed = try parse(arguments, positionals: 0...1)
-        let result = try context.call(OutboxRetryCommand(id: parsed.positionals.first), timeout: 10)
+        let result = try context.call(OutboxRetryCommand(delivery: parsed.positionals.first), timeout: 10)
         if !context.json {
             Terminal.out(result.retried == 0 ? "Nothing is waiting to be retried." : "Trying \(Plural.count(result.retried, "waiting message")) now; `notifyctl outbox` shows how it went.")
         }
@@ -118,7 +118,7 @@ enum Outbox: Subcommand {
     private static func cancel(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         guard arguments.contains(where: { !$0.hasPrefix("-") }) else { throw usageError("cancel: missing ID (`notifyctl outbox` lists them)") }
         let parsed = try parse(arguments, positionals: 1...1)
-        let result = try context.call(OutboxCancelCommand(id: parsed.positionals[0]), timeout: 10)
+        let result = try context.call(OutboxCancelCommand(delivery: parsed.positionals[0]), timeout: 10)
         if !context.json { Terminal.out("Cancelled \(result.delivery.id) to \(result.delivery.to) (\(result.delivery.pns)); it will not be sent.") }
         return .done
     }

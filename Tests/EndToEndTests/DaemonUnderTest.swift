@@ -9,13 +9,14 @@ final class DaemonUnderTest: Sendable {
     let stateDirectory: String
     let child: ChildProcess
 
-    init(backend: String?, extraArguments: [String] = [], stateDirectory: String? = nil, environment: [String: String] = [:]) async throws {
+    init(backend: String?, extraArguments: [String] = [], stateDirectory: String? = nil, environment: [String: String] = [:],
+         logLevelFlag: Bool = true) async throws {
         // Short: sun_path holds about 100 bytes.
         directory = "/tmp/nd-e2e-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socket = directory + "/notifyd.sock"
         self.stateDirectory = stateDirectory ?? directory + "/state"
-        var arguments = ["--socket", socket, "--state-dir", self.stateDirectory, "--log-level", "debug"]
+        var arguments = ["--socket", socket, "--state-dir", self.stateDirectory] + (logLevelFlag ? ["--log-level", "debug"] : [])
         if let backend { arguments += ["--backend", backend] }
         child = try ChildProcess(BuiltProducts.path("notifyd"), arguments + extraArguments, environment: environment)
         let socket = self.socket

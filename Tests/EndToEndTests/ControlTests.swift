@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+import NotifyTestSupport
+
+/// Stopping and reloading notifyd from the command line, and watchers at a normal stop.
+@Suite struct ControlTests {
+    @Test func stopEndsTheDaemonAndAWatcherExitsZeroAfterTheShutdownEvent() async throws {
+        let daemon = try await DaemonUnderTest(backend: nil)
+        let watch = try ChildProcess(BuiltProducts.path("notifyctl"), ["--socket", daemon.socket, "watch"])
+        #expect(await eventually { watch.standardOutput.contains("\"registration\"") })
+        let stop = try await daemon.notifyctl(["stop"])
+        #expect(stop.status == 0, "\(stop.error)")
+        #expect(stop.output.contains("stopped"))
+        #expect(await daemon.child.wait(seconds: 10) == 0)
+        #expect(!FileManager.default.fileExists(atPath: daemon.socket))
+        #expect(await watch.wait(seconds: 10) == 0, "watch: \(watch.standardError)")
+        #expect(watch.standardOutput.contains(#"{"event":"shutdown""#), "\(watch.standardOutput)")
+        let again = try await daemon.notifyctl(["stop"])
+        #expect(again.status == 0, "stopping a stopped notifyd is not an error")
+        await daemon.cleanUp()
+    }
+
+    @Test func reloadAppliesWhatItCanAndNamesWhatNeedsARestart() async throws {
+        let directory = "/tmp/nd-rld-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/config"
+        try Data("log_level = notice\n".utf8).write(to: URL(fileURLWithPath: config))
+        // No --log-level flag here: a flag would win over the file.
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config], logLevelFlag: false)
+
+        try Data("log_level = debug\nsend_platforms = fcm\nbackend = http://127.0.0.1:8080\n".utf8).write(to: URL(fileURLWithPath: config))
+        let reload = try await daemon.notifyctl(["reload"])
+        #expect(reload.status == 0, "\(reload.error)")
+        #expect(reload.output.contains("now in effect: send_platforms, log_level") || reload.output.contains("now in effect: log_level, send_platforms"), "\(reload.output)")
+        #expect(reload.output.contains("after notifyd starts again: backend"), "\(reload.output)")
+        _ = try await daemon.notifyctl(["ping"])
+        #expect(await eventually { daemon.child.standardError.contains("debug:") }, "the new log level is in effect")
+
+        try Data("log_level = chatty\n".utf8).write(to: URL(fileURLWithPath: config))
+        let bad = try await daemon.notifyctl(["reload"])
+        #expect(bad.status == 1)
+        #expect(bad.error.contains("\(config):1: log_level"), "\(bad.error)")
+        #expect(bad.error.contains("nothing changed"))
+
+        // SIGHUP reloads too, and does not end the daemon.
+        try Data("log_level = notice\n".utf8).write(to: URL(fileURLWithPath: config))
+        daemon.child.signal(SIGHUP)
+        #expect(await eventually { daemon.child.standardError.contains("received SIGHUP") })
+        #expect(try await daemon.notifyctl(["ping"]).status == 0)
+        await daemon.cleanUp()
+    }
+}

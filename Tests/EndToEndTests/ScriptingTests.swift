@@ -1,0 +1,125 @@
+import DevBackend
+import Foundation
+import NotifySocket
+import Testing
+import NotifyTestSupport
+
+/// notifyctl as a script uses it: exit codes, `--json`, options anywhere, usage errors.
+@Suite struct ScriptingTests {
+    @Test func loginExitsZeroWhenOnlyTheUserCanActAndFourWhileNotifydRetries() async throws {
+        let backend = try CommandLineTests.backend()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(login.status == 0, "no token yet: waits for the user, not for notifyd: \(login.output)\(login.error)")
+        let tags = try await daemon.notifyctl(["set-tags", "news"])
+        #expect(tags.status == 0, "\(tags.output)\(tags.error)")
+        await daemon.cleanUp()
+
+        // The backend is down: notifyd keeps retrying by itself, and that is exit 4.
+        let down = try await DaemonUnderTest(backend: "http://127.0.0.1:9")
+        #expect(try await down.notifyctl(["set-token", "ABCD"]).status == 0)
+        let retried = try await down.notifyctl(["login", "--password-stdin", "--timeout", "2", "alice"], stdin: Data("alice\n".utf8))
+        #expect(retried.status == 4, "\(retried.output)\(retried.error)")
+        #expect(retried.output.contains("next attempt"))
+        await down.cleanUp()
+    }
+
+    @Test func globalOptionsWorkAfterTheCommandAndEveryHelpListsThem() async throws {
+        let daemon = try await DaemonUnderTest(backend: nil)
+        let status = try await run(BuiltProducts.path("notifyctl"), ["status", "--json", "--socket", daemon.socket])
+        #expect(status.status == 4, "not logged in: \(status.error)")
+        let object = try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any]
+        #expect((object?["registration"] as? [String: Any])?["state"] as? String == "not_logged_in")
+        let equals = try await run(BuiltProducts.path("notifyctl"), ["ping", "--socket=\(daemon.socket)"])
+        #expect(equals.status == 0, "\(equals.error)")
+        await daemon.cleanUp()
+
+        for command in ["login", "logout", "set-token", "set-tags", "register", "unregister", "send", "outbox", "status", "watch", "ping", "reload", "stop"] {
+            let help = try await run(BuiltProducts.path("notifyctl"), [command, "--help"])
+            #expect(help.output.contains("--json") && help.output.contains("--socket PATH"), "\(command) --help")
+        }
+    }
+
+    @Test func underJSONErrorsAreJSONOnStandardOutputWithTheSameStatus() async throws {
+        let daemon = try await DaemonUnderTest(backend: "http://127.0.0.1:9")
+        let cases: [([String], Int32, String)] = [
+            (["--json", "set-token"], 2, "usage"),
+            (["send", "--to", "bob", "hi", "--json"], 1, "not_logged_in"),
+            (["--json", "frobnicate"], 2, "usage"),
+        ]
+        for (arguments, status, code) in cases {
+            let result = try await daemon.notifyctl(arguments)
+            #expect(result.status == status, "\(arguments)")
+            #expect(result.error.isEmpty, "\(arguments): nothing on stderr: \(result.error)")
+            let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+            let error = object?["error"] as? [String: Any]
+            #expect(error?["code"] as? String == code, "\(arguments): \(result.output)")
+            #expect((error?["message"] as? String)?.isEmpty == false)
+        }
+        await daemon.cleanUp()
+
+        let nowhere = try await run(BuiltProducts.path("notifyctl"), ["--json", "--socket", daemon.directory + "/gone.sock", "status"])
+        #expect(nowhere.status == 3)
+        #expect(nowhere.output.contains(#""code":"not_running""#), "\(nowhere.output)")
+    }
+
+    @Test func logoutWhenNotLoggedInSucceeds() async throws {
+        let daemon = try await DaemonUnderTest(backend: nil)
+        let logout = try await daemon.notifyctl(["logout"])
+        #expect(logout.status == 0, "\(logout.error)")
+        #expect(logout.output.contains("Not logged in"))
+        await daemon.cleanUp()
+    }
+
+    @Test func usageErrorsNameTheArgumentSuggestTheNearestAndPointAtHelp() async throws {
+        let notifyctl = BuiltProducts.path("notifyctl")
+        let cases: [([String], String)] = [
+            (["set-tokn", "AB"], "did you mean `set-token`?"),
+            (["set-token"], "missing TOKEN"),
+            (["login"], "missing USER"),
+            (["set-token", "--nowait", "AB"], "did you mean `--no-wait`?"),
+            (["--jsn", "status"], "did you mean `--json`?"),
+            (["ping", "extra"], "unexpected argument 'extra'"),
+            (["send", "hi"], "missing --to USER"),
+        ]
+        for (arguments, expected) in cases {
+            let result = try await run(notifyctl, ["--socket", "/tmp/nd-none.sock"] + arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.error.contains(expected), "\(arguments): \(result.error)")
+            #expect(result.error.contains("--help"), "points at the help")
+            #expect(!result.error.contains("usage: notifyctl"), "\(arguments): one line, not the whole help")
+        }
+    }
+
+    @Test func sendSaysTheBackendAcceptedItNotThatDevicesGotIt() async throws {
+        let backend = try CommandLineTests.backend()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
+        _ = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        let sent = try await daemon.notifyctl(["send", "--to", "bob", "--pns", "fcm,wns", "hello"])
+        #expect(sent.status == 0)
+        #expect(sent.output == "fcm: accepted by the backend for bob\nwns: accepted by the backend for bob\n")
+        await daemon.cleanUp()
+    }
+
+    @Test func aConnectionClosedBeforeAnyAnswerIsNotifydNotRunningProperly() async throws {
+        let directory = "/tmp/nd-rst-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // What a notifyd that fails at start leaves under socket activation: a listening
+        // socket whose connections are closed unanswered.
+        let listener = try UnixSocket.listen(path: directory + "/s.sock")
+        defer { close(listener) }
+        let closer = Thread {
+            let fd = accept(listener, nil, nil)
+            if fd >= 0 { close(fd) }
+        }
+        closer.start()
+        let result = try await run(BuiltProducts.path("notifyctl"), ["--socket", directory + "/s.sock", "status"])
+        #expect(result.status == 3)
+        #expect(result.error.contains("notifyd is not running properly"), "\(result.error)")
+        #expect(result.error.contains("journalctl --user -u notifyd"))
+        #expect(result.error.contains("notifyd --check-config"))
+    }
+}

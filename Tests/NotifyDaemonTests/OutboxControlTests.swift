@@ -1,0 +1,97 @@
+import DevBackend
+import Foundation
+import NotifyCore
+import NotifyProtocol
+import Testing
+import NotifyTestSupport
+
+/// `outbox-retry`, `outbox-cancel` and the outbox counts in `status`.
+@Suite struct OutboxControlTests {
+    /// Retries an hour apart: only `outbox-retry` can make a second attempt happen in a test.
+    static let slowOutbox = Outbox.Settings(backoff: Backoff(initial: 3600, multiplier: 2, maximum: 3600))
+
+    static func loggedIn() async throws -> DaemonFixture {
+        let fixture = try await DaemonFixture(outbox: slowOutbox)
+        _ = try await fixture.login()
+        return fixture
+    }
+
+    @Test func statusCountsWhatWaitsAndWhenItIsTriedNext() async throws {
+        let fixture = try await Self.loggedIn()
+        #expect(try await fixture.status().outbox == OutboxSummary(waiting: 0, held: 0, failed: 0))
+        try fixture.backend.addFault(.init(route: .send, status: 503))
+        _ = try await fixture.call(SendCommand(to: "bob", message: "one"))
+        _ = try await fixture.call(SendCommand(to: "carol", message: "two"))
+        let outbox = try #require(try await fixture.status().outbox)
+        #expect(outbox.waiting == 2)
+        #expect(outbox.held == 0)
+        #expect(outbox.failed == 0)
+        #expect(outbox.nextAttemptAt != nil)
+        await fixture.stop()
+    }
+
+    @Test func messagesHeldForCredentialsAreCountedApart() async throws {
+        let fixture = try await DaemonFixture()
+        _ = try await fixture.login()
+        try fixture.backend.addFault(.init(route: .send, status: 503, count: 1))
+        try fixture.backend.addFault(.init(route: .send, status: 403))
+        _ = try await fixture.call(SendCommand(to: "bob", message: "accepted earlier"))
+        #expect(await eventually { (try? await fixture.status().outbox?.held) == 1 })
+        let outbox = try #require(try await fixture.status().outbox)
+        #expect(outbox.waiting == 0)
+        #expect(outbox.nextAttemptAt == nil, "nothing is tried before the next login")
+        await fixture.stop()
+    }
+
+    @Test func retrySendsAWaitingMessageNow() async throws {
+        let fixture = try await Self.loggedIn()
+        try fixture.backend.addFault(.init(route: .send, status: 503, count: 1))
+        let queued = try await fixture.call(SendCommand(to: "bob", message: "after the outage"))
+        #expect(queued.deliveries.first?.state == .queued)
+        let retried = try await fixture.call(OutboxRetryCommand(delivery: queued.deliveries.first?.id))
+        #expect(retried.retried == 1)
+        #expect(await eventually { fixture.backend.pushes().filter(\.valid).count == 1 })
+        #expect(try await fixture.call(OutboxCommand()).deliveries.isEmpty)
+        await fixture.stop()
+    }
+
+    @Test func retryWithoutAnIdReleasesMessagesHeldForCredentials() async throws {
+        let fixture = try await Self.loggedIn()
+        try fixture.backend.addFault(.init(route: .send, status: 503, count: 1))
+        try fixture.backend.addFault(.init(route: .send, status: 403, count: 1))
+        _ = try await fixture.call(SendCommand(to: "bob", message: "held"))
+        _ = try await fixture.call(OutboxRetryCommand())
+        #expect(await eventually { (try? await fixture.status().outbox?.held) == 1 })
+        // The password was fixed at the backend: trying again needs no new login.
+        _ = try await fixture.call(OutboxRetryCommand())
+        #expect(await eventually { fixture.backend.pushes().filter(\.valid).count == 1 })
+        await fixture.stop()
+    }
+
+    @Test func cancelRemovesAMessageForGood() async throws {
+        let fixture = try await Self.loggedIn()
+        try fixture.backend.addFault(.init(route: .send, status: 503))
+        let queued = try await fixture.call(SendCommand(to: "bob", message: "never mind"))
+        let id = try #require(queued.deliveries.first?.id)
+        let cancelled = try await fixture.call(OutboxCancelCommand(delivery: id))
+        #expect(cancelled.delivery.state == .cancelled)
+        #expect(try await fixture.call(OutboxCommand()).deliveries.isEmpty)
+        #expect(try await fixture.status().outbox?.waiting == 0)
+        #expect(!FileManager.default.fileExists(atPath: fixture.stateDirectory + "/outbox/\(id).json"), "gone from disk too")
+        fixture.backend.clearFaults()
+        _ = try await fixture.call(OutboxRetryCommand())
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(fixture.backend.pushes().isEmpty)
+        await fixture.stop()
+    }
+
+    @Test func unknownIdsAreRefusedWithTheirName() async throws {
+        let fixture = try await Self.loggedIn()
+        let cancel = try await fixture.callExpectingError(OutboxCancelCommand(delivery: "0000000042-apns"))
+        #expect(cancel.code == .invalidArgument)
+        #expect(cancel.message.contains("0000000042-apns"))
+        let retry = try await fixture.callExpectingError(OutboxRetryCommand(delivery: "nope"))
+        #expect(retry.message.contains("'nope'"))
+        await fixture.stop()
+    }
+}
