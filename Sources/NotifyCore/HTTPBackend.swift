@@ -10,12 +10,15 @@ public final class HTTPBackend: BackendAPI {
     private let session: URLSession
 
     public init(requestTimeout: Double = 30, maximumConnections: Int = 4) {
-        let configuration = URLSessionConfiguration.ephemeral
+        // `.default`, not `.ephemeral`: on Linux `.ephemeral` makes a URLCache of its own,
+        // which creates a cache directory under ~/.cache although nothing is cached.
+        let configuration = URLSessionConfiguration.default
         configuration.timeoutIntervalForRequest = requestTimeout
         configuration.timeoutIntervalForResource = requestTimeout * 2
         configuration.httpMaximumConnectionsPerHost = maximumConnections
         configuration.urlCache = nil
         configuration.httpCookieStorage = nil
+        configuration.urlCredentialStorage = nil
         configuration.httpShouldSetCookies = false
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         session = URLSession(configuration: configuration)
