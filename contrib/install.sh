@@ -13,7 +13,8 @@ usage: contrib/install.sh [--prefix DIR] [--build-dir DIR] [--no-enable] [--unin
 Installs notifyd and notifyctl for the current user:
 
   PREFIX/bin/notifyd, PREFIX/bin/notifyctl
-  PREFIX/share/man/man8/notifyd.8, PREFIX/share/man/man1/notifyctl.1
+  PREFIX/share/man/man1/notifyd.1, PREFIX/share/man/man1/notifyctl.1
+  PREFIX/share/doc/notifyd/protocol.md
   PREFIX/share/bash-completion/completions/notifyctl
   PREFIX/share/zsh/site-functions/_notifyctl
   PREFIX/share/fish/vendor_completions.d/notifyctl.fish
@@ -26,7 +27,7 @@ and one launcher, so that notifyd runs in every session:
   macOS: ~/Library/LaunchAgents/org.notifyd.notifyd.plist, then
     `launchctl bootstrap gui/UID` on it
   otherwise: ${XDG_CONFIG_HOME:-~/.config}/autostart/notifyd.desktop (from the next
-    login on)
+    login on), logging to ${XDG_STATE_HOME:-~/.local/state}/notifyd/notifyd.log
 
 Options:
   --prefix DIR      where to install (default ~/.local)
@@ -34,7 +35,9 @@ Options:
                     `swift build -c release` in this repository
   --no-enable       install the launcher but do not enable or start it
   --uninstall       remove what an earlier install into the same --prefix put in
-                    place, after disabling the launcher it enabled
+                    place, after disabling the launcher it enabled and stopping the
+                    notifyd it started; notifyd's state directory (credentials,
+                    registration, outbox) and config file are left, and named
   --help            print this help and exit
 
 The list of installed files is kept in PREFIX/share/notifyd/install-manifest.
@@ -112,6 +115,8 @@ os=$(uname -s)
 uid=$(id -u)
 data_home=${XDG_DATA_HOME:-$HOME/.local/share}
 config_home=${XDG_CONFIG_HOME:-$HOME/.config}
+state_dir=${XDG_STATE_HOME:-$HOME/.local/state}/notifyd
+log_file=$state_dir/notifyd.log
 unit_dir=$data_home/systemd/user
 autostart_dir=$config_home/autostart
 agent_dir=$HOME/Library/LaunchAgents
@@ -126,7 +131,7 @@ has_user_systemd() {
 #   dir PATH         a directory this script created (removed again if empty)
 #   systemd UNIT     a user unit this script enabled
 #   launchd PLIST    a LaunchAgent this script bootstrapped
-#   started PATH     notifyd started by this script from an autostart entry
+#   started PATH PID notifyd started by this script from an autostart entry
 
 # Written to a temporary file while installing, moved into place at the end.
 new_manifest=
@@ -264,16 +269,18 @@ install_launch_agent() {
 
 install_autostart_entry() {
     check_plain_path "$bindir" "a desktop entry"
+    check_plain_path "$log_file" "a desktop entry"
     say "XDG autostart entry (no systemd user instance found):"
-    render "$contrib/xdg/notifyd.desktop.in" "$autostart_dir/notifyd.desktop" "BINDIR=$bindir"
+    render "$contrib/xdg/notifyd.desktop.in" "$autostart_dir/notifyd.desktop" "BINDIR=$bindir" "LOGFILE=$log_file"
     if [ "$enable" = yes ]; then
         if "$bindir/notifyctl" ping >/dev/null 2>&1; then
             say "notifyd is already running."
         else
-            (cd / && exec "$bindir/notifyd" </dev/null >/dev/null 2>&1) &
-            record started "$bindir/notifyd"
+            (cd / && exec "$bindir/notifyd" --log-file "$log_file" </dev/null >/dev/null 2>&1) &
+            record started "$bindir/notifyd $!"
             say "Started notifyd (pid $!); from the next login on the desktop session starts it."
         fi
+        say "Its log: $log_file"
     else
         say "notifyd starts at the next login (--no-enable: not started now)."
     fi
@@ -289,7 +296,8 @@ do_install() {
     make_directory "$prefix/share/notifyd"
     install_file 755 "$binaries/notifyd" "$bindir/notifyd"
     install_file 755 "$notifyctl_binaries/notifyctl" "$bindir/notifyctl"
-    install_file 644 "$contrib/man/notifyd.8" "$prefix/share/man/man8/notifyd.8"
+    install_file 644 "$contrib/man/notifyd.1" "$prefix/share/man/man1/notifyd.1"
+    install_file 644 "$repository/docs/protocol.md" "$prefix/share/doc/notifyd/protocol.md"
     install_file 644 "$contrib/man/notifyctl.1" "$prefix/share/man/man1/notifyctl.1"
     install_file 644 "$contrib/completions/notifyctl.bash" "$prefix/share/bash-completion/completions/notifyctl"
     install_file 644 "$contrib/completions/_notifyctl" "$prefix/share/zsh/site-functions/_notifyctl"
@@ -319,16 +327,40 @@ do_install() {
 
 # --- uninstall --------------------------------------------------------------------------
 
-# The notifyd that an autostart install started, if it still runs: stop it.
+# Whether PID runs PROGRAM (Linux: /proc; elsewhere ps). Only the installed binary is
+# ever stopped, never another notifyd on the same socket.
+runs_program() {
+    exe=$(readlink "/proc/$1/exe" 2>/dev/null || ps -p "$1" -o comm= 2>/dev/null || true)
+    [ "$exe" = "$2" ] || [ "$exe" = "$2 (deleted)" ]
+}
+
+# The notifyd that an autostart install started, if it still runs: stop it, and wait
+# until it is gone, before its binary is removed. The pid comes from notifyd itself or,
+# if it does not answer (yet, or any more), from the manifest.
 stop_started_notifyd() {
-    program=$1
+    program=${1%% *}
+    recorded=
+    case $1 in *" "*) recorded=${1##* } ;; esac
     pid=$("$bindir/notifyctl" --json ping 2>/dev/null | sed -n 's/.*"pid" *: *\([0-9][0-9]*\).*/\1/p') || true
-    [ -n "$pid" ] || return 0
-    # Only the installed binary, never another notifyd on the same socket.
-    if [ "$(readlink "/proc/$pid/exe" 2>/dev/null || true)" = "$program" ]; then
-        kill -TERM "$pid" 2>/dev/null && say "Stopped notifyd (pid $pid)."
-    else
+    [ -n "$pid" ] || pid=$recorded
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+    if ! runs_program "$pid" "$program"; then
         say "notifyd (pid $pid) still runs; it was not started from $program, so it is left alone."
+        return 0
+    fi
+    "$bindir/notifyctl" stop >/dev/null 2>&1 || kill -TERM "$pid" 2>/dev/null || true
+    waited=0
+    while kill -0 "$pid" 2>/dev/null && [ $waited -lt 100 ]; do
+        # A notifyd still starting up has not caught SIGTERM yet: ask again.
+        [ $((waited % 10)) -eq 5 ] && kill -TERM "$pid" 2>/dev/null
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -KILL "$pid" 2>/dev/null || true
+        say "Killed notifyd (pid $pid): it did not stop within 10 s."
+    else
+        say "Stopped notifyd (pid $pid)."
     fi
 }
 
@@ -381,6 +413,13 @@ do_uninstall() {
         systemctl --user daemon-reload || say "warning: systemctl --user daemon-reload failed"
     fi
     say "Done."
+    # notifyd's own data was never the installer's: say where it is and how to remove it.
+    if [ -d "$state_dir" ] || [ -d "$config_home/notifyd" ]; then
+        say "Left in place (remove them yourself if you no longer want them):"
+        [ -d "$state_dir" ] && say "  $state_dir: credentials, registration, outbox and log; rm -rf '$state_dir'"
+        [ -d "$config_home/notifyd" ] && say "  $config_home/notifyd: the configuration; rm -rf '$config_home/notifyd'"
+        say "To delete the registration at the backend too, run \`notifyctl logout\` before uninstalling."
+    fi
 }
 
 case $action in

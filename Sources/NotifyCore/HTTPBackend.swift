@@ -74,7 +74,7 @@ public final class HTTPBackend: BackendAPI {
         do {
             (data, response) = try await session.data(for: request)
         } catch {
-            return .failure(.transport(Self.describe(error)))
+            return .failure(.transport(Self.describe(error, reaching: account.baseURL)))
         }
         guard let http = response as? HTTPURLResponse else {
             return .failure(.invalidResponse("not an HTTP response"))
@@ -88,6 +88,19 @@ public final class HTTPBackend: BackendAPI {
 
     private static func describe(_ body: Data) -> String {
         body.isEmpty ? "an empty body" : "'" + String(decoding: body.prefix(80), as: UTF8.self) + "'"
+    }
+
+    /// Names the backend: "cannot connect to https://…: connection refused" tells a wrong
+    /// URL from a backend that is down.
+    private static func describe(_ error: any Error, reaching base: URL) -> String {
+        let connecting: Set<URLError.Code> = [.cannotConnectToHost, .cannotFindHost, .notConnectedToInternet, .dnsLookupFailed,
+                                              .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+                                              .serverCertificateNotYetValid]
+        let detail = describe(error)
+        if let code = (error as? URLError)?.code, connecting.contains(code) {
+            return "cannot connect to \(base.absoluteString): \(detail)"
+        }
+        return "\(base.absoluteString): \(detail)"
     }
 
     private static func describe(_ error: any Error) -> String {

@@ -10,7 +10,7 @@ enum Stop: Subcommand {
         Asks notifyd to stop, and waits until it has: in-flight work finishes or stays
         queued, state is saved, watchers get {"event":"shutdown"}. A notifyd that is not
         running is not an error. Under systemd socket activation the next command starts
-        it again; `systemctl --user stop notifyd.socket notifyd.service` keeps it stopped.
+        it again, unless notifyd.socket is stopped too (with systemctl).
 
           --timeout SECONDS  how long to wait for it to stop (default 15)
 

@@ -116,6 +116,9 @@ ShutdownSignals.install()
 var logEnvironment = environment
 if let logFile = settings.logFile {
     // Everything written to standard error goes to the file, Foundation's own warnings too.
+    // Its directory is usually the state directory, which may not exist yet.
+    try? FileManager.default.createDirectory(atPath: (logFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                                             attributes: [.posixPermissions: 0o700])
     let fd = open(logFile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
     guard fd >= 0 else { fail("cannot open the log file \(logFile): \(String(cString: strerror(errno)))", code: configurationErrorStatus) }
     dup2(fd, 2)

@@ -55,7 +55,7 @@ import Testing
 
     static let installedFiles = [
         "bin/notifyd", "bin/notifyctl",
-        "share/man/man8/notifyd.8", "share/man/man1/notifyctl.1",
+        "share/man/man1/notifyd.1", "share/man/man1/notifyctl.1",
         "share/bash-completion/completions/notifyctl",
         "share/zsh/site-functions/_notifyctl",
         "share/fish/vendor_completions.d/notifyctl.fish",
@@ -78,7 +78,7 @@ import Testing
             for program in ["notifyd", "notifyctl"] {
                 #expect(FileManager.default.isExecutableFile(atPath: sandbox.prefix + "/bin/" + program))
             }
-            #expect(try String(contentsOfFile: sandbox.prefix + "/share/man/man8/notifyd.8", encoding: .utf8) == Contrib.read("man/notifyd.8"))
+            #expect(try String(contentsOfFile: sandbox.prefix + "/share/man/man1/notifyd.1", encoding: .utf8) == Contrib.read("man/notifyd.1"))
 
             #if os(macOS)
             let launcher = sandbox.home + "/Library/LaunchAgents/org.notifyd.notifyd.plist"
@@ -88,7 +88,8 @@ import Testing
             let launcher = sandbox.configHome + "/autostart/notifyd.desktop"
             #expect(!sandbox.exists(sandbox.dataHome + "/systemd/user/notifyd.socket"))
             let entry = try String(contentsOfFile: launcher, encoding: .utf8)
-            #expect(entry.contains("\nExec=\(sandbox.prefix)/bin/notifyd\n"))
+            #expect(entry.contains("\nExec=\(sandbox.prefix)/bin/notifyd --log-file /"))
+            #expect(entry.contains("/notifyd/notifyd.log\n"))
             #expect(!entry.contains("@BINDIR@"))
             #endif
             #expect(sandbox.exists(launcher), "install.sh installed no launcher")
@@ -146,6 +147,40 @@ import Testing
         }
     }
     #endif
+
+#if os(Linux)
+    @Test func withoutSystemdUninstallAlwaysStopsTheNotifydItStartedAndNamesWhatItLeaves() async throws {
+        try await withContribScratch("inst") { scratch in
+            let sandbox = try Sandbox(scratch, userSystemd: false)
+            var environment = sandbox.environment
+            environment["XDG_RUNTIME_DIR"] = try scratch.sub("run")
+            environment["XDG_STATE_HOME"] = try scratch.sub("state")
+            // Uninstalling at once, while notifyd may still be starting, is the hard case.
+            for round in 1...3 {
+                let install = try await runCaptured("/bin/sh", [Contrib.path("install.sh"), "--prefix", sandbox.prefix, "--build-dir", BuiltProducts.directory.path],
+                                                    environment: environment, seconds: 120)
+                try #require(install.status == 0, "install.sh: \(install.output)\(install.error)")
+                let pid = try #require(install.output.firstMatch(of: /Started notifyd \(pid (\d+)\)/).flatMap { Int32($0.output.1) }, "\(install.output)")
+                #expect(install.output.contains("Its log: \(scratch.path)/state/notifyd/notifyd.log"))
+                let uninstall = try await runCaptured("/bin/sh", [Contrib.path("install.sh"), "--prefix", sandbox.prefix, "--uninstall"],
+                                                      environment: environment, seconds: 120)
+                #expect(uninstall.status == 0, "round \(round): \(uninstall.output)\(uninstall.error)")
+                #expect(!Self.isRunning(pid), "round \(round): notifyd (pid \(pid)) outlived --uninstall: \(uninstall.output)")
+                if Self.isRunning(pid) { kill(pid, SIGKILL) }
+                #expect(uninstall.output.contains("Left in place"), "\(uninstall.output)")
+                #expect(uninstall.output.contains("rm -rf '\(scratch.path)/state/notifyd'"))
+            }
+        }
+    }
+
+    /// Alive, and not a zombie waiting for a parent that may never reap it.
+    static func isRunning(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[close...].hasPrefix(") Z")
+    }
+
+#endif
 
     @Test func explainsItsOptionsAndRefusesWhatItCannotDo() async throws {
         try await withContribScratch("inst") { scratch in

@@ -4,9 +4,10 @@ import Testing
 /// The session launchers in contrib/: systemd user units, the LaunchAgent, the XDG
 /// autostart entry. Each is checked by the tool its platform uses to load it.
 @Suite struct ContribLauncherTests {
-    /// Fills in @BINDIR@ as install.sh does, with the directory of the built notifyd.
+    /// Fills in @BINDIR@ and @LOGFILE@ as install.sh does, with the directory of the built notifyd.
     static func rendered(_ template: String) throws -> String {
         try Contrib.read(template).replacingOccurrences(of: "@BINDIR@", with: BuiltProducts.directory.path)
+            .replacingOccurrences(of: "@LOGFILE@", with: "/tmp/notifyd-test.log")
     }
 
     /// `systemd-analyze verify --user` on one unit, with the man pages on MANPATH so
@@ -15,7 +16,7 @@ import Testing
     static func verify(_ unit: String, in scratch: ContribScratch) async throws -> (status: Int32, output: String, error: String) {
         let analyze = try ContribTool.systemdAnalyze.require()
         let manPath = try scratch.sub("man")
-        for (page, section) in [("notifyd.8", "man8"), ("notifyctl.1", "man1")] {
+        for (page, section) in [("notifyd.1", "man1"), ("notifyctl.1", "man1")] {
             let directory = try scratch.sub("man/\(section)")
             try FileManager.default.copyItem(atPath: Contrib.path("man/\(page)"), toPath: directory + "/" + page)
         }
@@ -76,7 +77,7 @@ import Testing
         for line in ["ListenStream=%t/notifyd/notifyd.sock", "SocketMode=0600", "DirectoryMode=0700", "WantedBy=sockets.target"] {
             #expect(socket.split(separator: "\n").contains(Substring(line)), "notifyd.socket lacks \(line)")
         }
-        #expect(socket.contains("Documentation=man:notifyd(8)"))
+        #expect(socket.contains("Documentation=man:notifyd(1)"))
         let service = try Contrib.read("systemd/notifyd.service.in")
         for line in ["Type=notify", "ExecStart=@BINDIR@/notifyd", "Requires=notifyd.socket", "After=notifyd.socket", "Restart=on-failure", "Also=notifyd.socket"] {
             #expect(service.split(separator: "\n").contains(Substring(line)), "notifyd.service.in lacks \(line)")
@@ -116,7 +117,7 @@ import Testing
             #expect(result.status == 0)
             #expect(result.output.isEmpty && result.error.isEmpty, "desktop-file-validate: \(result.output)\(result.error)")
             let entry = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
-            for line in ["Type=Application", "Exec=\(BuiltProducts.path("notifyd"))", "NoDisplay=true", "X-GNOME-Autostart-enabled=true"] {
+            for line in ["Type=Application", "Exec=\(BuiltProducts.path("notifyd")) --log-file /tmp/notifyd-test.log", "NoDisplay=true", "X-GNOME-Autostart-enabled=true"] {
                 #expect(entry.contains(Substring(line)), "notifyd.desktop lacks \(line)")
             }
         }

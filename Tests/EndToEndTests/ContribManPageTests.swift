@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-/// contrib/man/notifyd.8 and notifyctl.1: they render without a warning, and they
+/// contrib/man/notifyd.1 and notifyctl.1: they render without a warning, and they
 /// document every option and command that the built programs' --help names.
 @Suite struct ContribManPageTests {
-    static let pages = ["notifyd.8", "notifyctl.1"]
+    static let pages = ["notifyd.1", "notifyctl.1"]
 
     /// The page's source with the roff escapes that hide option names undone:
     /// `\-` is a hyphen, `\fB` and friends change fonts, `\&` is nothing.
@@ -73,11 +73,11 @@ import Testing
     @Test func notifydPageDocumentsEveryOptionOfItsHelp() async throws {
         let options = ContribHelp.longOptions(in: try await ContribHelp.notifyd())
         #expect(options.contains("--socket"), "could not read the options from notifyd --help")
-        let text = try Self.plainSource("notifyd.8")
+        let text = try Self.plainSource("notifyd.1")
         let optionsSection = Self.section("OPTIONS", of: text)
         for option in options.sorted() {
-            #expect(Self.mentions(option, in: optionsSection), "notifyd.8 OPTIONS does not describe \(option), which notifyd --help names")
-            #expect(Self.mentions(option, in: Self.section("SYNOPSIS", of: text)), "notifyd.8 SYNOPSIS lacks \(option)")
+            #expect(Self.mentions(option, in: optionsSection), "notifyd.1 OPTIONS does not describe \(option), which notifyd --help names")
+            #expect(Self.mentions(option, in: Self.section("SYNOPSIS", of: text)), "notifyd.1 SYNOPSIS lacks \(option)")
         }
     }
 
@@ -106,7 +106,7 @@ import Testing
     }
 
     @Test func notifydPageListsEveryConfigurationKey() async throws {
-        let configuration = Self.section("CONFIGURATION", of: try Self.plainSource("notifyd.8"))
+        let configuration = Self.section("CONFIGURATION", of: try Self.plainSource("notifyd.1"))
         // The keys as the code knows them: `notifyd --help` lists them after "Keys:".
         let help = try await run(BuiltProducts.path("notifyd"), ["--help"]).output
         let keysLine = try #require(help.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("Keys:") })
@@ -114,7 +114,7 @@ import Testing
             .split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " .")) }
         #expect(keys.contains("password_command"))
         for key in keys {
-            #expect(configuration.contains("\n.B \(key)\n"), "notifyd.8 CONFIGURATION lacks the key \(key)")
+            #expect(configuration.contains("\n.B \(key)\n"), "notifyd.1 CONFIGURATION lacks the key \(key)")
         }
     }
 }

@@ -22,6 +22,7 @@ import NotifyTestSupport
         let retried = try await down.notifyctl(["login", "--password-stdin", "--timeout", "2", "alice"], stdin: Data("alice\n".utf8))
         #expect(retried.status == 4, "\(retried.output)\(retried.error)")
         #expect(retried.output.contains("next attempt"))
+        #expect(retried.output.contains("cannot connect to http://127.0.0.1:9: connection refused"), "names the URL: \(retried.output)")
         await down.cleanUp()
     }
 

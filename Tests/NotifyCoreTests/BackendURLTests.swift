@@ -31,4 +31,17 @@ struct BackendURLTests {
         #expect(message.contains("notifyctl login"))
         #expect(!message.contains("secret"))
     }
+
+    @Test(arguments: ["https://h.example/api/", "https://h.example/api", "http://127.0.0.1:5000/API/", "https://h.example/app/api"])
+    func refusesAURLEndingInTheAPIPrefixAndNamesTheOneToUse(text: String) throws {
+        let error = #expect(throws: CoreError.self) { try BackendURL.validate(text) }
+        let message = try #require(invalidArgumentText(error))
+        #expect(message.contains("'\(text)' ends in /api"))
+        #expect(message.contains("use " + text.dropLast(text.hasSuffix("/") ? 5 : 4)))
+    }
+
+    @Test func aPathThatOnlyContainsApiIsFine() throws {
+        #expect(try BackendURL.validate("https://api.example.com/apiary") == "https://api.example.com/apiary")
+        #expect(try BackendURL.validate("https://h.example/api/v2") == "https://h.example/api/v2")
+    }
 }

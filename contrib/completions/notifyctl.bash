@@ -1,4 +1,4 @@
-# bash completion for notifyctl(1), the client of notifyd(8).
+# bash completion for notifyctl(1), the client of notifyd(1).
 # Installed as share/bash-completion/completions/notifyctl; or source it from ~/.bashrc.
 
 _notifyctl() {

@@ -1,4 +1,4 @@
-# fish completion for notifyctl(1), the client of notifyd(8).
+# fish completion for notifyctl(1), the client of notifyd(1).
 # Installed as share/fish/vendor_completions.d/notifyctl.fish.
 
 set -l __notifyctl_commands login logout set-token set-tags register unregister status watch ping send outbox help

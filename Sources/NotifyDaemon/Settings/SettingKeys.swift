@@ -27,6 +27,7 @@ struct SettingKey: Sendable {
             guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
                 throw SettingError("'\(value)' is not an http(s) URL")
             }
+            if let problem = BackendAPISuffix.problem(value) { throw SettingError(problem) }
             settings.backend = value
         },
         SettingKey(name: "platform", flag: nil, summary: "platform of a first token: apns, fcm, gcm or wns", defaultText: "apns") { settings, value throws(SettingError) in

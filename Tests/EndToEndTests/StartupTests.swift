@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+import NotifyTestSupport
+
+/// notifyd's start: checking the configuration, failing clearly, where the log goes.
+@Suite struct StartupTests {
+    @Test func checkConfigShowsEverySettingWithItsOriginEvenWithoutAFile() async throws {
+        let home = try ScratchDirectory()
+        defer { home.remove() }
+        let result = try await run("/usr/bin/env", ["-i", "HOME=\(home.path)", BuiltProducts.path("notifyd"), "--check-config", "--retry-min", "2s"])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.contains("(none; defaults apply)"))
+        for key in ["backend = none (default)", "refresh_interval = 24h (default)", "retry_min = 2s (from --retry-min)", "log_level = notice (default)",
+                    "log_file = standard error (default)", "state_dir = \(home.path)/.local/state/notifyd (default)"] {
+            #expect(result.output.contains(key), "\(key) in \(result.output)")
+        }
+    }
+
+    @Test func checkConfigListsProblemsInLineOrder() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        try Data("refresh_interval = often\nthis line has no equals sign\nescape = sometimes\n".utf8).write(to: URL(fileURLWithPath: config))
+        let result = try await run(BuiltProducts.path("notifyd"), ["--config", config, "--check-config"])
+        #expect(result.status == 1)
+        let lines = result.error.split(separator: "\n").map(String.init)
+        let order = [":1: refresh_interval", ":2: expected", ":3: escape"].map { marker in lines.firstIndex { $0.contains(config + marker) } }
+        #expect(order.allSatisfy { $0 != nil } && order == order.sorted { ($0 ?? 0) < ($1 ?? 0) }, "\(lines)")
+    }
+
+    @Test func aConfigurationErrorUnderTheJournalIsAnErrorWithItsOwnExitStatus() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        try Data("retry_min = soon\n".utf8).write(to: URL(fileURLWithPath: config))
+        let result = try await run(BuiltProducts.path("notifyd"), ["--config", config, "--socket", directory.file("s.sock")], environment: ["JOURNAL_STREAM": "8:1234"])
+        #expect(result.status == 78, "EX_CONFIG, which the unit's RestartPreventExitStatus= names")
+        let lines = result.error.split(separator: "\n")
+        #expect(!lines.isEmpty)
+        #expect(lines.allSatisfy { $0.hasPrefix("<3>") }, "\(lines)")
+        let unit = try Contrib.read("systemd/notifyd.service.in")
+        #expect(unit.contains("RestartPreventExitStatus=78"))
+    }
+
+    @Test func withALogFileTheLogGoesThere() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let log = directory.file("notifyd.log")
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--log-file", log], environment: ["JOURNAL_STREAM": "8:1234"])
+        #expect(try await daemon.notifyctl(["ping"]).status == 0)
+        #expect(await daemon.stop() == 0)
+        let text = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(text.contains("notice: notifyd") && text.contains("listening on"), "timestamped lines, not journal ones: \(text)")
+        #expect(!text.contains("<5>"))
+        #expect(daemon.child.standardError.isEmpty)
+        #expect(permissionBits(log) == 0o600)
+        await daemon.cleanUp()
+    }
+}
