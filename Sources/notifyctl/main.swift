@@ -27,11 +27,12 @@ func mainHelp() -> String {
 
         \(list.joined(separator: "\n"))
 
-        Options (--socket and --json also after the command):
+        Options:
           --socket PATH   notifyd's socket (default $NOTIFYD_SOCKET, else $XDG_RUNTIME_DIR/notifyd/notifyd.sock)
           --json          print results, and errors, as JSON on standard output
           --version       print notifyctl's version
           --help          this help; `notifyctl COMMAND --help` for a command's
+        --socket and --json may also come after the command.
 
         Exit status: 0 done, 1 failed, 2 usage error, 3 notifyd not reachable,
         4 accepted, and notifyd is still at it by itself (a registration retried, a message queued).

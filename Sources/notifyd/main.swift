@@ -6,12 +6,14 @@ import NotifySocket
 
 let usage = """
     usage: notifyd [--socket PATH] [--state-dir DIR] [--backend URL] [--config FILE] [--check-config]
-                   [--log-level LEVEL] [--refresh-interval D] [--retry-min D] [--retry-max D]
+                   [--log-level LEVEL] [--log-file FILE] [--refresh-interval D] [--retry-min D] [--retry-max D]
                    [--request-timeout D] [--version] [--help]
 
     notifyd registers this device with the app backend, keeps the registration fresh,
     sends notifications, and answers notifyctl on a Unix socket. It runs in the foreground;
     a service manager (systemd, launchd) or `notifyd &` puts it in the background.
+    SIGTERM (or `notifyctl stop`) stops it; SIGHUP (or `notifyctl reload`) reloads the config.
+    Exit status: 0 stopped normally, 1 could not start, 2 usage error, 78 configuration error.
 
       --socket PATH            control socket (default $NOTIFYD_SOCKET, else
                                $XDG_RUNTIME_DIR/notifyd/notifyd.sock)
@@ -22,6 +24,7 @@ let usage = """
                                $XDG_CONFIG_HOME/notifyd/config, else ~/.config/notifyd/config)
       --check-config           check the settings, print where each comes from, and exit
       --log-level LEVEL        error, warning, notice (default), info or debug
+      --log-file FILE          append the log to FILE instead of standard error
       --refresh-interval D     re-register after this long even if nothing changed (default 24h)
       --retry-min D, --retry-max D
                                first and longest wait between failed attempts (default 5s, 30m)

@@ -13,7 +13,7 @@ _notifyctl() {
         cword=$COMP_CWORD
     fi
 
-    local commands="login logout set-token set-tags register unregister status watch ping send outbox help"
+    local commands="login logout set-token set-tags register unregister status watch ping send outbox reload stop help"
     local platforms="apns fcm gcm wns"
 
     # The command is the first word after the global options (and --socket's value).
@@ -58,6 +58,11 @@ _notifyctl() {
             compopt -o nospace 2>/dev/null
             return
             ;;
+        --socket)
+            COMPREPLY=($(compgen -f -- "$cur"))
+            compopt -o filenames 2>/dev/null
+            return
+            ;;
         --backend | --timeout | --to)
             return
             ;;
@@ -70,7 +75,14 @@ _notifyctl() {
         set-token) options="--platform --no-wait --timeout" ;;
         set-tags | register) options="--no-wait --timeout" ;;
         send) options="--to --pns --wait --no-queue --timeout" ;;
-        outbox) options="--purge" ;;
+        outbox)
+            if ((cword == command_index + 1)) && [[ $cur != -* ]]; then
+                COMPREPLY=($(compgen -W "retry cancel" -- "$cur"))
+                return
+            fi
+            options="--purge"
+            ;;
+        stop) options="--timeout" ;;
         help)
             if ((cword == command_index + 1)); then
                 COMPREPLY=($(compgen -W "$commands" -- "$cur"))
@@ -79,7 +91,8 @@ _notifyctl() {
             ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$options --help" -- "$cur"))
+        # --socket and --json work after the command too.
+        COMPREPLY=($(compgen -W "$options --socket --json --help" -- "$cur"))
     fi
 }
 

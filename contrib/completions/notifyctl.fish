@@ -1,7 +1,7 @@
 # fish completion for notifyctl(1), the client of notifyd(1).
 # Installed as share/fish/vendor_completions.d/notifyctl.fish.
 
-set -l __notifyctl_commands login logout set-token set-tags register unregister status watch ping send outbox help
+set -l __notifyctl_commands login logout set-token set-tags register unregister status watch ping send outbox reload stop help
 set -l __notifyctl_platforms apns fcm gcm wns
 
 # The command word: the first argument that is neither an option nor --socket's value.
@@ -55,14 +55,18 @@ complete -c notifyctl -n __notifyctl_needs_command -a set-tags -d 'Set extra reg
 complete -c notifyctl -n __notifyctl_needs_command -a register -d 'Register now, even if the registration is fresh'
 complete -c notifyctl -n __notifyctl_needs_command -a unregister -d 'Delete the registration, keep the credentials'
 complete -c notifyctl -n __notifyctl_needs_command -a status -d 'Show the registration, account, device and daemon'
-complete -c notifyctl -n __notifyctl_needs_command -a watch -d 'Stream registration events as JSON lines'
+complete -c notifyctl -n __notifyctl_needs_command -a watch -d 'Stream registration and send events as JSON lines'
 complete -c notifyctl -n __notifyctl_needs_command -a ping -d 'Check that notifyd answers'
 complete -c notifyctl -n __notifyctl_needs_command -a send -d 'Send a notification to a user'
-complete -c notifyctl -n __notifyctl_needs_command -a outbox -d 'List waiting, failed and expired messages'
+complete -c notifyctl -n __notifyctl_needs_command -a outbox -d 'List, retry or cancel waiting messages'
+complete -c notifyctl -n __notifyctl_needs_command -a reload -d 'Read the configuration again'
+complete -c notifyctl -n __notifyctl_needs_command -a stop -d 'Stop notifyd'
 complete -c notifyctl -n __notifyctl_needs_command -a help -d 'Show help for notifyctl or a command'
 
-# Every command takes --help.
+# Every command takes --help, and --socket and --json after it too.
 complete -c notifyctl -n 'not __notifyctl_needs_command' -l help -d 'Print the command\'s help'
+complete -c notifyctl -n 'not __notifyctl_needs_command' -l socket -r -F -d "notifyd's socket"
+complete -c notifyctl -n 'not __notifyctl_needs_command' -l json -d 'Print results, and errors, as JSON'
 
 # login
 complete -c notifyctl -n '__notifyctl_using login' -l backend -x -d 'Backend URL for this account'
@@ -89,6 +93,10 @@ complete -c notifyctl -n '__notifyctl_using send' -l timeout -x -d 'Seconds to w
 
 # outbox
 complete -c notifyctl -n '__notifyctl_using outbox' -l purge -d 'Forget the failed and expired messages'
+complete -c notifyctl -n '__notifyctl_using outbox' -a 'retry cancel' -d 'Retry now, or cancel, a waiting message'
+
+# stop
+complete -c notifyctl -n '__notifyctl_using stop' -l timeout -x -d 'Seconds to wait for notifyd to stop'
 
 # help COMMAND
 complete -c notifyctl -n '__notifyctl_using help' -a "$__notifyctl_commands"
