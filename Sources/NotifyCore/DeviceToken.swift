@@ -38,7 +38,7 @@ public enum DeviceToken {
             throw .invalidArgument("the \(platform) token is empty")
         }
         if let bad = raw.unicodeScalars.first(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) {
-            throw .invalidArgument("a \(platform) token may not contain whitespace or control characters (found U+\(String(bad.value, radix: 16, uppercase: true)))")
+            throw .invalidArgument("\(platform.rawValue.uppercased()) tokens may not contain whitespace or control characters (found U+\(String(bad.value, radix: 16, uppercase: true)))")
         }
         return raw
     }

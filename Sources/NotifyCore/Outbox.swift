@@ -79,7 +79,7 @@ public actor Outbox {
             queue.add(delivery)
         }
         nextSequence = max(deliveries.map(\.sequence).max() ?? 0, store.highestSequence()) + 1
-        if !queue.queued.isEmpty { logger.notice("outbox: \(queue.queued.count) message(s) waiting from an earlier run") }
+        if !queue.queued.isEmpty { logger.notice("outbox: \(queue.queued.count == 1 ? "1 message" : "\(queue.queued.count) messages") waiting from an earlier run") }
         pump()
     }
 
@@ -217,7 +217,7 @@ public actor Outbox {
         queue.resume()
         queue.setAccount(account)
         let held = queue.queued.filter(queue.isHeld).count
-        logger.notice("outbox: credentials changed\(account.map { ", sending as \($0.user)" } ?? "")\(held > 0 ? "; \(held) message(s) of another account held" : "")")
+        logger.notice("outbox: credentials changed\(account.map { ", sending as \($0.user)" } ?? "")\(held == 0 ? "" : held == 1 ? "; 1 message of another account held" : "; \(held) messages of another account held")")
         pump()
     }
 
@@ -251,7 +251,7 @@ public actor Outbox {
         guard !stopped else { return }
         let now = clock.now()
         for delivery in queue.expire(now: now) {
-            logger.warning("outbox: message \(delivery.id) to \(delivery.to) expired undelivered after \(delivery.attempts) attempt(s)")
+            logger.warning("outbox: message \(delivery.id) to \(delivery.to) expired undelivered after \(delivery.attempts == 1 ? "1 attempt" : "\(delivery.attempts) attempts")")
             persist(delivery)
             report(delivery)
         }

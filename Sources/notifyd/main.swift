@@ -106,7 +106,7 @@ if checkOnly {
     for line in settings.summary(environment: environment) { print("  \(line)") }
     print("socket: \(configuration.socket.path)")
     print("state directory: \(configuration.stateDirectory)")
-    print(problems.isEmpty ? "settings OK" : "\(problems.count) problem(s)")
+    print(problems.isEmpty ? "settings OK" : problems.count == 1 ? "1 problem" : "\(problems.count) problems")
     exit(problems.isEmpty ? 0 : 1)
 }
 // A setting that cannot be used stops the start: running with a value the user did not
