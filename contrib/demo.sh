@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 say "building"
-swift build
+# Quiet: only warnings and errors, not the compiler's progress.
+swift build --quiet
 bin=$(swift build --show-bin-path)
 
 work=$(mktemp -d /tmp/notifyd-demo.XXXXXX)
@@ -51,9 +52,20 @@ export NOTIFYD_SOCKET=$work/notifyd.sock
 "$bin/notifyd" --state-dir "$work/state" --backend "$backend" --log-level info 2>"$work/notifyd.log" &
 pids+=($!)
 for _ in $(seq 100); do [ -S "$NOTIFYD_SOCKET" ] && break; sleep 0.05; done
-# Show each command and its exit status (4 means "accepted, not done yet"), and carry on.
+# Quotes a word the way a shell reads it back, for commands that can be pasted.
+shell_word() {
+    if [[ $1 =~ ^[A-Za-z0-9_./:,@%+=-]+$ ]]; then
+        printf '%s' "$1"
+    else
+        printf "'%s'" "${1//\'/\'\\\'\'}"
+    fi
+}
+# Show each command as it can be pasted into a shell, and its exit status (4 means
+# "accepted, and notifyd is still at it"), and carry on.
 notifyctl() {
-    echo "\$ notifyctl $*" >&2
+    local word line='$ notifyctl'
+    for word in "$@"; do line+=" $(shell_word "$word")"; done
+    printf '%s\n' "$line" >&2
     local status=0
     "$bin/notifyctl" "$@" || status=$?
     [ "$status" -eq 0 ] || echo "(exit status $status)" >&2

@@ -98,22 +98,30 @@ import Testing
         #expect(try client.readResponse().status == 200)
     }
 
+    /// A raw request named in one line, so that `swift test` prints one line per case
+    /// instead of the request's CRLFs.
+    struct RawRequest: CustomTestStringConvertible, Sendable {
+        let name: String
+        let text: String
+        var testDescription: String { name }
+    }
+
     @Test(arguments: [
-        "GARBAGE\r\n\r\n",
-        "GET /api/register HTTP/1.1\r\nHost: x\r\nNoColonHere\r\n\r\n",
-        "GET /api/register HTTP/1.1\r\n\r\n",
-        "GET  /api/register HTTP/1.1\r\nHost: x\r\n\r\n",
-        "POST /api/register HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
-        "POST /api/register HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
-        "POST /api/register HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-        "GET /api/register HTTP/1.1\r\nHost: x\r\n folded: header\r\n\r\n",
+        RawRequest(name: "not HTTP", text: "GARBAGE\r\n\r\n"),
+        RawRequest(name: "a header without a colon", text: "GET /api/register HTTP/1.1\r\nHost: x\r\nNoColonHere\r\n\r\n"),
+        RawRequest(name: "no Host", text: "GET /api/register HTTP/1.1\r\n\r\n"),
+        RawRequest(name: "two spaces in the request line", text: "GET  /api/register HTTP/1.1\r\nHost: x\r\n\r\n"),
+        RawRequest(name: "a Content-Length that is not a number", text: "POST /api/register HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n"),
+        RawRequest(name: "both Content-Length and chunked", text: "POST /api/register HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n"),
+        RawRequest(name: "a chunk size that is not hex", text: "POST /api/register HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
+        RawRequest(name: "a folded header", text: "GET /api/register HTTP/1.1\r\nHost: x\r\n folded: header\r\n\r\n"),
     ])
-    func malformedRequestsGetA400AndTheConnectionCloses(request: String) throws {
+    func malformedRequestsGetA400AndTheConnectionCloses(request: RawRequest) throws {
         let backend = try startBackend()
         defer { backend.stop() }
         let raw = try RawHTTPClient(port: backend.port)
 
-        try raw.send(request)
+        try raw.send(request.text)
         let response = try raw.readResponse()
         #expect(response.status == 400)
         #expect(response.header("Connection") == "close")

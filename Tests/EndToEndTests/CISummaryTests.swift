@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+
+/// `.ci/test-summary`, the line that ends `.ci/run`: "Tests: N passed, N failed".
+@Suite struct CISummaryTests {
+    static func summary(of log: String, status: Int32) async throws -> String {
+        let scratch = try ContribScratch("ci")
+        defer { scratch.remove() }
+        let file = try scratch.write("swift-test.log", log)
+        let result = try await runCaptured(Contrib.repository.appendingPathComponent(".ci/test-summary").path, [file, String(status)])
+        #expect(result.status == 0, "\(result.error)")
+        return result.output
+    }
+
+    @Test func countsPassedFailedAndSkippedTests() async throws {
+        let log = """
+            ◇ Test run started.
+            ✔ Test one() passed after 0.1 seconds.
+            ✘ Test two() recorded an issue at X.swift:3:5: Expectation failed
+            ✘ Test two() failed after 0.2 seconds with 1 issue.
+            ✘ Test three(x:) with 2 test cases failed after 0.2 seconds with 2 issues.
+            ➜ Test four() skipped: "needs zsh (Debian package zsh)"
+            ✔ Test five(x:) with 3 test cases passed after 0.1 seconds.
+            ✘ Suite S failed after 0.3 seconds with 3 issues.
+            ✘ Test run with 5 tests in 1 suite failed after 0.3 seconds with 3 issues.
+
+            """
+        let output = try await Self.summary(of: log, status: 1)
+        #expect(output == "Skipped: 1\nTests: 2 passed, 2 failed\n")
+    }
+
+    @Test func aFailureOutsideAnyTestIsCounted() async throws {
+        #expect(try await Self.summary(of: "error: compile command failed\n", status: 1) == "Tests: 0 passed, 1 failed\n")
+        #expect(try await Self.summary(of: "✔ Test run with 3 tests in 2 suites passed after 1 seconds.\n", status: 0) == "Tests: 3 passed, 0 failed\n")
+    }
+}
