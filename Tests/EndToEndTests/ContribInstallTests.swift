@@ -56,6 +56,7 @@ import Testing
     static let installedFiles = [
         "bin/notifyd", "bin/notifyctl",
         "share/man/man1/notifyd.1", "share/man/man1/notifyctl.1",
+        "share/doc/notifyd/protocol.md",
         "share/bash-completion/completions/notifyctl",
         "share/zsh/site-functions/_notifyctl",
         "share/fish/vendor_completions.d/notifyctl.fish",
@@ -118,6 +119,7 @@ import Testing
             #expect(try String(contentsOfFile: units + "notifyd.socket", encoding: .utf8) == Contrib.read("systemd/notifyd.socket"))
             let service = try String(contentsOfFile: units + "notifyd.service", encoding: .utf8)
             #expect(service.contains("\nExecStart=\(sandbox.prefix)/bin/notifyd\n"))
+            #expect(service.components(separatedBy: sandbox.prefix).count == 2, "the directory is filled in on ExecStart= only, comments stay as written")
             #expect(!service.contains("@BINDIR@"))
             // One launcher only.
             #expect(!sandbox.exists(sandbox.configHome + "/autostart/notifyd.desktop"))

@@ -73,6 +73,52 @@ import NotifyTestSupport
         await daemon.cleanUp()
     }
 
+    @Test func humanStatusSaysStatesInWordsAndCountsTheOutbox() async throws {
+        let daemon = try await DaemonUnderTest(backend: "http://127.0.0.1:9")
+        let before = try await daemon.notifyctl(["status"])
+        #expect(before.output.contains("registration: not logged in\n"), "\(before.output)")
+        #expect(!before.output.contains("not_logged_in"))
+        #expect(before.output.contains("outbox:       empty"))
+
+        _ = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        let sent = try await daemon.notifyctl(["send", "--to", "bob", "hi"])
+        #expect(sent.status == 4, "queued: the backend is down")
+        let queued = try await daemon.notifyctl(["status"])
+        #expect(queued.output.contains("outbox:       1 waiting, 0 failed; next attempt in"), "\(queued.output)")
+
+        let listed = try await daemon.notifyctl(["--json", "outbox"])
+        let id = try #require(listed.output.firstMatch(of: /"id":"([^"]+)"/).map { String($0.output.1) })
+        let retried = try await daemon.notifyctl(["outbox", "retry", id])
+        #expect(retried.status == 0, "\(retried.error)")
+        #expect(retried.output.contains("Trying 1 waiting message now"))
+        // The retry may still be under way, and a message being sent cannot be cancelled.
+        var cancelled = try await daemon.notifyctl(["outbox", "cancel", id])
+        _ = await eventually {
+            if cancelled.status != 0 { cancelled = (try? await daemon.notifyctl(["outbox", "cancel", id])) ?? cancelled }
+            return cancelled.status == 0
+        }
+        #expect(cancelled.status == 0, "\(cancelled.error)")
+        #expect(cancelled.output.contains("Cancelled \(id) to bob"))
+        #expect(try await daemon.notifyctl(["status"]).output.contains("outbox:       empty"))
+        let missing = try await daemon.notifyctl(["outbox", "cancel"])
+        #expect(missing.status == 2)
+        #expect(missing.error.contains("missing ID"))
+        await daemon.cleanUp()
+    }
+
+    @Test func aRefusedLoginSaysSoWithoutClaimingToBeLoggedIn() async throws {
+        let backend = try CommandLineTests.backend()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
+        _ = try await daemon.notifyctl(["set-token", "ABCD"])
+        // The dev backend's password is the user name: this one is wrong.
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "bob"], stdin: Data("wrong\n".utf8))
+        #expect(login.status == 1)
+        #expect(login.error.contains("refused the credentials of 'bob'"), "\(login.error)")
+        #expect(!(login.output + login.error).contains("Logged in"), "\(login.output)\(login.error)")
+        await daemon.cleanUp()
+    }
+
     @Test func usageErrorsNameTheArgumentSuggestTheNearestAndPointAtHelp() async throws {
         let notifyctl = BuiltProducts.path("notifyctl")
         let cases: [([String], String)] = [
