@@ -28,6 +28,10 @@ enum OutcomeReport {
         switch registration.state {
         case .registered:
             return ("\(changed); registered\(id).", .done)
+        case .notLoggedIn:
+            return ("\(changed); it is registered once you log in: `notifyctl login USER`.", .done)
+        case .noToken:
+            return ("\(changed); no device token yet: `notifyctl set-token TOKEN` registers one.", .done)
         case let state where StateText.waitsForUser(state):
             return ("\(changed); not registering yet: \(message).", .done)
         case .unauthorized:

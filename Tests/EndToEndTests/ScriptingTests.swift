@@ -12,6 +12,7 @@ import NotifyTestSupport
         let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
         let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
         #expect(login.status == 0, "no token yet: waits for the user, not for notifyd: \(login.output)\(login.error)")
+        #expect(login.output == "Logged in as alice; no device token yet: `notifyctl set-token TOKEN` registers one.\n")
         let tags = try await daemon.notifyctl(["set-tags", "news"])
         #expect(tags.status == 0, "\(tags.output)\(tags.error)")
         await daemon.cleanUp()
