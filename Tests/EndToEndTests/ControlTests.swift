@@ -51,4 +51,20 @@ import NotifyTestSupport
         #expect(try Contrib.read("systemd/notifyd.service.in").contains("\nExecReload=/bin/kill -HUP $MAINPID\n"), "systemctl reload sends the same signal")
         await daemon.cleanUp()
     }
+
+    @Test func aReloadedSendPlatformsIsUsedByTheNextSend() async throws {
+        let backend = try CommandLineTests.backend()
+        defer { backend.stop() }
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        try Data("send_platforms = apns\n".utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: ["--config", config])
+        _ = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        try Data("send_platforms = fcm,wns\n".utf8).write(to: URL(fileURLWithPath: config))
+        #expect(try await daemon.notifyctl(["reload"]).status == 0)
+        let sent = try await daemon.notifyctl(["send", "--to", "bob", "hi"])
+        #expect(sent.output == "fcm: accepted by the backend for bob\nwns: accepted by the backend for bob\n", "\(sent.output)\(sent.error)")
+        await daemon.cleanUp()
+    }
 }
