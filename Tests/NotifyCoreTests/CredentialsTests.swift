@@ -1,4 +1,5 @@
 import Foundation
+import NotifyTestSupport
 import Testing
 @testable import NotifyCore
 
@@ -97,8 +98,8 @@ struct CredentialsTests {
     /// The backend turns the name into the tag `username:<user>`; what a tag cannot hold
     /// would make every registration fail, so it is refused at login.
     @Test(arguments: ["bob smith", " bob", "bob ", "bob\tsmith", "bob\n", "bob\u{7}", "José", "a/b", "bob!"])
-    func charactersATagCannotHoldAreRefused(user: String) throws {
-        let error = #expect(throws: CoreError.self) { try Credentials.validateUser(user) }
+    func charactersATagCannotHoldAreRefused(user: EscapedText) throws {
+        let error = #expect(throws: CoreError.self) { try Credentials.validateUser(user.text) }
         let message = try #require(invalidArgumentText(error))
         #expect(message.contains("letters, digits and _ @ # . - only"))
     }

@@ -1,4 +1,5 @@
 import NotifyProtocol
+import NotifyTestSupport
 import Testing
 @testable import NotifyCore
 
@@ -33,8 +34,8 @@ struct DeviceTokenTests {
     }
 
     @Test(arguments: [("0a1g", "'g'"), ("0a1b-2c3d", "'-'"), ("0a:1b", "':'"), ("0a1bé", "U+E9"), ("0a1b\n2c", "U+A")])
-    func nonHexApnsTokenIsRefusedNamingTheCharacter(raw: String, named: String) throws {
-        let error = #expect(throws: CoreError.self) { try DeviceToken.normalize(raw, for: .apns) }
+    func nonHexApnsTokenIsRefusedNamingTheCharacter(raw: EscapedText, named: String) throws {
+        let error = #expect(throws: CoreError.self) { try DeviceToken.normalize(raw.text, for: .apns) }
         let message = try #require(invalidArgumentText(error))
         #expect(message.contains("hexadecimal"))
         #expect(message.contains(named))
@@ -85,9 +86,9 @@ struct DeviceTokenTests {
         ("abc\u{00A0}def", "U+A0"),
         ("abc\u{2028}", "U+2028"),
     ])
-    func whitespaceAndControlCharactersAreRefusedInOpaqueTokens(raw: String, named: String) throws {
+    func whitespaceAndControlCharactersAreRefusedInOpaqueTokens(raw: EscapedText, named: String) throws {
         for platform in [Platform.fcm, .gcm, .wns] {
-            let error = #expect(throws: CoreError.self) { try DeviceToken.normalize(raw, for: platform) }
+            let error = #expect(throws: CoreError.self) { try DeviceToken.normalize(raw.text, for: platform) }
             let message = try #require(invalidArgumentText(error))
             #expect(message.contains("whitespace or control characters"))
             #expect(message.contains("(found \(named))"), "\(message)")
