@@ -31,7 +31,7 @@ enum OutcomeReport {
         case .notLoggedIn:
             return ("\(changed); it is registered once you log in: `notifyctl login USER`.", .done)
         case .noToken:
-            return ("\(changed); no device token yet: `notifyctl set-token TOKEN` registers one.", .done)
+            return ("\(changed); " + (registration.message ?? "no device token yet: `notifyctl set-token TOKEN` registers one") + ".", .done)
         case let state where StateText.waitsForUser(state):
             return ("\(changed); not registering yet: \(message).", .done)
         case .unauthorized:

@@ -12,7 +12,7 @@ import NotifyTestSupport
         let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
         let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
         #expect(login.status == 0, "no token yet: waits for the user, not for notifyd: \(login.output)\(login.error)")
-        #expect(login.output == "Logged in as alice; no device token yet: `notifyctl set-token TOKEN` registers one.\n")
+        #expect(login.output.hasPrefix("Logged in as alice; no device token yet"), "one sentence on what comes next: \(login.output)")
         let tags = try await daemon.notifyctl(["set-tags", "news"])
         #expect(tags.status == 0, "\(tags.output)\(tags.error)")
         await daemon.cleanUp()
@@ -115,7 +115,7 @@ import NotifyTestSupport
         // The dev backend's password is the user name: this one is wrong.
         let login = try await daemon.notifyctl(["login", "--password-stdin", "bob"], stdin: Data("wrong\n".utf8))
         #expect(login.status == 1)
-        #expect(login.error.contains("refused the credentials of 'bob'"), "\(login.error)")
+        #expect(login.error.contains("refused the password of 'bob'"), "\(login.error)")
         #expect(!(login.output + login.error).contains("Logged in"), "\(login.output)\(login.error)")
         await daemon.cleanUp()
     }
