@@ -38,7 +38,8 @@ public struct OutboxCancelResult: Codable, Hashable, Sendable {
 public struct OutboxSummary: Codable, Hashable, Sendable {
     /// Queued and retried by notifyd on its own.
     public var waiting: Int
-    /// Queued but held until the next login, because the backend refused the credentials.
+    /// Queued but not sent until a login: the backend refused the credentials, or the
+    /// message belongs to an account that is not logged in now.
     public var held: Int
     /// Failed or expired after queueing, kept to be reported until purged.
     public var failed: Int
