@@ -34,6 +34,9 @@ extension DevBackend {
         public var quiet: Bool
         /// Print one line per request (method, path, status, user; never a secret).
         public var logRequests: Bool
+        /// Users with a password of their own (user -> password), for tests that need a
+        /// password the backend accepts which differs from the user name.
+        public var accounts: [String: String]
 
         public init(
             host: String = "127.0.0.1",
@@ -42,7 +45,8 @@ extension DevBackend {
             goneStatus: Int = 500,
             escapesText: Bool = false,
             quiet: Bool = false,
-            logRequests: Bool = false
+            logRequests: Bool = false,
+            accounts: [String: String] = [:]
         ) {
             self.host = host
             self.port = port
@@ -51,6 +55,7 @@ extension DevBackend {
             self.escapesText = escapesText
             self.quiet = quiet
             self.logRequests = logRequests
+            self.accounts = accounts
         }
 
         /// Platform names the upsert route accepts.

@@ -24,6 +24,12 @@ extension DevBackend {
         public var drop: Bool?
         /// How many matching requests this rule still applies to; nil means until cleared.
         public var count: Int?
+        /// The body sent with `status`, in place of the usual note (e.g. a malformed reply to a 200).
+        public var body: String?
+        /// Sent as a `Location` header with `status`, for redirects.
+        public var location: String?
+        /// The body echoes the request's headers, as some debugging proxies and frameworks do.
+        public var echoHeaders: Bool?
 
         public init(
             route: FaultScope,
@@ -31,7 +37,10 @@ extension DevBackend {
             retryAfter: Int? = nil,
             delay: Double? = nil,
             drop: Bool? = nil,
-            count: Int? = nil
+            count: Int? = nil,
+            body: String? = nil,
+            location: String? = nil,
+            echoHeaders: Bool? = nil
         ) {
             self.route = route
             self.status = status
@@ -39,6 +48,9 @@ extension DevBackend {
             self.delay = delay
             self.drop = drop
             self.count = count
+            self.body = body
+            self.location = location
+            self.echoHeaders = echoHeaders
         }
 
         /// Why the rule cannot be applied, or nil when it is usable.

@@ -19,12 +19,12 @@ struct RequestDispatcher: Sendable {
             return .respond(control.handle(request))
         }
         let match = RouteMatch(method: request.method, path: request.path)
-        let auth = BasicAuth.evaluate(request.header("Authorization"))
+        let auth = BasicAuth.evaluate(request.header("Authorization"), accounts: options.accounts)
 
         // Faults come first: a throttled or unreachable backend fails whatever the
         // request holds.
         if let match, let fault = state.withLock({ $0.faults.take(for: match.route) }) {
-            if let result = apply(fault, context) {
+            if let result = apply(fault, request, context) {
                 var status: Int?
                 if case .respond(let response) = result { status = response.status }
                 record(request, match: match, status: status, user: auth.user, injected: true)
@@ -50,7 +50,7 @@ struct RequestDispatcher: Sendable {
     }
 
     /// What the fault does, or nil when it only delays and normal handling follows.
-    private func apply(_ fault: DevBackend.FaultRule, _ context: HTTPRequestContext) -> HTTPHandlerResult? {
+    private func apply(_ fault: DevBackend.FaultRule, _ request: HTTPRequest, _ context: HTTPRequestContext) -> HTTPHandlerResult? {
         if let delay = fault.delay, delay > 0 {
             // Stopping mid-delay ends the exchange the way a dying server would.
             guard context.pause(seconds: delay) else { return .drop }
@@ -60,6 +60,14 @@ struct RequestDispatcher: Sendable {
         var response = WebAPIResponses.injected(status)
         if let retryAfter = fault.retryAfter {
             response.headers.append(("Retry-After", String(retryAfter)))
+        }
+        if let location = fault.location {
+            response.headers.append(("Location", location))
+        }
+        if fault.echoHeaders == true {
+            response.body = Array(request.headers.map { "\($0.name): \($0.value)\r\n" }.joined().utf8)
+        } else if let body = fault.body {
+            response.body = Array(body.utf8)
         }
         return .respond(response)
     }
