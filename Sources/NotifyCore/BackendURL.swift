@@ -1,20 +1,58 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-enum BackendURL {
+/// The checks every backend URL passes, wherever it comes from (config file, environment,
+/// flag, `notifyctl login --backend`, a saved credentials file): each request carries the
+/// password, so it goes over https, or over plain http only to this machine.
+public enum BackendURL {
     /// An http(s) URL with a host; a trailing slash is dropped so ids and routes join cleanly.
-    static func validate(_ text: String) throws(CoreError) -> String {
+    public static func validate(_ text: String, allowInsecureHTTP: Bool) throws(CoreError) -> String {
         var trimmed = text.trimmingCharacters(in: .whitespaces)
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        let shown = BackendText.withoutUserInfo(trimmed)
         guard let url = URL(string: trimmed), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = url.host, !host.isEmpty
         else {
-            throw .invalidArgument("'\(text)' is not a backend URL; expected something like https://backend.example.com")
+            throw .invalidArgument("'\(BackendText.withoutUserInfo(text.trimmingCharacters(in: .whitespaces)))' is not a backend URL; expected something like https://backend.example.com")
         }
-        guard url.user == nil, url.password == nil else {
-            throw .invalidArgument("put the user in `notifyctl login USER`, not in the backend URL")
+        guard url.user == nil, url.password == nil, shown == trimmed else {
+            throw .invalidArgument("the backend URL '\(shown)' must not hold a user or password: give the user to `notifyctl login USER`, which asks for the password")
+        }
+        if let refusal = insecureRefusal(url, allowInsecureHTTP: allowInsecureHTTP) {
+            throw .invalidArgument(refusal)
         }
         if let problem = BackendAPISuffix.problem(text) { throw .invalidArgument(problem) }
         return trimmed
+    }
+
+    /// Why `url` may not be used (plain http to another machine), or nil when it may.
+    public static func insecureRefusal(_ url: URL, allowInsecureHTTP: Bool) -> String? {
+        guard url.scheme?.lowercased() == "http", !allowInsecureHTTP, !isLoopback(url.host ?? "") else { return nil }
+        let shown = BackendText.withoutUserInfo(url.absoluteString)
+        return "refusing plain http to '\(shown)': every request carries the password, which http sends in clear; "
+            + "use https:// (plain http is allowed only to this machine: localhost, 127.0.0.0/8, ::1; "
+            + "allow_insecure_http = true overrides this, at your own risk)"
+    }
+
+    /// `localhost`, 127.0.0.0/8 and ::1: traffic that never leaves the machine.
+    static func isLoopback(_ host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        if name.hasSuffix(".") { name.removeLast() }
+        if name == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, name, &v4) == 1 {
+            return UInt32(bigEndian: v4.s_addr) >> 24 == 127
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, name, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { bytes in bytes.dropLast().allSatisfy { $0 == 0 } && bytes.last == 1 }
+        }
+        return false
     }
 }
 

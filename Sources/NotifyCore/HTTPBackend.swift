@@ -5,11 +5,17 @@ import FoundationNetworking
 import NotifyProtocol
 
 /// The tutorial AppBackend over HTTP(S), with URLSession: connections are reused and
-/// their number per host is bounded by the session.
+/// their number per host is bounded by the session. Redirects are not followed and replies
+/// are bounded (see `HTTPTransfers`); text from the backend is scrubbed before it is kept.
 public final class HTTPBackend: BackendAPI {
-    private let session: URLSession
+    /// The contract's replies are a short JSON string or nothing; anything past this is refused.
+    public static let defaultReplyLimit = 64 * 1024
 
-    public init(requestTimeout: Double = 30, maximumConnections: Int = 4) {
+    private let session: URLSession
+    private let transfers: HTTPTransfers
+    private let allowInsecureHTTP: Bool
+
+    public init(requestTimeout: Double = 30, maximumConnections: Int = 4, replyLimit: Int = HTTPBackend.defaultReplyLimit, allowInsecureHTTP: Bool = false) {
         // `.default`, not `.ephemeral`: on Linux `.ephemeral` makes a URLCache of its own,
         // which creates a cache directory under ~/.cache although nothing is cached.
         let configuration = URLSessionConfiguration.default
@@ -21,7 +27,9 @@ public final class HTTPBackend: BackendAPI {
         configuration.urlCredentialStorage = nil
         configuration.httpShouldSetCookies = false
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        session = URLSession(configuration: configuration)
+        transfers = HTTPTransfers(limit: replyLimit)
+        session = URLSession(configuration: configuration, delegate: transfers, delegateQueue: nil)
+        self.allowInsecureHTTP = allowInsecureHTTP
     }
 
     deinit {
@@ -33,7 +41,7 @@ public final class HTTPBackend: BackendAPI {
         return result.flatMap { body in
             // The body is a JSON string; parse it rather than trimming quotes, so escapes survive.
             guard let id = try? WireCoding.decodeChecked(String.self, from: body, decoder: JSONDecoder()), !id.isEmpty else {
-                return .failure(.invalidResponse("the backend answered the registration request with \(Self.describe(body)) instead of a JSON string id"))
+                return .failure(.invalidResponse("the backend answered the registration request with \(Self.describe(body, account: account)) instead of a JSON string id"))
             }
             return .success(id)
         }
@@ -55,8 +63,13 @@ public final class HTTPBackend: BackendAPI {
     }
 
     private func call(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount) async -> Result<Data, BackendCallError> {
+        // Checked here as well as where the URL is configured: a credentials file written
+        // by an older version may still name a plain-http backend.
+        if let refusal = BackendURL.insecureRefusal(account.baseURL, allowInsecureHTTP: allowInsecureHTTP) {
+            return .failure(.transport(refusal))
+        }
         guard let url = URLText.url(base: account.baseURL, path: path, query: query) else {
-            return .failure(.transport("cannot build a URL from \(account.baseURL.absoluteString)"))
+            return .failure(.transport("cannot build a URL from \(BackendText.withoutUserInfo(account.baseURL.absoluteString))"))
         }
         var request = URLRequest(url: url)
         request.httpMethod = method
@@ -70,24 +83,30 @@ public final class HTTPBackend: BackendAPI {
             request.httpBody = Data()
         }
         let data: Data
-        let response: URLResponse
-        do {
-            (data, response) = try await session.data(for: request)
-        } catch {
+        let http: HTTPURLResponse
+        switch await transfers.perform(request, in: session) {
+        case .response(let response, let body):
+            (http, data) = (response, body)
+        case .tooLarge:
+            return .failure(.invalidResponse("the backend's reply is larger than \(transfers.limit / 1024) KiB; the backend's replies are a few bytes, so this is not the AppBackend (check the backend URL)"))
+        case .failed(let error):
             return .failure(.transport(Self.describe(error, reaching: account.baseURL)))
         }
-        guard let http = response as? HTTPURLResponse else {
-            return .failure(.invalidResponse("not an HTTP response"))
+        if (300...399).contains(http.statusCode) {
+            // Following it would send the password to wherever it points, maybe in clear.
+            let location = http.value(forHTTPHeaderField: "Location").map { BackendText.excerpt(BackendText.withoutUserInfo($0), account: account, maximumLength: 80) }
+            let detail = "redirected to \(location ?? "an unnamed place") (not followed: it would carry the password; if the backend moved, change the backend URL)"
+            return .failure(.status(http.statusCode, retryAfter: nil, body: detail))
         }
         guard (200...299).contains(http.statusCode) else {
             let retryAfter = RetryAfter.parse(http.value(forHTTPHeaderField: "Retry-After"))
-            return .failure(.status(http.statusCode, retryAfter: retryAfter, body: String(decoding: data.prefix(2048), as: UTF8.self)))
+            return .failure(.status(http.statusCode, retryAfter: retryAfter, body: BackendText.excerpt(data, account: account)))
         }
         return .success(data)
     }
 
-    private static func describe(_ body: Data) -> String {
-        body.isEmpty ? "an empty body" : "'" + String(decoding: body.prefix(80), as: UTF8.self) + "'"
+    private static func describe(_ body: Data, account: BackendAccount) -> String {
+        body.isEmpty ? "an empty body" : "'" + BackendText.excerpt(body, account: account) + "'"
     }
 
     /// Names the backend: "cannot connect to https://…: connection refused" tells a wrong
@@ -111,7 +130,11 @@ public final class HTTPBackend: BackendAPI {
             case .cannotFindHost: return "host not found"
             case .networkConnectionLost: return "the connection was lost"
             case .notConnectedToInternet: return "no network"
-            case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid:
+            case .serverCertificateUntrusted, .serverCertificateHasUnknownRoot:
+                return "the backend's TLS certificate is not trusted (\(urlError.localizedDescription)); "
+                    + "if it comes from a private CA, add that CA to the system trust store "
+                    + "(e.g. copy it to /usr/local/share/ca-certificates/ and run `update-ca-certificates`), then restart notifyd"
+            case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateNotYetValid:
                 return "TLS failed (\(urlError.localizedDescription))"
             default: return urlError.localizedDescription
             }

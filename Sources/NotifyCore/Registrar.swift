@@ -17,9 +17,13 @@ public actor Registrar {
         public var defaultPlatform: Platform
         /// The name this backend knows Android by (`fcm` or `gcm`), for either name given.
         public var androidName: Platform
+        /// `allow_insecure_http`: plain http to a backend on another machine is accepted.
+        public var allowInsecureHTTP: Bool
 
-        public init(configuredBackend: String?, policy: RegistrationPolicy = RegistrationPolicy(), defaultPlatform: Platform = .apns, androidName: Platform = .fcm) {
+        public init(configuredBackend: String?, policy: RegistrationPolicy = RegistrationPolicy(), defaultPlatform: Platform = .apns, androidName: Platform = .fcm,
+                    allowInsecureHTTP: Bool = false) {
             self.configuredBackend = configuredBackend
+            self.allowInsecureHTTP = allowInsecureHTTP
             self.policy = policy
             self.defaultPlatform = defaultPlatform
             self.androidName = androidName
@@ -152,7 +156,7 @@ public actor Registrar {
         if password.isEmpty && !external {
             throw .invalidArgument("no password given (and no password_command or systemd credential is configured)")
         }
-        let chosen = try backend.map { (url: String) throws(CoreError) in try BackendURL.validate(url) }
+        let chosen = try backend.map { (url: String) throws(CoreError) in try BackendURL.validate(url, allowInsecureHTTP: settings.allowInsecureHTTP) }
         guard chosen ?? settings.configuredBackend != nil else { throw .noBackend }
         // An external password is never stored: it is fetched when needed.
         let candidate = Credentials(user: user, password: external ? "" : password, backend: chosen)

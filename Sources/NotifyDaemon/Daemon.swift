@@ -38,7 +38,8 @@ public final class Daemon: Sendable {
         self.control = DaemonControl(sendPlatforms: configuration.sendPlatforms, requestStop: configuration.requestStop,
                                      reload: { await reloadBox.daemon?.reload() ?? ReloadResult(config: "", applied: [], restartNeeded: [], problems: ["notifyd is stopping"]) })
         // One HTTP client for both, so registrations and sends share its reused connections.
-        let backend = backend ?? HTTPBackend(requestTimeout: configuration.requestTimeout, maximumConnections: configuration.outbox.concurrency)
+        let backend = backend ?? HTTPBackend(
+            requestTimeout: configuration.requestTimeout, maximumConnections: configuration.outbox.concurrency, allowInsecureHTTP: configuration.allowInsecureHTTP)
         // One owner of the login, asked by both the registrar and the outbox.
         let accounts = AccountKeeper(stateDirectory: configuration.stateDirectory, configuredBackend: configuration.backend,
                                      passwords: PasswordProvider(source: configuration.passwordSource))
@@ -48,7 +49,8 @@ public final class Daemon: Sendable {
         self.outbox = outbox
         self.registrar = Registrar(
             settings: .init(configuredBackend: configuration.backend, policy: configuration.policy,
-                            defaultPlatform: configuration.platform, androidName: configuration.outbox.androidName),
+                            defaultPlatform: configuration.platform, androidName: configuration.outbox.androidName,
+                            allowInsecureHTTP: configuration.allowInsecureHTTP),
             stateDirectory: configuration.stateDirectory, backend: backend, accounts: accounts, clock: clock, logger: logger,
             onStatus: { status in hub.publish(RegistrationEvent(time: Date(), registration: status)) },
             onAccountChange: { await outbox.accountChanged() })

@@ -19,6 +19,8 @@ public struct DaemonConfiguration: Sendable {
     /// How sends are retried, how long they may wait, how they are escaped.
     public var outbox: Outbox.Settings
     public var passwordSource: PasswordSource
+    /// `allow_insecure_http`: the password may travel in clear to a non-loopback http backend.
+    public var allowInsecureHTTP: Bool
     /// A listening socket from systemd or launchd, used instead of binding `socket`.
     public var activatedListener: Int32?
     /// Bounds on connections, request lines and unsent replies.
@@ -34,7 +36,7 @@ public struct DaemonConfiguration: Sendable {
     public init(socket: SocketLocation, stateDirectory: String, backend: String?, logLevel: LogLevel = .notice,
                 policy: RegistrationPolicy = RegistrationPolicy(), requestTimeout: Double = 30,
                 platform: Platform = .apns, sendPlatforms: [Platform] = [.apns], outbox: Outbox.Settings = Outbox.Settings(),
-                passwordSource: PasswordSource = .stored) {
+                passwordSource: PasswordSource = .stored, allowInsecureHTTP: Bool = false) {
         self.socket = socket
         self.stateDirectory = stateDirectory
         self.backend = backend
@@ -45,6 +47,7 @@ public struct DaemonConfiguration: Sendable {
         self.sendPlatforms = sendPlatforms
         self.outbox = outbox
         self.passwordSource = passwordSource
+        self.allowInsecureHTTP = allowInsecureHTTP
     }
 
     /// `$XDG_STATE_HOME/notifyd`, else `~/.local/state/notifyd`.

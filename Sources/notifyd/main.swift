@@ -7,7 +7,7 @@ import NotifySocket
 let usage = """
     usage: notifyd [--socket PATH] [--state-dir DIR] [--backend URL] [--config FILE] [--check-config]
                    [--log-level LEVEL] [--log-file FILE] [--refresh-interval D] [--retry-min D] [--retry-max D]
-                   [--request-timeout D] [--version] [--help]
+                   [--request-timeout D] [--allow-insecure-http] [--version] [--help]
 
     notifyd registers this device with the app backend, keeps the registration fresh,
     sends notifications, and answers notifyctl on a Unix socket. It runs in the foreground;
@@ -29,6 +29,8 @@ let usage = """
       --retry-min D, --retry-max D
                                first and longest wait between failed attempts (default 5s, 30m)
       --request-timeout D      how long one backend request may take (default 30s)
+      --allow-insecure-http    allow a plain http:// backend on another machine; every
+                               request then carries the password in clear (insecure)
       --version                print the version and exit
       --help                   print this help and exit
 
@@ -84,6 +86,9 @@ while let argument = arguments.popFirst() {
         configFlag = value()
     case "--socket":
         socketFlag = value()
+    case "--allow-insecure-http":
+        // A switch: `--allow-insecure-http` alone means true.
+        flagValues.append(SettingValue(key: "allow_insecure_http", value: inlineValue ?? "true", origin: name))
     default:
         guard let key = ResolvedSettings.flagNames[name] else { fail("unknown option '\(argument)'\n\(usage)", code: 2) }
         flagValues.append(SettingValue(key: key, value: value(), origin: name))

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import NotifyCore
 
@@ -13,12 +14,12 @@ struct BackendURLTests {
         ("http://127.0.0.1:8080/", "http://127.0.0.1:8080"),
     ])
     func acceptsHTTPAndHTTPSWithAHost(text: String, expected: String) throws {
-        #expect(try BackendURL.validate(text) == expected)
+        #expect(try BackendURL.validate(text, allowInsecureHTTP: false) == expected)
     }
 
     @Test(arguments: ["ftp://h.example", "file:///etc/passwd", "garbage", "", "https://", "http:///path", "h.example", "mailto:a@b"])
     func refusesWhatIsNotAnHTTPBackend(text: String) throws {
-        let error = #expect(throws: CoreError.self) { try BackendURL.validate(text) }
+        let error = #expect(throws: CoreError.self) { try BackendURL.validate(text, allowInsecureHTTP: false) }
         let message = try #require(invalidArgumentText(error))
         #expect(message.contains("is not a backend URL"))
         #expect(message.contains("'\(text)'"))
@@ -26,7 +27,7 @@ struct BackendURLTests {
 
     @Test(arguments: ["https://bob:secret@h.example", "https://bob@h.example/", "http://:pw@h.example"])
     func refusesCredentialsInTheURL(text: String) throws {
-        let error = #expect(throws: CoreError.self) { try BackendURL.validate(text) }
+        let error = #expect(throws: CoreError.self) { try BackendURL.validate(text, allowInsecureHTTP: false) }
         let message = try #require(invalidArgumentText(error))
         #expect(message.contains("notifyctl login"))
         #expect(!message.contains("secret"))
@@ -34,14 +35,44 @@ struct BackendURLTests {
 
     @Test(arguments: ["https://h.example/api/", "https://h.example/api", "http://127.0.0.1:5000/API/", "https://h.example/app/api"])
     func refusesAURLEndingInTheAPIPrefixAndNamesTheOneToUse(text: String) throws {
-        let error = #expect(throws: CoreError.self) { try BackendURL.validate(text) }
+        let error = #expect(throws: CoreError.self) { try BackendURL.validate(text, allowInsecureHTTP: false) }
         let message = try #require(invalidArgumentText(error))
         #expect(message.contains("'\(text)' ends in /api"))
         #expect(message.contains("use " + text.dropLast(text.hasSuffix("/") ? 5 : 4)))
     }
 
     @Test func aPathThatOnlyContainsApiIsFine() throws {
-        #expect(try BackendURL.validate("https://api.example.com/apiary") == "https://api.example.com/apiary")
-        #expect(try BackendURL.validate("https://h.example/api/v2") == "https://h.example/api/v2")
+        #expect(try BackendURL.validate("https://api.example.com/apiary", allowInsecureHTTP: false) == "https://api.example.com/apiary")
+        #expect(try BackendURL.validate("https://h.example/api/v2", allowInsecureHTTP: false) == "https://h.example/api/v2")
+    }
+
+    @Test(arguments: ["http://127.0.0.1:8080", "http://127.9.8.7", "http://localhost:5000", "http://LOCALHOST", "http://[::1]:8080", "http://localhost.:80"])
+    func plainHTTPToThisMachineIsAccepted(text: String) throws {
+        #expect(try BackendURL.validate(text, allowInsecureHTTP: false) == text)
+    }
+
+    @Test(arguments: ["http://backend.invalid", "http://10.0.0.1:8080", "http://128.0.0.1", "http://[::2]", "http://localhost.example.com", "http://127.0.0.1.example.com"])
+    func plainHTTPToAnotherMachineIsRefusedWithTheWayOut(text: String) throws {
+        let error = #expect(throws: CoreError.self) { try BackendURL.validate(text, allowInsecureHTTP: false) }
+        let message = try #require(invalidArgumentText(error))
+        #expect(message.contains("use https://"))
+        #expect(message.contains("allow_insecure_http"))
+        #expect(try BackendURL.validate(text, allowInsecureHTTP: true) == text)
+        #expect(try BackendURL.validate(text.replacingOccurrences(of: "http://", with: "https://"), allowInsecureHTTP: false) != "")
+    }
+
+    @Test(arguments: ["https://bob:s3cr3t@h.example/app", "http://bob:s3cr3t@127.0.0.1:8080", "https://bob:s3cr3t@"])
+    func credentialsInTheURLAreNeverRepeated(text: String) throws {
+        let error = #expect(throws: CoreError.self) { try BackendURL.validate(text, allowInsecureHTTP: true) }
+        let message = try #require(invalidArgumentText(error))
+        #expect(!message.contains("s3cr3t"))
+        #expect(!message.contains("bob"))
+    }
+
+    @Test func theRequestItselfRefusesPlainHTTPToAnotherMachine() {
+        #expect(BackendURL.insecureRefusal(URL(string: "http://backend.invalid")!, allowInsecureHTTP: false)?.contains("https://") == true)
+        #expect(BackendURL.insecureRefusal(URL(string: "http://backend.invalid")!, allowInsecureHTTP: true) == nil)
+        #expect(BackendURL.insecureRefusal(URL(string: "https://backend.invalid")!, allowInsecureHTTP: false) == nil)
+        #expect(BackendURL.insecureRefusal(URL(string: "http://127.0.0.1:9")!, allowInsecureHTTP: false) == nil)
     }
 }

@@ -84,7 +84,7 @@ import Testing
             """
         let (_, problems) = Self.resolve(file: file)
         let text = problems.map(\.description)
-        #expect(text.contains("\(Self.path):1: backend: 'ftp://nope' is not an http(s) URL"))
+        #expect(text.contains("\(Self.path):1: backend: 'ftp://nope' is not a backend URL; expected something like https://backend.example.com"))
         #expect(text.contains("\(Self.path):2: retry_min: 'fast' is not a duration; write it like 90s, 15m, 24h or 7d"))
         #expect(text.contains { $0.hasPrefix("\(Self.path):4: colour: unknown setting") })
         #expect(text.contains("\(Self.path):5: expected `key = value`, found 'just words'"))

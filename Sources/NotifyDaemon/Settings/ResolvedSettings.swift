@@ -17,6 +17,7 @@ public struct ResolvedSettings: Sendable {
     public var logFile: String?
     public var passwordCommand: String?
     public var stateDirectory: String?
+    public var allowInsecureHTTP = false
     /// Which file was read (or looked for), and where each effective value came from.
     public var configPath: String
     public var origins: [String: String] = [:]
@@ -59,6 +60,14 @@ public struct ResolvedSettings: Sendable {
                 problems.append(SettingProblem(origin: value.origin, key: value.key, message: error.message))
             }
         }
+        // Checked once every value is in: `allow_insecure_http` may come after `backend`.
+        if let backend = settings.backend {
+            do throws(CoreError) {
+                settings.backend = try BackendURL.validate(backend, allowInsecureHTTP: settings.allowInsecureHTTP)
+            } catch {
+                problems.append(SettingProblem(origin: settings.origins["backend"] ?? "settings", key: "backend", message: error.description))
+            }
+        }
         if settings.policy.backoff.initial > settings.policy.backoff.maximum {
             problems.append(SettingProblem(origin: settings.origins["retry_min"] ?? "settings", key: "retry_min", message: "is longer than retry_max"))
         }
@@ -76,7 +85,7 @@ public struct ResolvedSettings: Sendable {
             socket: location, stateDirectory: stateDirectory ?? DaemonConfiguration.defaultStateDirectory(environment: environment),
             backend: backend, logLevel: logLevel, policy: policy, requestTimeout: requestTimeout,
             platform: platform, sendPlatforms: sendPlatforms, outbox: outbox,
-            passwordSource: PasswordSource.detect(command: passwordCommand, environment: environment))
+            passwordSource: PasswordSource.detect(command: passwordCommand, environment: environment), allowInsecureHTTP: allowInsecureHTTP)
     }
 
     /// For `--check-config`: every setting with its effective value and where it came

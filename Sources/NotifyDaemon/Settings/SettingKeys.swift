@@ -24,11 +24,20 @@ struct SettingKey: Sendable {
 
     static let all: [SettingKey] = [
         SettingKey(name: "backend", flag: "--backend", summary: "the app backend URL", defaultText: "none") { settings, value throws(SettingError) in
-            guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
-                throw SettingError("'\(value)' is not an http(s) URL")
+            // The form is checked here; plain http is checked once `allow_insecure_http` is known.
+            do throws(CoreError) {
+                settings.backend = try BackendURL.validate(value, allowInsecureHTTP: true)
+            } catch {
+                throw SettingError(error.description)
             }
-            if let problem = BackendAPISuffix.problem(value) { throw SettingError(problem) }
-            settings.backend = value
+        },
+        SettingKey(name: "allow_insecure_http", flag: "--allow-insecure-http", summary: "allow plain http to a backend on another machine (sends the password in clear)",
+                   defaultText: "false") { settings, value throws(SettingError) in
+            switch value.lowercased() {
+            case "true", "yes", "1", "on": settings.allowInsecureHTTP = true
+            case "false", "no", "0", "off": settings.allowInsecureHTTP = false
+            default: throw SettingError("must be true or false, not '\(value)'")
+            }
         },
         SettingKey(name: "platform", flag: nil, summary: "platform of a first token: apns, fcm, gcm or wns", defaultText: "apns") { settings, value throws(SettingError) in
             settings.platform = try platform(value)

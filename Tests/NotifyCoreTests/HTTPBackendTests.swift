@@ -1,0 +1,129 @@
+import DevBackend
+import Foundation
+import Testing
+@testable import NotifyCore
+
+/// The real HTTP client against a loopback dev backend whose faults play a misbehaving
+/// or hostile backend: redirects, malformed and huge replies, echoed credentials.
+@Suite struct HTTPBackendTests {
+    static let password = "pw-\(UUID().uuidString.prefix(8))"
+    static let accounts = ["alice": password]
+
+    private func account(_ server: DevBackendServer) -> BackendAccount {
+        BackendAccount(baseURL: server.baseURL, user: "alice", password: Self.password)
+    }
+
+    private func withBackend<T>(_ body: (DevBackendServer, HTTPBackend) async throws -> T) async throws -> T {
+        let server = DevBackendServer(options: .init(quiet: true, accounts: Self.accounts))
+        try server.start()
+        defer { server.stop() }
+        return try await body(server, HTTPBackend(requestTimeout: 10))
+    }
+
+    private func statusFailure(_ result: Result<some Any, BackendCallError>) -> (status: Int, body: String)? {
+        if case .failure(.status(let status, _, let body)) = result { return (status, body) }
+        return nil
+    }
+
+    @Test func aRedirectIsNotFollowedAndNamesWhereItPointed() async throws {
+        let elsewhere = DevBackendServer(options: .init(quiet: true, accounts: Self.accounts))
+        try elsewhere.start()
+        defer { elsewhere.stop() }
+        let target = elsewhere.baseURL.absoluteString + "/api/register?handle=AA"
+        try await withBackend { server, backend in
+            for status in [301, 302, 307, 308] {
+                try server.addFault(.init(route: .create, status: status, count: 1, location: target))
+                let result = await backend.createRegistrationId(handle: "AA", account: account(server))
+                let failure = try #require(statusFailure(result), "HTTP \(status) was not a failure")
+                #expect(failure.status == status)
+                #expect(failure.body.contains("redirected to \(target)"))
+                #expect(failure.body.contains("change the backend URL"))
+                guard case .rejected = BackendFailure.classify(.status(failure.status, retryAfter: nil, body: failure.body), route: .create) else {
+                    Issue.record("a redirect is retried as if it could succeed")
+                    return
+                }
+            }
+        }
+        // Not one request reached the other host, so no Authorization header either.
+        #expect(elsewhere.requests().isEmpty)
+    }
+
+    @Test func aRedirectsLocationLosesItsCredentials() async throws {
+        try await withBackend { server, backend in
+            try server.addFault(.init(route: .send, status: 302, count: 1, location: "https://mallory:\(Self.password)@other.invalid/x"))
+            let result = await backend.sendNotification(pns: "apns", toTag: "bob", body: "hi", account: account(server))
+            let failure = try #require(statusFailure(result))
+            #expect(failure.body.contains("https://other.invalid/x"))
+            #expect(!failure.body.contains("mallory"))
+            #expect(!failure.body.contains(Self.password))
+        }
+    }
+
+    /// 513 nested `[` made Foundation's JSON decoder trap (SIGILL): the guard turns any
+    /// depth into a failure the registration retries, and this process lives on.
+    @Test(arguments: [512, 513, 514, 60_000])
+    func aDeeplyNestedRegistrationReplyIsAFailureNotACrash(depth: Int) async throws {
+        try await withBackend { server, backend in
+            try server.addFault(.init(route: .create, status: 200, count: 1, body: String(repeating: "[", count: depth)))
+            let result = await backend.createRegistrationId(handle: "AA", account: account(server))
+            guard case .failure(.invalidResponse(let reason)) = result else {
+                Issue.record("expected an invalid response, got \(result)")
+                return
+            }
+            #expect(reason.contains("instead of a JSON string id"))
+            #expect(reason.count < 400)
+            // The backend still answers properly afterwards.
+            guard case .success = await backend.createRegistrationId(handle: "AA", account: account(server)) else {
+                Issue.record("the next registration failed")
+                return
+            }
+        }
+    }
+
+    @Test(arguments: [HTTPBackend.defaultReplyLimit + 1, 3 * 1024 * 1024])
+    func aReplyPastTheBoundIsRefused(size: Int) async throws {
+        try await withBackend { server, backend in
+            try server.addFault(.init(route: .send, status: 200, count: 1, body: String(repeating: "x", count: size)))
+            let result = await backend.sendNotification(pns: "apns", toTag: "bob", body: "hi", account: account(server))
+            guard case .failure(.invalidResponse(let reason)) = result else {
+                Issue.record("expected a refusal, got \(result)")
+                return
+            }
+            #expect(reason.contains("larger than 64 KiB"))
+        }
+    }
+
+    @Test func aReplyUpToTheBoundIsRead() async throws {
+        try await withBackend { server, backend in
+            let id = "\"" + String(repeating: "7", count: HTTPBackend.defaultReplyLimit - 2) + "\""
+            try server.addFault(.init(route: .create, status: 200, count: 1, body: id))
+            let result = await backend.createRegistrationId(handle: "AA", account: account(server))
+            #expect((try? result.get())?.count == HTTPBackend.defaultReplyLimit - 2)
+        }
+    }
+
+    @Test func anErrorBodyEchoingTheRequestKeepsNoCredentials() async throws {
+        try await withBackend { server, backend in
+            try server.addFault(.init(route: .upsert, status: 400, count: 1, echoHeaders: true))
+            let result = await backend.upsertRegistration(id: "x", platform: "apns", handle: "AA", tags: [], account: account(server))
+            let failure = try #require(statusFailure(result))
+            let basic = Data("alice:\(Self.password)".utf8).base64EncodedString()
+            #expect(failure.body.contains("Authorization: Basic [redacted]"))
+            #expect(!failure.body.contains(basic))
+            #expect(!failure.body.contains(Self.password))
+            #expect(!failure.body.contains("\n"))
+            #expect(failure.body.count <= BackendText.maximumLength + 1)
+        }
+    }
+
+    @Test func plainHTTPToAnotherHostIsNotEvenAttempted() async throws {
+        let backend = HTTPBackend(requestTimeout: 5)
+        let remote = BackendAccount(baseURL: URL(string: "http://backend.invalid")!, user: "alice", password: Self.password)
+        let result = await backend.sendNotification(pns: "apns", toTag: "bob", body: "hi", account: remote)
+        guard case .failure(.transport(let reason)) = result else {
+            Issue.record("expected a refusal, got \(result)")
+            return
+        }
+        #expect(reason.contains("use https://"))
+    }
+}
