@@ -3,29 +3,41 @@ import Foundation
 /// Exponential backoff with jitter, in the spirit of the Azure SDKs (about 10 s, 5 min,
 /// 20 min): each failure multiplies the delay, capped, and a random factor spreads out
 /// many devices that failed together.
+///
+/// A backend's `Retry-After` only ever lengthens the wait: `Retry-After: 0` or a date in the
+/// past (seen: 1,281 requests in 3 s) gets the usual backoff, and a wait longer than
+/// `maximum` (`retry_max`) is cut to it, which `retryAfterNote` puts into words for `status`.
 public struct Backoff: Sendable, Equatable {
     public var initial: Double
     public var multiplier: Double
     public var maximum: Double
-    /// The longest `Retry-After` honoured; a backend asking for a week is not waited on for a week.
-    public var maximumRetryAfter: Double
 
-    public init(initial: Double = 5, multiplier: Double = 4, maximum: Double = 30 * 60, maximumRetryAfter: Double = 6 * 3600) {
+    public init(initial: Double = 5, multiplier: Double = 4, maximum: Double = 30 * 60) {
         self.initial = initial
         self.multiplier = multiplier
         self.maximum = maximum
-        self.maximumRetryAfter = maximumRetryAfter
     }
 
     /// The delay before retry number `failures` (1 after the first failure). `unit` is a
-    /// random number in 0..<1; the delay lands between half and all of the exponential step.
+    /// random number in 0..<1; the delay lands between half and all of the exponential step,
+    /// or at the backend's `retryAfter` when that is longer, and never past `maximum`.
     public func delay(failures: Int, retryAfter: Double?, unit: Double) -> Double {
-        if let retryAfter, retryAfter >= 0 {
-            return min(retryAfter, maximumRetryAfter)
-        }
         let exponent = Double(max(0, failures - 1))
         let step = min(maximum, initial * pow(multiplier, exponent))
-        return step * (0.5 + 0.5 * unit)
+        let backoff = step * (0.5 + 0.5 * unit)
+        guard let retryAfter, retryAfter > backoff else { return backoff }
+        return min(retryAfter, maximum)
+    }
+
+    /// Says so when the backend asked for a longer wait than `retry_max` allows.
+    public func retryAfterNote(_ retryAfter: Double?) -> String? {
+        guard let retryAfter, retryAfter > maximum else { return nil }
+        let asked = retryAfter < 1e15 ? Self.seconds(retryAfter) : "practically forever"
+        return "the backend asked to wait \(asked), capped at retry_max (\(Self.seconds(maximum)))"
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value)) s" : String(format: "%.3g s", value)
     }
 }
 

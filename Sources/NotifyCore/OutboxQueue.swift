@@ -119,6 +119,9 @@ public struct OutboxQueue: Sendable {
             retryAt[key] = next
             delivery.nextAttemptAt = next
             delivery.lastError = error
+            if let note = backoff.retryAfterNote(retryAfter) {
+                delivery.lastError?.message += " (\(note))"
+            }
         case .unauthorized(let error) where !delivery.senderWaiting:
             paused = true
             delivery.nextAttemptAt = nil

@@ -23,6 +23,9 @@ public struct RegistrationMachine: Sendable {
     public private(set) var lastAttemptAt: Date?
     public private(set) var retryAt: Date?
     public private(set) var lastReason: String?
+    /// The end of a wait the backend asked for (`Retry-After`): unlike our own backoff, a
+    /// newer change does not cut it short; the latest inputs go out once it is over.
+    private var backendWaitUntil: Date?
 
     private struct InFlight: Sendable {
         var step: RegistrationStep
@@ -59,8 +62,8 @@ public struct RegistrationMachine: Sendable {
         guard newInputs != inputs else { return [] }
         inputs = newInputs
         generation += 1
-        // A newer change replaces a pending retry.
-        retryAt = nil
+        // A newer change replaces a pending retry, but not a wait the backend asked for.
+        retryAt = backendWait(now: now)
         if policy.debounce > 0 {
             let first = firstUnsentChangeAt ?? now
             firstUnsentChangeAt = first
@@ -75,6 +78,7 @@ public struct RegistrationMachine: Sendable {
         inputs.enabled = true
         forceNext = true
         retryAt = nil
+        backendWaitUntil = nil
         quietUntil = nil
         return reconcile(now: now)
     }
@@ -83,7 +87,7 @@ public struct RegistrationMachine: Sendable {
     public mutating func requestDeletion(now: Date) -> [RegistrationAction] {
         generation += 1
         inputs.enabled = false
-        retryAt = nil
+        retryAt = backendWait(now: now)
         deletionRequested = generation
         return reconcile(now: now)
     }
@@ -109,6 +113,7 @@ public struct RegistrationMachine: Sendable {
             record.rejectedReason = nil
             failures = 0
             retryAt = nil
+            backendWaitUntil = nil
             lastReason = nil
             settle(finished.generation)
             return [.persist] + reconcile(now: now)
@@ -233,14 +238,20 @@ public struct RegistrationMachine: Sendable {
 
     private mutating func backOff(_ finished: InFlight, reason: String, retryAfter: Double?, now: Date) -> [RegistrationAction] {
         failures += 1
-        lastReason = reason
+        lastReason = [reason, policy.backoff.retryAfterNote(retryAfter)].compactMap { $0 }.joined(separator: "; ")
         let delay = policy.backoff.delay(failures: failures, retryAfter: retryAfter, unit: random.nextUnit())
         let when = now.addingTimeInterval(delay)
         retryAt = when
+        backendWaitUntil = retryAfter == nil ? nil : when
         settle(finished.generation)
         // Changes made while the call was in flight wait for the retry too: the backend is down.
         if generation > finished.generation { settle(generation) }
         return reconcile(now: now)
+    }
+
+    private func backendWait(now: Date) -> Date? {
+        guard let backendWaitUntil, backendWaitUntil > now else { return nil }
+        return backendWaitUntil
     }
 
     private mutating func settle(_ generation: Int) {

@@ -2,14 +2,13 @@ import Testing
 @testable import NotifyCore
 
 struct BackoffTests {
-    private let backoff = Backoff(initial: 10, multiplier: 3, maximum: 1000, maximumRetryAfter: 3600)
+    private let backoff = Backoff(initial: 10, multiplier: 3, maximum: 1000)
 
     @Test func defaultsFollowTheAzureShape() {
         let standard = Backoff()
         #expect(standard.initial == 5)
         #expect(standard.multiplier == 4)
         #expect(standard.maximum == 1800)
-        #expect(standard.maximumRetryAfter == 21600)
     }
 
     @Test func growsByTheMultiplier() {
@@ -50,16 +49,26 @@ struct BackoffTests {
         #expect(backoff.delay(failures: 2, retryAfter: nil, unit: 0.25) == 18.75)
     }
 
-    @Test func retryAfterIsHonouredExactly() {
+    @Test func aLongerRetryAfterIsHonouredExactly() {
         #expect(backoff.delay(failures: 1, retryAfter: 42, unit: 0.7) == 42)
-        #expect(backoff.delay(failures: 9, retryAfter: 1, unit: 0) == 1)
-        #expect(backoff.delay(failures: 3, retryAfter: 0, unit: 0.3) == 0)
+        #expect(backoff.delay(failures: 3, retryAfter: 600, unit: 0.3) == 600)
     }
 
-    @Test func retryAfterIsCappedAtMaximumRetryAfter() {
-        #expect(backoff.delay(failures: 1, retryAfter: 7 * 86400, unit: 0) == 3600)
-        #expect(backoff.delay(failures: 1, retryAfter: .infinity, unit: 0) == 3600)
-        #expect(Backoff().delay(failures: 1, retryAfter: 1e9, unit: 0) == 21600)
+    /// `Retry-After: 0` (or a date in the past) answered every time made a retry storm.
+    @Test func aShorterRetryAfterNeverCutsTheBackoff() {
+        #expect(backoff.delay(failures: 1, retryAfter: 0, unit: 0) == 5)
+        #expect(backoff.delay(failures: 3, retryAfter: 0, unit: 0.3) == 90 * 0.65)
+        #expect(backoff.delay(failures: 9, retryAfter: 1, unit: 0) == 500)
+    }
+
+    @Test func retryAfterIsCappedAtTheMaximumAndTheCapIsWorded() {
+        #expect(backoff.delay(failures: 1, retryAfter: 7 * 86400, unit: 0) == 1000)
+        #expect(backoff.delay(failures: 1, retryAfter: .infinity, unit: 0) == 1000)
+        #expect(Backoff().delay(failures: 1, retryAfter: 1e9, unit: 0) == 1800)
+        #expect(backoff.retryAfterNote(7 * 86400) == "the backend asked to wait 604800 s, capped at retry_max (1000 s)")
+        #expect(backoff.retryAfterNote(.infinity) == "the backend asked to wait practically forever, capped at retry_max (1000 s)")
+        #expect(backoff.retryAfterNote(1000) == nil)
+        #expect(backoff.retryAfterNote(nil) == nil)
     }
 
     @Test func negativeRetryAfterFallsBackToBackoff() {

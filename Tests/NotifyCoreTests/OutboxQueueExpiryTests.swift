@@ -48,7 +48,7 @@ struct OutboxQueueExpiryTests {
 
     @Test func expiryAppliesWhilePaused() throws {
         let first = OutboxQueueTests.delivery(1, expiresAfter: 100), second = OutboxQueueTests.delivery(2, expiresAfter: 100)
-        var queue = OutboxQueueTests.queue([first, second])
+        var queue = OutboxQueueTests.queue([first, second], backoff: OutboxQueueTests.quickBackoff)
         _ = queue.takeReady(now: OutboxQueueTests.at(0))
         queue.finished(first.id, .transient(retryAfter: 0.5, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(0.5))
         queue.markAnswered([first.id])  // the sender was told "queued"
@@ -62,7 +62,7 @@ struct OutboxQueueExpiryTests {
     @Test func purgeDeadEmptiesDead() throws {
         let first = OutboxQueueTests.delivery(1, to: "bob"), second = OutboxQueueTests.delivery(2, to: "carol", expiresAfter: 10)
         let third = OutboxQueueTests.delivery(3, to: "dave")
-        var queue = OutboxQueueTests.queue([first, second, third], concurrency: 1)
+        var queue = OutboxQueueTests.queue([first, second, third], concurrency: 1, backoff: OutboxQueueTests.quickBackoff)
         _ = queue.takeReady(now: OutboxQueueTests.at(0))
         queue.finished(first.id, .transient(retryAfter: 0.5, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(0.5))
         queue.markAnswered([first.id])  // the sender was told "queued"

@@ -9,7 +9,7 @@ struct OutboxQueueTests {
     static func at(_ seconds: Double) -> Date { start.addingTimeInterval(seconds) }
 
     /// First retry between 5 and 10 s, then 10–20 s, 20–40 s…
-    static let backoff = Backoff(initial: 10, multiplier: 2, maximum: 1000, maximumRetryAfter: 3600)
+    static let backoff = Backoff(initial: 10, multiplier: 2, maximum: 1000)
     static let unavailable = WireError(code: .backendUnavailable, message: "HTTP 503")
     static let rejected = WireError(code: .backendRejected, message: "HTTP 400")
     static let refused = WireError(code: .unauthorized, message: "HTTP 403")
@@ -25,7 +25,10 @@ struct OutboxQueueTests {
         return delivery
     }
 
-    static func queue(_ deliveries: [Delivery], concurrency: Int = 4) -> OutboxQueue {
+    /// A backoff whose first step is no longer than the half-second `Retry-After` some tests use.
+    static let quickBackoff = Backoff(initial: 0.5, multiplier: 2, maximum: 1000)
+
+    static func queue(_ deliveries: [Delivery], concurrency: Int = 4, backoff: Backoff = backoff) -> OutboxQueue {
         var queue = OutboxQueue(backoff: backoff, concurrency: concurrency, seed: 7)
         queue.setAccount(alice)
         for delivery in deliveries { queue.add(delivery) }
@@ -147,12 +150,25 @@ struct OutboxQueueTests {
         #expect(Self.ids(queue.takeReady(now: Self.at(123))) == [first.id])
     }
 
-    @Test func retryAfterIsCappedAtTheLongestHonoured() throws {
+    @Test func retryAfterIsCappedAtRetryMaxAndTheEntrySaysSo() throws {
         var queue = Self.queue([Self.delivery(1)])
         _ = queue.takeReady(now: Self.at(0))
         let failedResult = queue.finished(Self.delivery(1).id, .transient(retryAfter: 7 * 86400, error: Self.unavailable), now: Self.at(0))
         let failed = try #require(failedResult)
-        #expect(failed.nextAttemptAt == Self.at(Self.backoff.maximumRetryAfter))
+        #expect(failed.nextAttemptAt == Self.at(Self.backoff.maximum))
+        #expect(failed.lastError?.message.hasSuffix("(the backend asked to wait 604800 s, capped at retry_max (1000 s))") == true)
+    }
+
+    @Test(arguments: [0.0, 0.001, -1])
+    func aRetryAfterOfNothingStillBacksOff(retryAfter: Double) throws {
+        var queue = Self.queue([Self.delivery(1)])
+        _ = queue.takeReady(now: Self.at(0))
+        let failedResult = queue.finished(Self.delivery(1).id, .transient(retryAfter: retryAfter, error: Self.unavailable), now: Self.at(0))
+        let failed = try #require(failedResult)
+        let next = try #require(failed.nextAttemptAt)
+        #expect(next >= Self.at(Self.backoff.initial / 2))
+        #expect(queue.takeReady(now: Self.at(0)).isEmpty)
+        #expect(failed.lastError == Self.unavailable)
     }
 
     @Test func repeatedFailuresBackOffFurtherAndSuccessStartsOver() throws {
@@ -242,7 +258,7 @@ struct OutboxQueueTests {
 
     @Test func failedAfterWaitingMovesItToDeadWithTheError() throws {
         let first = Self.delivery(1), second = Self.delivery(2)
-        var queue = Self.queue([first, second])
+        var queue = Self.queue([first, second], backoff: Self.quickBackoff)
         _ = queue.takeReady(now: Self.at(0))
         queue.finished(first.id, .transient(retryAfter: 0.5, error: Self.unavailable), now: Self.at(0.5))
         queue.markAnswered([first.id])  // the sender was told "queued"
@@ -264,7 +280,7 @@ struct OutboxQueueTests {
     @Test func unauthorizedPausesEverythingUntilResumed() throws {
         let bob = Self.delivery(1, to: "bob", expiresAfter: 1000)
         let carol = Self.delivery(2, to: "carol", expiresAfter: 1000)
-        var queue = Self.queue([bob, carol])
+        var queue = Self.queue([bob, carol], backoff: Self.quickBackoff)
         #expect(Self.ids(queue.takeReady(now: Self.at(0))) == [bob.id, carol.id])
         // Bob's message has waited once already: refused credentials hold it, not fail it.
         queue.finished(bob.id, .transient(retryAfter: 0.5, error: Self.unavailable), now: Self.at(0.5))

@@ -127,7 +127,9 @@ import NotifyTestSupport
     }
 
     @Test func retryAfterIsHonoured() async throws {
-        let fixture = try await DaemonFixture()
+        // retry_max caps a Retry-After: leave room for the 2 s asked.
+        let fixture = try await DaemonFixture(policy: RegistrationPolicy(
+            refreshInterval: 3600, backoff: Backoff(initial: 0.05, multiplier: 2, maximum: 5), debounce: 0.01, maximumDebounce: 0.2))
         defer { Task { await fixture.stop() } }
         try fixture.backend.addFault(.init(route: .create, status: 429, retryAfter: 2, count: 1))
         _ = try await fixture.login()
