@@ -124,6 +124,11 @@ public final class HTTPBackend: BackendAPI {
 
     private static func describe(_ error: any Error) -> String {
         if let urlError = error as? URLError {
+            // On Linux libcurl's verification failure arrives as an unknown error whose text
+            // says "SSL certificate problem: …".
+            if urlError.localizedDescription.contains("SSL certificate problem") {
+                return untrustedCertificate(urlError)
+            }
             switch urlError.code {
             case .timedOut: return "the request timed out"
             case .cannotConnectToHost: return "connection refused"
@@ -131,15 +136,19 @@ public final class HTTPBackend: BackendAPI {
             case .networkConnectionLost: return "the connection was lost"
             case .notConnectedToInternet: return "no network"
             case .serverCertificateUntrusted, .serverCertificateHasUnknownRoot:
-                return "the backend's TLS certificate is not trusted (\(urlError.localizedDescription)); "
-                    + "if it comes from a private CA, add that CA to the system trust store "
-                    + "(e.g. copy it to /usr/local/share/ca-certificates/ and run `update-ca-certificates`), then restart notifyd"
+                return untrustedCertificate(urlError)
             case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateNotYetValid:
                 return "TLS failed (\(urlError.localizedDescription))"
             default: return urlError.localizedDescription
             }
         }
         return "\(error)"
+    }
+
+    private static func untrustedCertificate(_ error: URLError) -> String {
+        "the backend's TLS certificate is not trusted (\(error.localizedDescription)); "
+            + "if it comes from a private CA, add that CA to the system trust store "
+            + "(e.g. copy it to /usr/local/share/ca-certificates/ and run `update-ca-certificates`), then restart notifyd"
     }
 }
 

@@ -1,0 +1,104 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import NotifyClient
+import NotifyCore
+import NotifyTestSupport
+import Testing
+
+/// A backend whose certificate no trusted CA signed (a private CA not yet installed):
+/// the error says how to make the system trust it.
+@Suite struct UntrustedCertificateTests {
+    static let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    @Test(.enabled(if: openssl != nil, "needs the openssl command to serve a self-signed certificate"))
+    func anUntrustedCertificateSaysToAddTheCAToTheTrustStore() async throws {
+        let openssl = try #require(Self.openssl)
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let server = try await onDedicatedThread { () -> SelfSignedServer in
+            try SelfSignedServer(openssl: openssl, directory: directory.path)
+        }
+        let backend = HTTPBackend(requestTimeout: 10)
+        let account = BackendAccount(baseURL: URL(string: "https://127.0.0.1:\(server.port)")!, user: "alice", password: "alice")
+        let result = await backend.createRegistrationId(handle: "AA", account: account)
+        try await onDedicatedThread { server.stop() }
+        guard case .failure(.transport(let reason)) = result else {
+            Issue.record("expected a TLS failure, got \(result)")
+            return
+        }
+        #expect(reason.contains("not trusted"))
+        #expect(reason.contains("update-ca-certificates"))
+    }
+}
+
+/// `openssl s_server` with a fresh self-signed certificate on an ephemeral loopback port.
+// Unchecked: created on one thread and stopped on another, never used by two at once.
+private final class SelfSignedServer: @unchecked Sendable {
+    let process = Process()
+    let port: Int
+
+    init(openssl: String, directory: String) throws {
+        let generate = Process()
+        generate.executableURL = URL(fileURLWithPath: openssl)
+        generate.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                              "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem"]
+        generate.standardError = FileHandle.nullDevice
+        try generate.run()
+        generate.waitUntilExit()
+
+        port = try Self.freeLoopbackPort()
+        process.executableURL = URL(fileURLWithPath: openssl)
+        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", directory + "/cert.pem", "-key", directory + "/key.pem", "-www", "-quiet"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(10)
+        while !Self.accepts(port: port) {
+            guard Date() < deadline, process.isRunning else {
+                stop()
+                throw CocoaError(.featureUnsupported)
+            }
+            usleep(20_000)
+        }
+    }
+
+    private static func freeLoopbackPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw CocoaError(.featureUnsupported) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = loopback(port: port)
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        return address
+    }
+
+
+    func stop() {
+        // SIGKILL: a child started from a Dispatch thread inherits its blocked SIGTERM.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
