@@ -6,7 +6,12 @@ import Synchronization
 
 /// The URLSession delegate behind `HTTPBackend`: it refuses redirects (a request carries
 /// the password, and a redirect would hand it to whatever host the `Location` names) and
-/// cuts a reply off at `limit` bytes, so a huge or endless body costs no memory.
+/// cuts a reply off at `limit` bytes. A reply that announces a longer `Content-Length` is
+/// refused before its body is read. One without a length is cancelled once past `limit`,
+/// but on Linux FoundationNetworking keeps reading until the cancellation reaches its work
+/// queue, which a sender as fast as loopback keeps busy: measured, a 100 MB chunked reply
+/// still raised the peak by about 110 MB. Only a client that can abort from libcurl's write
+/// callback would bound that case.
 final class HTTPTransfers: NSObject, URLSessionDataDelegate, Sendable {
     enum Outcome: Sendable {
         case response(HTTPURLResponse, Data)
