@@ -4,12 +4,11 @@ import NotifyProtocol
 import Testing
 
 /// The password goes to the backend and the 0600 credentials file, nowhere else.
-@Suite struct SecretsTests {
+@Suite(.stopsFixtures) struct SecretsTests {
     static let password = "hunter2-Sekret-\(UUID().uuidString.prefix(6))"
 
     @Test func thePasswordAppearsInNoLogStatusStateOrError() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         let basic = Data("alice:\(Self.password)".utf8).base64EncodedString()
 
         // Wrong password (the tutorial backend wants user == password): saved while there is
