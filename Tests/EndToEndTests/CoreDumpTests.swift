@@ -21,7 +21,8 @@ struct CoreDumpTests {
         let limit = Self.coreLimit(daemon.child.pid)
         let owner = Self.procOwner(daemon.child.pid)
         await daemon.cleanUp()
-        #expect(limit == "4096 4096")
+        // The hard limit: a sanitizer's runtime lowers the soft one itself.
+        #expect(limit?.split(separator: " ").last == "4096", "\(limit ?? "no limit")")
         #expect(owner == Self.daemonUser.uid)
         #expect(daemon.child.standardError.contains("core dumps are allowed"))
     }

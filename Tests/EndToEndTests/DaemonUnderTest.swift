@@ -16,7 +16,8 @@ final class DaemonUnderTest: Sendable {
         // Short: sun_path holds about 100 bytes.
         directory = "/tmp/nd-e2e-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        if let owner, chown(directory, owner.uid, owner.gid) != 0 {
+        // The mode too: a umask another thread set for a moment may have left the directory unusable.
+        if let owner, chown(directory, owner.uid, owner.gid) != 0 || chmod(directory, 0o700) != 0 {
             throw StartFailure(message: "cannot give \(directory) to uid \(owner.uid): \(String(cString: strerror(errno)))")
         }
         socket = directory + "/notifyd.sock"
