@@ -101,6 +101,8 @@ private struct Seen {
         let path = fixture.socketPath
         let line = try await onThread { () -> [UInt8] in
             let connection = try RawConnection(path: path)
+            // As long as `DaemonFixture.call` waits: a loaded machine is slow, not broken.
+            UnixSocket.setReceiveTimeout(connection.fd, seconds: 30)
             try connection.send(String(decoding: try WireCoding.line(Request(id: .number(1), command: command)), as: UTF8.self))
             guard case .line(let bytes) = connection.reader.next() else { throw NoReply() }
             return bytes
