@@ -11,7 +11,7 @@ import Darwin
 public enum AtomicFile {
     public static func write(_ data: Data, to path: String) throws(CoreError) {
         let directory = (path as NSString).deletingLastPathComponent
-        let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let temporary = path + temporaryMarker + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw .storage("cannot write \(temporary): \(String(cString: strerror(errno)))")
@@ -41,6 +41,33 @@ public enum AtomicFile {
             throw .storage(failure)
         }
         syncDirectory(directory)
+    }
+
+    private static let temporaryMarker = ".tmp-"
+
+    /// Removes the temporary files a write interrupted by a crash left in `directory`
+    /// (all of them, or only those of the file named `target`), and returns their names.
+    /// They may hold a password, so they must not outlive the crash. Only for when no
+    /// write to those files can be under way: at start under the state directory lock,
+    /// or by the one owner of the file.
+    @discardableResult
+    public static func removeStaleTemporaries(in directory: String, of target: String? = nil) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        let removed = names.filter { name in
+            guard isTemporary(name, of: target) else { return false }
+            return unlink((directory as NSString).appendingPathComponent(name)) == 0
+        }
+        if !removed.isEmpty { syncDirectory(directory) }
+        return removed.sorted()
+    }
+
+    /// `NAME.tmp-PID-NUMBER`, as `write` names them.
+    static func isTemporary(_ name: String, of target: String?) -> Bool {
+        guard let marker = name.range(of: temporaryMarker, options: .backwards) else { return false }
+        let base = name[..<marker.lowerBound]
+        guard !base.isEmpty, target == nil || base == target! else { return false }
+        let parts = name[marker.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
+        return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
     }
 
     /// Makes a rename or unlink in `directory` durable.

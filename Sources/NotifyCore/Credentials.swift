@@ -75,11 +75,14 @@ public struct CredentialStore: Sendable {
         try AtomicFile.write(data, to: path)
     }
 
+    /// Forgets the credentials, with any copy an interrupted save left behind.
     public func remove() throws(CoreError) {
         if unlink(path) != 0 && errno != ENOENT {
             throw .storage("cannot remove \(path): \(String(cString: strerror(errno)))")
         }
-        AtomicFile.syncDirectory((path as NSString).deletingLastPathComponent)
+        let directory = (path as NSString).deletingLastPathComponent
+        AtomicFile.removeStaleTemporaries(in: directory, of: (path as NSString).lastPathComponent)
+        AtomicFile.syncDirectory(directory)
     }
 }
 

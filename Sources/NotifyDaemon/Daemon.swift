@@ -64,6 +64,7 @@ public final class Daemon: Sendable {
             throw .startup(error.description)
         }
         let lock = try StateDirectoryLock(directory: configuration.stateDirectory)
+        removeStaleTemporaries()
         let socket: ListeningSocket
         if let activated = configuration.activatedListener {
             socket = ListeningSocket.adopt(activated, fallbackPath: configuration.socket.path)
@@ -96,6 +97,18 @@ public final class Daemon: Sendable {
         server.start()
         logger.notice("notifyd \(NotifydVersion.current) listening on \(socket.path)\(socket.activated ? " (socket activation)" : "")")
         configuration.serviceManager.notify("READY=1\nSTATUS=listening on \(socket.path)\nMAINPID=\(getpid())")
+    }
+
+    /// What a write killed half-way left behind: possibly a copy of the password. With the
+    /// state directory locked, no other writer can be in the middle of one.
+    private func removeStaleTemporaries() {
+        let stateDirectory = configuration.stateDirectory
+        for directory in [stateDirectory, OutboxStore(stateDirectory: stateDirectory).directory] {
+            let removed = AtomicFile.removeStaleTemporaries(in: directory)
+            if !removed.isEmpty {
+                logger.notice("removed \(removed.count) temporary file(s) an interrupted write left in \(directory)")
+            }
+        }
     }
 
     public func stop() async {

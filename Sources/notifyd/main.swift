@@ -7,7 +7,8 @@ import NotifySocket
 let usage = """
     usage: notifyd [--socket PATH] [--state-dir DIR] [--backend URL] [--config FILE] [--check-config]
                    [--log-level LEVEL] [--log-file FILE] [--refresh-interval D] [--retry-min D] [--retry-max D]
-                   [--request-timeout D] [--allow-insecure-http] [--version] [--help]
+                   [--request-timeout D] [--allow-insecure-http] [--allow-core-dumps]
+                   [--version] [--help]
 
     notifyd registers this device with the app backend, keeps the registration fresh,
     sends notifications, and answers notifyctl on a Unix socket. It runs in the foreground;
@@ -31,6 +32,8 @@ let usage = """
       --request-timeout D      how long one backend request may take (default 30s)
       --allow-insecure-http    allow a plain http:// backend on another machine; every
                                request then carries the password in clear (insecure)
+      --allow-core-dumps       let the system write a core file on a crash, and debuggers
+                               attach (off by default: a core file would hold the password)
       --version                print the version and exit
       --help                   print this help and exit
 
@@ -59,6 +62,7 @@ var flagValues: [SettingValue] = []
 var configFlag: String?
 var socketFlag: String?
 var checkOnly = false
+var allowCoreDumps = false
 
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
@@ -82,6 +86,8 @@ while let argument = arguments.popFirst() {
         exit(0)
     case "--check-config":
         checkOnly = true
+    case "--allow-core-dumps":
+        allowCoreDumps = true
     case "--config":
         configFlag = value()
     case "--socket":
@@ -143,6 +149,12 @@ configuration.settingsSource = SettingsSource(current: settings) {
 configuration.activatedListener = SocketActivation.systemdListener(environment: environment) ?? SocketActivation.launchdListener(name: "Listeners")
 configuration.serviceManager = ServiceManagerNotifier.fromEnvironment(environment)
 let logger = Logger.standardError(level: configuration.logLevel, environment: logEnvironment)
+// Before the daemon reads the credentials.
+if allowCoreDumps {
+    logger.warning("core dumps are allowed (--allow-core-dumps): a core file of notifyd holds the password")
+} else {
+    for problem in CoreDumps.forbid() { logger.warning(problem) }
+}
 let daemon = Daemon(configuration: configuration, logger: logger)
 ReloadSignal.install {
     Task {

@@ -9,16 +9,23 @@ final class DaemonUnderTest: Sendable {
     let stateDirectory: String
     let child: ChildProcess
 
+    /// `launcher` runs notifyd (e.g. `prlimit ...`), and `owner` is the user it then runs as,
+    /// who gets the temporary directory.
     init(backend: String?, extraArguments: [String] = [], stateDirectory: String? = nil, environment: [String: String] = [:],
-         logLevelFlag: Bool = true) async throws {
+         logLevelFlag: Bool = true, launcher: [String] = [], owner: (uid: uid_t, gid: gid_t)? = nil) async throws {
         // Short: sun_path holds about 100 bytes.
         directory = "/tmp/nd-e2e-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // The mode too: a umask another thread set for a moment may have left the directory unusable.
+        if let owner, chown(directory, owner.uid, owner.gid) != 0 || chmod(directory, 0o700) != 0 {
+            throw StartFailure(message: "cannot give \(directory) to uid \(owner.uid): \(String(cString: strerror(errno)))")
+        }
         socket = directory + "/notifyd.sock"
         self.stateDirectory = stateDirectory ?? directory + "/state"
         var arguments = ["--socket", socket, "--state-dir", self.stateDirectory] + (logLevelFlag ? ["--log-level", "debug"] : [])
         if let backend { arguments += ["--backend", backend] }
-        child = try ChildProcess(BuiltProducts.path("notifyd"), arguments + extraArguments, environment: environment)
+        let command = launcher + [BuiltProducts.path("notifyd")] + arguments + extraArguments
+        child = try ChildProcess(command[0], Array(command.dropFirst()), environment: environment)
         let socket = self.socket
         let child = self.child
         let up = await eventually { FileManager.default.fileExists(atPath: socket) || !child.isRunning }

@@ -14,9 +14,11 @@ import NotifyTestSupport
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: runtime) }
         let socket = runtime + "/notifyd.sock"
-        // Nothing from this test's environment: no XDG_* variable points elsewhere.
-        let daemon = try ChildProcess("/usr/bin/env", ["-i", "HOME=\(home.path)", "PATH=/usr/bin:/bin",
-                                                       BuiltProducts.path("notifyd"), "--socket", socket, "--backend", backend.baseURL.absoluteString])
+        // Nothing from this test's environment: no XDG_* variable points elsewhere. Only the
+        // sanitizers' settings stay (contrib/tests/sanitizers): they name reports that are not ours.
+        let sanitizerSettings = ProcessInfo.processInfo.environment.filter { $0.key.hasSuffix("SAN_OPTIONS") }.map { "\($0.key)=\($0.value)" }
+        let daemon = try ChildProcess("/usr/bin/env", ["-i", "HOME=\(home.path)", "PATH=/usr/bin:/bin"] + sanitizerSettings
+                                                      + [BuiltProducts.path("notifyd"), "--socket", socket, "--backend", backend.baseURL.absoluteString])
         #expect(await eventually { FileManager.default.fileExists(atPath: socket) }, "\(daemon.standardError)")
         let notifyctl = BuiltProducts.path("notifyctl")
         #expect(try await run(notifyctl, ["--socket", socket, "login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8)).status == 0)

@@ -68,4 +68,28 @@ struct AtomicFileTests {
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))
         #expect(throws: CoreError.self) { try AtomicFile.ensureDirectory(path) }
     }
+
+    /// What `kill -9` between open and rename leaves: a temporary copy, possibly of the password.
+    @Test func staleTemporariesAreRemovedAndOtherFilesKept() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let kept = ["credentials.json", "state.json", "state.json.corrupt-1700000000", "notes.tmp-x", "a.tmp-12", ".tmp-1-2", "b.tmp-1-2-3"]
+        let stale = ["credentials.json.tmp-4242-17", "state.json.tmp-1-4294967295"]
+        for name in kept + stale {
+            #expect(FileManager.default.createFile(atPath: directory.file(name), contents: Data("password".utf8)))
+        }
+        #expect(AtomicFile.removeStaleTemporaries(in: directory.path) == stale.sorted())
+        #expect(try directory.entries() == kept.sorted())
+    }
+
+    @Test func staleTemporariesOfOneFileOnly() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        for name in ["credentials.json.tmp-4242-17", "state.json.tmp-4242-18"] {
+            #expect(FileManager.default.createFile(atPath: directory.file(name), contents: Data()))
+        }
+        #expect(AtomicFile.removeStaleTemporaries(in: directory.path, of: "credentials.json") == ["credentials.json.tmp-4242-17"])
+        #expect(try directory.entries() == ["state.json.tmp-4242-18"])
+        #expect(AtomicFile.removeStaleTemporaries(in: directory.file("missing")) == [])
+    }
 }

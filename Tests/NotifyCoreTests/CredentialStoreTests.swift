@@ -48,6 +48,18 @@ struct CredentialStoreTests {
         #expect(store.load().0 == nil)
     }
 
+    @Test func removeAlsoRemovesACopyAnInterruptedSaveLeft() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = CredentialStore(directory: directory.path)
+        try store.save(credentials)
+        let leftover = store.path + ".tmp-4242-17"
+        #expect(FileManager.default.createFile(atPath: leftover, contents: try Data(contentsOf: URL(fileURLWithPath: store.path))))
+        #expect(FileManager.default.createFile(atPath: directory.file("state.json"), contents: Data("{}".utf8)))
+        try store.remove()
+        #expect(try directory.entries() == ["state.json"])
+    }
+
     @Test func removeInAMissingDirectoryIsFine() throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }

@@ -7,14 +7,13 @@ import NotifyTestSupport
 
 /// Who a message is sent as, where the password comes from, and what happens when the
 /// state directory refuses a write: through the socket, against the dev backend.
-@Suite struct AccountIntegrationTests {
+@Suite(.stopsFixtures) struct AccountIntegrationTests {
     static func delivered(_ fixture: DaemonFixture) -> [String] {
         fixture.backend.pushes().filter(\.valid).compactMap(\.displayedText)
     }
 
     @Test func aQueuedMessageIsNeverSentInAnotherUsersName() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.login("alice")
         try fixture.backend.addFault(.init(route: .send, status: 503))
         let queued = try await fixture.call(SendCommand(to: "carol", message: "secret from alice"))
@@ -38,7 +37,6 @@ import NotifyTestSupport
 
     @Test func aHeldMessageCanBePurged() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.login("alice")
         try fixture.backend.addFault(.init(route: .send, status: 503))
         _ = try await fixture.call(SendCommand(to: "carol", message: "secret from alice"))
@@ -53,7 +51,6 @@ import NotifyTestSupport
         let runs = "/tmp/nd-runs-" + UUID().uuidString.prefix(8)
         defer { try? FileManager.default.removeItem(atPath: runs) }
         let fixture = try await DaemonFixture(passwordSource: .command("echo run >> \(runs); sleep 0.2; echo alice"))
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.call(LoginCommand(user: "alice", password: nil))
         let states = try await withThrowingTaskGroup(of: DeliveryState?.self) { group in
             for recipient in ["bob", "carol", "dave", "erin", "frank"] {
@@ -71,7 +68,6 @@ import NotifyTestSupport
         defer { try? FileManager.default.removeItem(atPath: flag) }
         let fixture = try await DaemonFixture(outbox: Outbox.Settings(backoff: Backoff(initial: 1, multiplier: 2, maximum: 2)),
                                               passwordSource: .command("if [ -e \(flag) ]; then echo alice; else touch \(flag); exit 7; fi"))
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.call(LoginCommand(user: "alice", password: nil))
         let sent = try #require(try await fixture.call(SendCommand(to: "bob", message: "hi")).deliveries.first)
         // Queued for a retry (or, on a slow machine, already retried and delivered): not failed.
@@ -85,7 +81,6 @@ import NotifyTestSupport
 
     @Test func aSendThatCannotBePersistedIsRefusedAndNotSent() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.login("alice")
         // A file where the outbox directory goes: nothing can be saved there, even by root.
         let outbox = fixture.stateDirectory + "/outbox"
@@ -104,7 +99,6 @@ import NotifyTestSupport
 
     @Test func aTokenThatCannotBeSavedIsNotShown() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.login("alice")
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
         let state = fixture.stateDirectory + "/state.json"
@@ -122,7 +116,6 @@ import NotifyTestSupport
 
     @Test func fcmAndGcmPostOnce() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.login("alice")
         let sent = try await fixture.call(SendCommand(to: "bob", message: "once", pns: ["fcm", "gcm"]))
         #expect(sent.deliveries.count == 1)

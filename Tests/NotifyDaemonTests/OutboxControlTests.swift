@@ -6,7 +6,7 @@ import Testing
 import NotifyTestSupport
 
 /// `outbox-retry`, `outbox-cancel` and the outbox counts in `status`.
-@Suite struct OutboxControlTests {
+@Suite(.stopsFixtures) struct OutboxControlTests {
     /// Retries an hour apart: only `outbox-retry` can make a second attempt happen in a test.
     static let slowOutbox = Outbox.Settings(backoff: Backoff(initial: 3600, multiplier: 2, maximum: 3600))
 

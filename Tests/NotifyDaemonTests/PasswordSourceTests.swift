@@ -5,10 +5,9 @@ import Testing
 import NotifyTestSupport
 
 /// A password from a command or a systemd credential instead of the credentials file.
-@Suite struct PasswordSourceTests {
+@Suite(.stopsFixtures) struct PasswordSourceTests {
     @Test func aPasswordCommandIsUsedAndNothingIsStored() async throws {
         let fixture = try await DaemonFixture(passwordSource: .command("printf 'alice\\nsecond line ignored\\n'"))
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
         let outcome = try await fixture.call(LoginCommand(user: "alice", password: nil))
         #expect(outcome.registration.state == .registered)
@@ -23,7 +22,6 @@ import NotifyTestSupport
 
     @Test func aFailingPasswordCommandIsReportedAndRetried() async throws {
         let fixture = try await DaemonFixture(passwordSource: .command("exit 3"))
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
         _ = try await fixture.call(LoginCommand(user: "alice", password: nil))
         let status = try await fixture.status()
@@ -38,7 +36,6 @@ import NotifyTestSupport
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Data("alice\n".utf8).write(to: URL(fileURLWithPath: directory + "/notifyd-password"))
         let fixture = try await DaemonFixture(passwordSource: .systemdCredential(path: directory + "/notifyd-password"))
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
         let outcome = try await fixture.call(LoginCommand(user: "alice", password: nil))
         #expect(outcome.registration.state == .registered)
@@ -47,7 +44,6 @@ import NotifyTestSupport
 
     @Test func withoutAnExternalSourceALoginNeedsAPassword() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         let error = try await fixture.callExpectingError(LoginCommand(user: "alice", password: nil))
         #expect(error.code == .invalidArgument)
         #expect(error.message.contains("no password given"))

@@ -8,7 +8,7 @@ import Testing
 /// only to a notifyd of its own user (or root's), whatever the socket file's mode says.
 /// The other party runs with a uid different from its gid, so that reading one for the
 /// other would show. Acting as another user needs root.
-@Suite(.enabled(if: getuid() == 0, "needs root to act as another user; without root no second uid exists here"))
+@Suite(.enabled(if: getuid() == 0, "needs root to act as another user; without root no second uid exists here"), .stopsFixtures)
 struct PeerIdentityTests {
     /// Runs a Python snippet as `uid`:`gid` with no supplementary groups; returns what it printed.
     static func runAs(uid: Int, gid: Int, _ script: String, _ arguments: [String]) throws -> String {

@@ -5,10 +5,9 @@ import NotifySocket
 import Testing
 
 /// Client input can be anything; the daemon answers and never falls over.
-@Suite struct ProtocolRobustnessTests {
+@Suite(.stopsFixtures) struct ProtocolRobustnessTests {
     @Test func malformedAndUnknownRequestsGetErrorsAndTheConnectionStaysOpen() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         let path = fixture.socketPath
         let replies = try await onThread { () -> [JSONValue?] in
             let connection = try RawConnection(path: path)
@@ -43,7 +42,6 @@ import Testing
 
     @Test func anOversizedLineIsRefusedAndTheConnectionClosed() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         let path = fixture.socketPath
         let (reply, end) = try await onThread { () -> (JSONValue?, JSONValue?) in
             let connection = try RawConnection(path: path)
@@ -62,7 +60,6 @@ import Testing
     @Test(arguments: [512, 513, 514])
     func deeplyNestedLinesGetAnErrorNotACrash(depth: Int) async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         let path = fixture.socketPath
         let replies = try await onThread { () -> [JSONValue?] in
             let connection = try RawConnection(path: path)
@@ -82,7 +79,6 @@ import Testing
 
     @Test func aClientThatVanishesMidRequestDoesNotHurtTheDaemon() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         let path = fixture.socketPath
         try await onThread {
             for _ in 0..<20 {
@@ -96,7 +92,6 @@ import Testing
 
     @Test func manyClientsAtOnceAreAllAnswered() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         let answers = try await withThrowingTaskGroup(of: Int32.self) { group in
             for _ in 0..<50 {
                 group.addTask { try await fixture.call(PingCommand()).pid }

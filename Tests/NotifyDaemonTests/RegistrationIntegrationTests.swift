@@ -6,10 +6,9 @@ import Testing
 import NotifyTestSupport
 
 /// The daemon against the tutorial backend, over real HTTP on loopback.
-@Suite struct RegistrationIntegrationTests {
+@Suite(.stopsFixtures) struct RegistrationIntegrationTests {
     @Test func loginAndTokenGiveARegistrationTheBackendHolds() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.login()
         let outcome = try await fixture.call(SetTokenCommand(token: "<3f2a1b9c 5d7e8f00>"))
         #expect(outcome.settled)
@@ -34,7 +33,6 @@ import NotifyTestSupport
 
     @Test func tagsReRegisterUnderTheSameId() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.login()
         let first = try await fixture.call(SetTokenCommand(token: "ABCD"))
         let second = try await fixture.call(SetTagsCommand(tags: ["sports", "news"]))
@@ -47,7 +45,6 @@ import NotifyTestSupport
 
     @Test func nothingChangedMeansNoBackendRequest() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.login()
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
         let before = fixture.backend.requests().count
@@ -67,7 +64,6 @@ import NotifyTestSupport
     @Test(arguments: [500, 410, 404])
     func anExpiredIdIsReplacedAndNeverUsedAgain(goneStatus: Int) async throws {
         let fixture = try await DaemonFixture(backendOptions: .init(goneStatus: goneStatus, quiet: true))
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.login()
         let registered = try await fixture.call(SetTokenCommand(token: "ABCD"))
         let first = try #require(registered.registration.id)
@@ -84,7 +80,6 @@ import NotifyTestSupport
 
     @Test func wrongPasswordIsUnauthorizedAndNotRetriedUntilANewLogin() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
         let refused = try await fixture.callExpectingError(LoginCommand(user: "alice", password: "wrong"))
         #expect(refused.code == .unauthorized)
@@ -102,7 +97,6 @@ import NotifyTestSupport
 
     @Test func anOutageIsQueuedForRetryAndRecoversByItself() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         try fixture.backend.addFault(.init(route: .any, status: 503))
         _ = try await fixture.login()
         let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
@@ -117,7 +111,6 @@ import NotifyTestSupport
 
     @Test func aDroppedConnectionIsRetried() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         try fixture.backend.addFault(.init(route: .create, drop: true))
         _ = try await fixture.login()
         let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
@@ -130,7 +123,6 @@ import NotifyTestSupport
         // retry_max caps a Retry-After: leave room for the 2 s asked.
         let fixture = try await DaemonFixture(policy: RegistrationPolicy(
             refreshInterval: 3600, backoff: Backoff(initial: 0.05, multiplier: 2, maximum: 5), debounce: 0.01, maximumDebounce: 0.2))
-        defer { Task { await fixture.stop() } }
         try fixture.backend.addFault(.init(route: .create, status: 429, retryAfter: 2, count: 1))
         _ = try await fixture.login()
         let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
@@ -142,7 +134,6 @@ import NotifyTestSupport
 
     @Test func throttling403WithRetryAfterIsNotACredentialFailure() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         try fixture.backend.addFault(.init(route: .create, status: 403, retryAfter: 1, count: 1))
         _ = try await fixture.login()
         let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
@@ -153,7 +144,6 @@ import NotifyTestSupport
     @Test func aBadRegistrationIsRejectedWithTheReason() async throws {
         // This backend only knows `gcm`, and notifyd was not told (android_name = gcm).
         let fixture = try await DaemonFixture(backendOptions: .init(androidPlatformName: .gcm, quiet: true))
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.login()
         let outcome = try await fixture.call(SetTokenCommand(token: "fcm:token-1", platform: .fcm))
         #expect(outcome.registration.state == .rejected)
@@ -168,7 +158,6 @@ import NotifyTestSupport
 
     @Test func aRejectedRegistrationIsTriedAgainOnRegister() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         try fixture.backend.addFault(.init(route: .upsert, status: 400, count: 1))
         _ = try await fixture.login()
         let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
@@ -180,7 +169,6 @@ import NotifyTestSupport
 
     @Test func unregisterDeletesAndKeepsTheCredentials() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.login()
         let id = try await fixture.call(SetTokenCommand(token: "ABCD")).registration.id
         let result = try await fixture.call(UnregisterCommand())
@@ -196,7 +184,6 @@ import NotifyTestSupport
 
     @Test func logoutDeletesThenForgetsTheCredentials() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.login()
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
         let result = try await fixture.call(LogoutCommand())
@@ -211,7 +198,6 @@ import NotifyTestSupport
 
     @Test func aBurstOfSetTokenLinesEndsWithTheLastTokenAndAHandfulOfRequests() async throws {
         let fixture = try await DaemonFixture(policy: RegistrationPolicy(refreshInterval: 3600, debounce: 0.05, maximumDebounce: 1))
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.login()
         let path = fixture.socketPath
         let replies = try await onThread { () -> [JSONValue] in
@@ -240,7 +226,6 @@ import NotifyTestSupport
         let requests = first.backend.requests().count
 
         let second = try await DaemonFixture(stateDirectory: first.stateDirectory, sharing: first.backend)
-        defer { Task { await second.stop(); await first.stop() } }
         let status = try await second.status()
         #expect(status.registration.state == .registered)
         #expect(status.registration.id == id)
@@ -252,7 +237,7 @@ import NotifyTestSupport
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: directory + "/state.json"))
         let fixture = try await DaemonFixture(stateDirectory: directory)
-        defer { Task { await fixture.stop(); try? FileManager.default.removeItem(atPath: directory) } }
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let status = try await fixture.status()
         #expect(status.registration.state == .notLoggedIn)
         let files = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -262,7 +247,6 @@ import NotifyTestSupport
 
     @Test func watchStreamsRegistrationEvents() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         let path = fixture.socketPath
         let watcher = try await onThread { () -> RawConnection in
             let connection = try RawConnection(path: path)

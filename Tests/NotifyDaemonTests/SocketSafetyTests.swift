@@ -6,7 +6,7 @@ import NotifySocket
 import Testing
 
 /// The socket and state directory: modes, one daemon at a time, stale sockets, cleanup.
-@Suite struct SocketSafetyTests {
+@Suite(.stopsFixtures) struct SocketSafetyTests {
     static func mode(_ path: String) throws -> Int {
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         return (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
@@ -18,7 +18,6 @@ import Testing
 
     @Test func theSocketIsPrivateAndTheFilesToo() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         _ = try await fixture.login()
         #expect(try Self.mode(fixture.socketPath) == 0o600)
         #expect(try Self.mode(fixture.stateDirectory) == 0o700)
@@ -28,7 +27,6 @@ import Testing
 
     @Test func aSecondDaemonOnTheSameSocketIsRefused() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         let second = Self.daemon(socket: SocketLocation(path: fixture.socketPath, source: .flag), state: fixture.directory + "/other-state")
         await #expect(throws: DaemonError.self) { try await second.start() }
         // The first one is untouched.
@@ -38,7 +36,6 @@ import Testing
 
     @Test func aSecondDaemonOnTheSameStateDirectoryIsRefused() async throws {
         let fixture = try await DaemonFixture()
-        defer { Task { await fixture.stop() } }
         let second = Self.daemon(socket: SocketLocation(path: fixture.directory + "/other.sock", source: .flag), state: fixture.stateDirectory)
         await #expect(throws: DaemonError.self) { try await second.start() }
     }

@@ -8,7 +8,8 @@ import NotifySocket
 import Synchronization
 
 /// notifyd in-process on a temporary socket, against an in-process dev backend on an
-/// ephemeral loopback port. Both are stopped by `stop()`.
+/// ephemeral loopback port. Both are stopped by `stop()`, which `.stopsFixtures` awaits
+/// when the test ends.
 final class DaemonFixture: Sendable {
     let directory: String
     let socketPath: String
@@ -23,6 +24,7 @@ final class DaemonFixture: Sendable {
     init(policy: RegistrationPolicy = DaemonFixture.fastPolicy, backendOptions: DevBackend.Options = .init(quiet: true), stateDirectory: String? = nil,
          startBackend: Bool = true, sharing: DevBackendServer? = nil, outbox: Outbox.Settings = DaemonFixture.fastOutbox,
          sendPlatforms: [Platform] = [.apns], passwordSource: PasswordSource = .stored) async throws {
+        let started = try StartedFixtures.forNewFixture()
         directory = "/tmp/nd-test-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/notifyd.sock"
@@ -37,6 +39,7 @@ final class DaemonFixture: Sendable {
             backend: startBackend || sharing != nil ? backend.baseURL.absoluteString : "http://127.0.0.1:9", logLevel: .debug, policy: policy, requestTimeout: 5,
             sendPlatforms: sendPlatforms, outbox: outbox, passwordSource: passwordSource)
         daemon = Daemon(configuration: configuration, logger: logger)
+        started.add(self)
         try await daemon.start()
     }
 
