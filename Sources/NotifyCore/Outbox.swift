@@ -44,11 +44,13 @@ public actor Outbox {
     private var waiters: [UInt64: Waiter] = [:]
     private var nextWaiterID: UInt64 = 0
     private var stopped = false
+    private var deadlineTimer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
 
     private struct Waiter {
         var ids: [String]
         var untilFinal: Bool
         var continuation: CheckedContinuation<[DeliveryStatus], Never>
+        var deadline: ContinuousClock.Instant
     }
 
     public init(settings: Settings, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
@@ -153,11 +155,9 @@ public actor Outbox {
         let id = nextWaiterID
         nextWaiterID += 1
         return await withCheckedContinuation { continuation in
-            waiters[id] = Waiter(ids: ids, untilFinal: untilFinal, continuation: continuation)
-            Task {
-                try? await Task.sleep(for: .seconds(timeout))
-                self.releaseWaiter(id)
-            }
+            let deadline = ContinuousClock.now + .seconds(timeout)
+            waiters[id] = Waiter(ids: ids, untilFinal: untilFinal, continuation: continuation, deadline: deadline)
+            armDeadlineTimer(deadline)
         }
     }
 
@@ -233,6 +233,7 @@ public actor Outbox {
         }
         for attempt in running { await attempt.value }
         deadline.cancel()
+        deadlineTimer?.task.cancel()
         for (id, waiter) in waiters {
             waiters[id] = nil
             waiter.continuation.resume(returning: answer(waiter.ids))
@@ -401,8 +402,27 @@ public actor Outbox {
         }
     }
 
-    private func releaseWaiter(_ id: UInt64) {
-        guard let waiter = waiters.removeValue(forKey: id) else { return }
-        waiter.continuation.resume(returning: answer(waiter.ids))
+    /// One timer for all waiters, set for the earliest deadline. A timer per waiter would
+    /// not do: a cancelled Task.sleep still wakes the process when its time comes (the
+    /// dispatch timer under it stays armed), so a burst of sends answered at once would
+    /// wake an idle daemon hundreds of times half a minute later.
+    private func armDeadlineTimer(_ deadline: ContinuousClock.Instant) {
+        if let timer = deadlineTimer, timer.fires <= deadline { return }
+        deadlineTimer?.task.cancel()
+        let task = Task {
+            do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
+            self.deadlinePassed()
+        }
+        deadlineTimer = (deadline, task)
+    }
+
+    private func deadlinePassed() {
+        deadlineTimer = nil
+        let now = ContinuousClock.now
+        for (id, waiter) in waiters where waiter.deadline <= now {
+            waiters[id] = nil
+            waiter.continuation.resume(returning: answer(waiter.ids))
+        }
+        if let next = waiters.values.map(\.deadline).min() { armDeadlineTimer(next) }
     }
 }
