@@ -10,10 +10,8 @@ cd "$(dirname "$0")/.."
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-say "building"
-# Quiet: only warnings and errors, not the compiler's progress.
-swift build --quiet
-bin=$(swift build --show-bin-path)
+say "building (contrib/build-release.sh: the binaries install.sh installs)"
+bin=$(contrib/build-release.sh)
 
 work=$(mktemp -d /tmp/notifyd-demo.XXXXXX)
 pids=()

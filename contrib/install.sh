@@ -32,7 +32,7 @@ and one launcher, so that notifyd runs in every session:
 Options:
   --prefix DIR      where to install (default ~/.local)
   --build-dir DIR   take notifyd and notifyctl from DIR instead of running
-                    `swift build -c release` in this repository
+                    contrib/build-release.sh in this repository
   --no-enable       install the launcher but do not enable or start it
   --uninstall       remove what an earlier install into the same --prefix put in
                     place, after disabling the launcher it enabled and stopping the
@@ -209,20 +209,11 @@ find_binaries() {
         binaries=$(cd "$build_dir" 2>/dev/null && pwd) || fail "--build-dir $build_dir is not a directory"
     else
         command -v swift >/dev/null 2>&1 || fail "swift is not on PATH; install the Swift toolchain or pass --build-dir with built binaries"
-        say "Building notifyd and notifyctl (swift build -c release)..."
-        (cd "$repository" && swift build -c release --product notifyd && swift build -c release --product notifyctl) >&2 ||
-            fail "swift build failed"
-        binaries=$(cd "$repository" && swift build -c release --show-bin-path) || fail "cannot find the build directory"
-        # notifyctl with the Swift runtime linked in starts in about 3 ms instead of 5
-        # (benchmarks/bench.py); notifyd cannot be (FoundationNetworking), nor need it be.
-        if [ "$os" = Linux ] &&
-            (cd "$repository" && swift build -c release --product notifyctl --static-swift-stdlib --scratch-path .build-static) >&2; then
-            notifyctl_binaries=$(cd "$repository" && swift build -c release --static-swift-stdlib --scratch-path .build-static --show-bin-path)
-        fi
+        say "Building notifyd and notifyctl (contrib/build-release.sh)..."
+        binaries=$("$contrib/build-release.sh") || fail "the build failed"
     fi
-    notifyctl_binaries=${notifyctl_binaries:-$binaries}
-    for program in "$binaries/notifyd" "$notifyctl_binaries/notifyctl"; do
-        [ -x "$program" ] || fail "$program is missing or not executable; build it first (swift build -c release)"
+    for program in "$binaries/notifyd" "$binaries/notifyctl"; do
+        [ -x "$program" ] || fail "$program is missing or not executable; build it first (contrib/build-release.sh)"
     done
 }
 
@@ -295,7 +286,7 @@ do_install() {
     say "Installing into $prefix:"
     make_directory "$prefix/share/notifyd"
     install_file 755 "$binaries/notifyd" "$bindir/notifyd"
-    install_file 755 "$notifyctl_binaries/notifyctl" "$bindir/notifyctl"
+    install_file 755 "$binaries/notifyctl" "$bindir/notifyctl"
     install_file 644 "$contrib/man/notifyd.1" "$prefix/share/man/man1/notifyd.1"
     install_file 644 "$repository/docs/protocol.md" "$prefix/share/doc/notifyd/protocol.md"
     install_file 644 "$contrib/man/notifyctl.1" "$prefix/share/man/man1/notifyctl.1"

@@ -22,6 +22,9 @@ public final class NotifyClient {
     private var pendingEvents: [[UInt8]] = []
     /// Until the first answer, a closed connection means notifyd could not serve at all.
     private var answered = false
+    /// Whether `call` also returns the result as untyped JSON. Decoding it a second time
+    /// is a third of what `notifyctl status` spends, so callers that never show it say so.
+    public var keepsRawResult = true
 
     /// Connects; `timeout` bounds each wait for a reply (nil waits as long as it takes).
     public init(socketPath: String, timeout: Double? = 30) throws(ClientError) {
@@ -86,14 +89,15 @@ public final class NotifyClient {
             }
             // A reply without our id is the daemon refusing the line itself (e.g. too long).
             guard header.id == id || header.id == nil else { continue }
-            let raw = try? decoder.decode(Response<JSONValue>.self, from: data)
             if header.ok != true {
+                let raw = try? decoder.decode(Response<JSONValue>.self, from: data)
                 throw .daemon(raw?.error ?? WireError(code: .internalError, message: "notifyd reported an error without details"))
             }
             do {
                 let response = try decoder.decode(Response<Command.Result>.self, from: data)
                 guard let result = response.result else { throw ClientError.protocolViolation("a successful reply without a result") }
-                return (result, raw?.result ?? .null)
+                let raw = keepsRawResult ? (try? decoder.decode(Response<JSONValue>.self, from: data))?.result : nil
+                return (result, raw ?? .null)
             } catch {
                 throw .protocolViolation("the reply to \(Command.name) does not match this notifyctl's protocol (\(error)); is notifyd a different version?")
             }

@@ -44,11 +44,15 @@ public actor Outbox {
     private var waiters: [UInt64: Waiter] = [:]
     private var nextWaiterID: UInt64 = 0
     private var stopped = false
+    private var deadlineTimer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
+    private var commits = GroupCommit()
+    private var commitTask: Task<Void, Never>?
 
     private struct Waiter {
         var ids: [String]
         var untilFinal: Bool
         var continuation: CheckedContinuation<[DeliveryStatus], Never>
+        var deadline: ContinuousClock.Instant
     }
 
     public init(settings: Settings, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
@@ -87,36 +91,76 @@ public actor Outbox {
     /// now; returns the delivery ids. Every copy is on disk before any is queued: when one
     /// cannot be saved, none is kept and none is sent.
     public func submit(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [String] {
+        let ids = try await enqueue(to: to, message: message, platforms: platforms)
+        try await committed(ids)
+        return ids
+    }
+
+    /// `submit` in two steps, for a caller that reads the next request meanwhile: hands a
+    /// delivery for each platform to the next group commit and returns the ids at once.
+    /// Not accepted yet: `committed(_:)` says when they are on disk and queued, and only
+    /// then may the sender hear so. All copies of one message go in the same batch.
+    public func enqueue(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [String] {
         guard let account = await accounts.currentKey else { throw await accounts.current == nil ? .notLoggedIn : .noBackend }
         guard !stopped else { throw .shuttingDown }
         let platforms = distinctAtTheBackend(platforms)
         for platform in platforms { try NotificationText.checkSize(message, sender: account.user, for: platform) }
         let now = clock.now()
-        var deliveries: [Delivery] = []
+        var ids: [String] = []
         for platform in platforms {
-            var delivery = Delivery(sequence: nextSequence + deliveries.count, to: to, platform: platform, message: message,
+            var delivery = Delivery(sequence: nextSequence, to: to, platform: platform, message: message,
                                     createdAt: now, expiresAt: now.addingTimeInterval(settings.expiry), account: account)
             delivery.senderWaiting = true
-            do {
-                try store.save(delivery)
-            } catch {
-                for saved in deliveries { try? store.remove(saved.id) }
-                throw error
-            }
-            deliveries.append(delivery)
+            commits.collect(delivery)
+            nextSequence += 1
+            ids.append(delivery.id)
         }
-        nextSequence += deliveries.count
         // The account that just sent is the one logged in, whether or not its login was announced yet.
         if queue.account != account { queue.setAccount(account) }
-        var ids: [String] = []
-        for delivery in deliveries {
-            queue.add(delivery)
-            ids.append(delivery.id)
-            onEvent(delivery.status)
-        }
         logger.info("outbox: queued a message to \(to) for \(platforms.map(\.rawValue).joined(separator: ","))")
-        pump()
+        startCommit()
         return ids
+    }
+
+    /// Returns once the deliveries `submit` returned are on disk and queued, or throws
+    /// why they could not be written (then they were never accepted).
+    public func committed(_ ids: [String]) async throws(CoreError) {
+        for batch in Set(ids.compactMap { commits.batch(of: $0) }) where !commits.isWritten(batch) {
+            await withCheckedContinuation { continuation in commits.waitFor(batch, continuation) }
+        }
+        if let error = commits.takeFailure(ids) { throw error }
+    }
+
+    /// Writes everything collected since the last commit with one batch write, off the
+    /// actor, so that sends arriving meanwhile gather for the next one.
+    private func startCommit() {
+        guard commitTask == nil, let (number, batch) = commits.takeBatch() else { return }
+        let store = self.store
+        commitTask = Task.detached {
+            let failure: CoreError?
+            do throws(CoreError) {
+                try store.save(batch: batch)
+                failure = nil
+            } catch {
+                failure = error
+            }
+            await self.finishCommit(number, batch, failure)
+        }
+    }
+
+    private func finishCommit(_ number: Int, _ batch: [Delivery], _ failure: CoreError?) {
+        commitTask = nil
+        if let failure {
+            logger.error("outbox: \(failure.description); \(batch.count == 1 ? "1 message" : "\(batch.count) messages") not accepted")
+        } else {
+            for delivery in batch {
+                queue.add(delivery)
+                onEvent(delivery.status)
+            }
+        }
+        commits.written(number, batch, failure: failure)
+        startCommit()
+        pump()
     }
 
     /// One attempt per platform, nothing kept: for `send --no-queue`.
@@ -153,11 +197,9 @@ public actor Outbox {
         let id = nextWaiterID
         nextWaiterID += 1
         return await withCheckedContinuation { continuation in
-            waiters[id] = Waiter(ids: ids, untilFinal: untilFinal, continuation: continuation)
-            Task {
-                try? await Task.sleep(for: .seconds(timeout))
-                self.releaseWaiter(id)
-            }
+            let deadline = ContinuousClock.now + .seconds(timeout)
+            waiters[id] = Waiter(ids: ids, untilFinal: untilFinal, continuation: continuation, deadline: deadline)
+            armDeadlineTimer(deadline)
         }
     }
 
@@ -225,6 +267,8 @@ public actor Outbox {
     /// stays queued and is sent after the next start).
     public func shutdown() async {
         stopped = true
+        // What was collected is written before the senders hear anything, so finish that.
+        while let commit = commitTask { await commit.value }
         wakeTask?.cancel()
         let running = Array(attempts.values)
         let deadline = Task {
@@ -233,6 +277,7 @@ public actor Outbox {
         }
         for attempt in running { await attempt.value }
         deadline.cancel()
+        deadlineTimer?.task.cancel()
         for (id, waiter) in waiters {
             waiters[id] = nil
             waiter.continuation.resume(returning: answer(waiter.ids))
@@ -401,8 +446,27 @@ public actor Outbox {
         }
     }
 
-    private func releaseWaiter(_ id: UInt64) {
-        guard let waiter = waiters.removeValue(forKey: id) else { return }
-        waiter.continuation.resume(returning: answer(waiter.ids))
+    /// One timer for all waiters, set for the earliest deadline. A timer per waiter would
+    /// not do: a cancelled Task.sleep still wakes the process when its time comes (the
+    /// dispatch timer under it stays armed), so a burst of sends answered at once would
+    /// wake an idle daemon hundreds of times half a minute later.
+    private func armDeadlineTimer(_ deadline: ContinuousClock.Instant) {
+        if let timer = deadlineTimer, timer.fires <= deadline { return }
+        deadlineTimer?.task.cancel()
+        let task = Task {
+            do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
+            self.deadlinePassed()
+        }
+        deadlineTimer = (deadline, task)
+    }
+
+    private func deadlinePassed() {
+        deadlineTimer = nil
+        let now = ContinuousClock.now
+        for (id, waiter) in waiters where waiter.deadline <= now {
+            waiters[id] = nil
+            waiter.continuation.resume(returning: answer(waiter.ids))
+        }
+        if let next = waiters.values.map(\.deadline).min() { armDeadlineTimer(next) }
     }
 }

@@ -1,10 +1,18 @@
 import Foundation
+import Synchronization
 
 /// The outbox on disk: `outbox/<id>.json`, one file per delivery, each written atomically
 /// (and fsynced) before the sender hears "accepted", removed once the backend took it.
 /// A crash at any moment leaves each delivery either absent (never accepted) or whole.
+///
+/// Deliveries accepted together (a burst of pipelined sends) are written as one
+/// `batch-<last id>.json`, so a burst costs one file and two fsyncs instead of a file and
+/// two fsyncs each. A batch member that changes later gets its own `<id>.json`, which wins
+/// over the batch's copy; one that leaves is appended to the batch's `.done` log, and the
+/// batch goes once all its members have.
 public struct OutboxStore: Sendable {
     public let directory: String
+    private let batches = BatchIndex()
 
     public init(stateDirectory: String) {
         directory = (stateDirectory as NSString).appendingPathComponent("outbox")
@@ -13,14 +21,21 @@ public struct OutboxStore: Sendable {
     /// Every delivery on disk, and warnings for files that could not be read (moved aside).
     public func load() -> ([Delivery], warnings: [String]) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return ([], []) }
-        var deliveries: [Delivery] = []
+        var single: [String: Delivery] = [:]
+        var batched: [String: [Delivery]] = [:]
         var warnings: [String] = []
         for name in names.sorted() where name.hasSuffix(".json") {
             let path = (directory as NSString).appendingPathComponent(name)
             do {
                 guard let data = FileManager.default.contents(atPath: path) else { throw UnreadableFile() }
                 _ = try DiskFormat.checkVersion(of: data, supported: OutboxEntryRecord.currentVersion)
-                deliveries.append(try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data).delivery())
+                if name.hasPrefix(Self.batchPrefix) {
+                    let record = try JSONDecoder.decodeStateFile(OutboxBatchRecord.self, from: data)
+                    batched[String(name.dropLast(".json".count))] = try record.entries.map { try $0.delivery() }
+                } else {
+                    let delivery = try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data).delivery()
+                    single[delivery.id] = delivery
+                }
             } catch let newer as DiskFormat.NewerFormat {
                 // Left in place: the notifyd that wrote it can still send it.
                 warnings.append("outbox entry \(path) was not read: \(newer)")
@@ -30,14 +45,51 @@ public struct OutboxStore: Sendable {
                 warnings.append("outbox entry \(path) could not be read; moved it to \(aside)")
             }
         }
+        for name in names where name.hasPrefix(Self.batchPrefix) && name.hasSuffix(".done") {
+            let batch = String(name.dropLast(".done".count))
+            // Its batch was finished (or moved aside): the log has nothing left to say.
+            if batched[batch] == nil && !names.contains(batch + ".json") { unlink(path(name)) }
+        }
+        var deliveries = Array(single.values)
+        for (batch, members) in batched {
+            let done = Set(((try? String(contentsOfFile: path(batch) + ".done", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init))
+            let pending = members.filter { !done.contains($0.id) }
+            if pending.isEmpty {
+                forget(batch)
+                continue
+            }
+            batches.add(batch, ids: pending.map(\.id))
+            deliveries += pending.filter { single[$0.id] == nil }
+        }
+        deliveries.sort { ($0.sequence, $0.id) < ($1.sequence, $1.id) }
         return (deliveries, warnings)
+    }
+
+    /// Persists deliveries accepted together, with one file when there are several.
+    public func save(batch deliveries: [Delivery]) throws(CoreError) {
+        guard let last = deliveries.last else { return }
+        guard deliveries.count > 1 else { return try save(last) }
+        try AtomicFile.ensureDirectory(directory)
+        let data: Data
+        do {
+            data = try JSONEncoder.state.encode(OutboxBatchRecord(deliveries))
+        } catch {
+            throw .storage("cannot encode outbox entries: \(error)")
+        }
+        let batch = Self.batchPrefix + last.id
+        try AtomicFile.write(data, to: path(batch) + ".json")
+        batches.add(batch, ids: deliveries.map(\.id))
     }
 
     /// The highest sequence number any file in the outbox is named with, read or not (a
     /// newer notifyd's entry is left in place, and a new entry must not take its name).
     public func highestSequence() -> Int {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.compactMap { Int($0.prefix { $0.isASCII && $0.isNumber }) }.max() ?? 0
+        // A batch is named after its last (highest) member.
+        return names.compactMap { name in
+            let entry = name.hasPrefix(Self.batchPrefix) ? name.dropFirst(Self.batchPrefix.count) : name[...]
+            return Int(entry.prefix { $0.isASCII && $0.isNumber })
+        }.max() ?? 0
     }
 
     public func save(_ delivery: Delivery) throws(CoreError) {
@@ -48,17 +100,77 @@ public struct OutboxStore: Sendable {
         } catch {
             throw .storage("cannot encode an outbox entry: \(error)")
         }
-        try AtomicFile.write(data, to: path(delivery.id))
+        try AtomicFile.write(data, to: path(delivery.id) + ".json")
     }
 
+    /// Not fsynced: a removal lost to a power cut sends the message again, which
+    /// at-least-once delivery allows; the next save's directory fsync makes it durable.
     public func remove(_ id: String) throws(CoreError) {
-        if unlink(path(id)) != 0 && errno != ENOENT {
+        if unlink(path(id) + ".json") != 0 && errno != ENOENT {
             throw .storage("cannot remove outbox entry \(id): \(String(cString: strerror(errno)))")
         }
-        AtomicFile.syncDirectory(directory)
+        switch batches.remove(id) {
+        case .none:
+            break
+        case .finished(let batch):
+            forget(batch)
+        case .pending(let batch):
+            let fd = open(path(batch) + ".done", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+            guard fd >= 0 else {
+                throw .storage("cannot record that outbox entry \(id) was sent: \(String(cString: strerror(errno)))")
+            }
+            defer { close(fd) }
+            let line = Array((id + "\n").utf8)
+            if line.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) != line.count {
+                throw .storage("cannot record that outbox entry \(id) was sent: \(String(cString: strerror(errno)))")
+            }
+        }
     }
 
-    private func path(_ id: String) -> String {
-        (directory as NSString).appendingPathComponent(id + ".json")
+    private static let batchPrefix = "batch-"
+
+    /// The batch first, then its log: a log without its batch is harmless (removed at load).
+    private func forget(_ batch: String) {
+        unlink(path(batch) + ".json")
+        unlink(path(batch) + ".done")
+    }
+
+    private func path(_ name: String) -> String {
+        (directory as NSString).appendingPathComponent(name)
+    }
+}
+
+/// A batch file as written on disk: the entries' own records, under one format version.
+struct OutboxBatchRecord: Codable {
+    var version: Int?
+    var entries: [OutboxEntryRecord]
+
+    init(_ deliveries: [Delivery]) {
+        version = OutboxEntryRecord.currentVersion
+        entries = deliveries.map(OutboxEntryRecord.init)
+    }
+}
+
+/// Which batch file each delivery still pending in one lives in.
+private final class BatchIndex: Sendable {
+    enum Removal { case none, pending(String), finished(String) }
+
+    private let state = Mutex<(batchOf: [String: String], pending: [String: Set<String>])>(([:], [:]))
+
+    func add(_ batch: String, ids: [String]) {
+        state.withLock { state in
+            state.pending[batch] = Set(ids)
+            for id in ids { state.batchOf[id] = batch }
+        }
+    }
+
+    func remove(_ id: String) -> Removal {
+        state.withLock { state in
+            guard let batch = state.batchOf.removeValue(forKey: id) else { return .none }
+            state.pending[batch]?.remove(id)
+            guard state.pending[batch]?.isEmpty ?? true else { return .pending(batch) }
+            state.pending[batch] = nil
+            return .finished(batch)
+        }
     }
 }

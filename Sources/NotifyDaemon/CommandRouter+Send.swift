@@ -15,11 +15,18 @@ extension CommandRouter {
             let checked = try await outbox.sendOnce(to: command.to, message: command.message, platforms: platforms)
             return .now(Reply.success(id, SendResult(deliveries: checked)))
         }
-        let ids = try await outbox.submit(to: command.to, message: command.message, platforms: platforms)
+        let ids = try await outbox.enqueue(to: command.to, message: command.message, platforms: platforms)
         let untilFinal = command.wait == true
         let timeout = max(0, min(command.timeout ?? SendCommand.defaultTimeout, 3600))
+        // The reply waits for the group commit, so pipelined sends share one write
+        // while none of them is acknowledged before it is on disk.
         return .later {
-            Reply.success(id, SendResult(deliveries: await outbox.wait(for: ids, untilFinal: untilFinal, timeout: timeout)))
+            do throws(CoreError) {
+                try await outbox.committed(ids)
+            } catch {
+                return Reply.failure(id, error)
+            }
+            return Reply.success(id, SendResult(deliveries: await outbox.wait(for: ids, untilFinal: untilFinal, timeout: timeout)))
         }
     }
 }

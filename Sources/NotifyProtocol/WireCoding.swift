@@ -17,7 +17,13 @@ public enum WireCoding {
 
     public static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            if let date = WireDate.parse(text) ?? (try? Date(text, strategy: Date.ISO8601FormatStyle())) { return date }
+            // The words of the `.iso8601` strategy this replaces.
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "Expected date string to be ISO8601-formatted.")
+        }
         return decoder
     }
 

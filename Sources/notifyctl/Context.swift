@@ -34,6 +34,7 @@ struct Context {
     /// Runs one command and prints its raw result when `--json` was given.
     func call<Command: NotifyCommand>(_ command: Command, timeout: Double? = 30, printJSON shouldPrint: Bool = true) throws(CommandFailure) -> Command.Result {
         let client = try connect(timeout: timeout)
+        client.keepsRawResult = json && shouldPrint
         do {
             let (result, raw) = try client.call(command)
             if json && shouldPrint { printJSON(raw) }

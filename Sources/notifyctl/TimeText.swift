@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NotifyProtocol
 
 /// Times for people: "in 4 s", "3 min ago", with the exact UTC time after.
 enum TimeText {
@@ -21,6 +22,6 @@ enum TimeText {
     }
 
     static func stamped(_ date: Date) -> String {
-        "\(date.formatted(Date.ISO8601FormatStyle())) (\(relative(date)))"
+        "\(WireDate.format(date)) (\(relative(date)))"
     }
 }

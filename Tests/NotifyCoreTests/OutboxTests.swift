@@ -77,12 +77,13 @@ struct OutboxTests {
 
     @Test func copiesThatCannotAllBeSavedAreNeitherKeptNorSent() async throws {
         let fixture = try await Fixture()
-        // A directory where the second copy's file goes: the first copy saves, the second cannot.
-        let blocker = fixture.directory.file("outbox/0000000002-fcm.json")
+        // The copies of one message are written together, as one batch file: a directory
+        // where that file goes means neither copy can be saved.
+        let blocker = fixture.directory.file("outbox/batch-0000000002-fcm.json")
         try FileManager.default.createDirectory(atPath: blocker, withIntermediateDirectories: true)
         await #expect(throws: CoreError.self) { try await fixture.send("hello", [.apns, .fcm]) }
         #expect(await fixture.outbox.list().isEmpty)
-        #expect(fixture.files == ["0000000002-fcm.json"], "the first copy was removed again")
+        #expect(fixture.files == ["batch-0000000002-fcm.json"], "nothing but the blocker")
         try await Task.sleep(for: .milliseconds(50))
         #expect(fixture.backend.calls.isEmpty, "no copy went out")
 

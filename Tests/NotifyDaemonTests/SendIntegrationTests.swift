@@ -175,6 +175,27 @@ import NotifyTestSupport
         #expect(result.deliveries.first?.attempts == 4)
     }
 
+    @Test func eachWaitEndsAtItsOwnTimeoutWhileTheBackendIsSlow() async throws {
+        let fixture = try await Self.loggedIn()
+        var failure: (any Error)?
+        do {
+            // Slower than any of the timeouts below: a reply that waited for the backend
+            // would say delivered. The later timeout is asked for first, so the one timer
+            // for all waiters has to move earlier, then on to the next deadline.
+            try fixture.backend.addFault(.init(route: .send, delay: 5))
+            async let later = fixture.call(SendCommand(to: "bob", message: "later", wait: true, timeout: 0.6))
+            try await Task.sleep(for: .milliseconds(50))
+            let sooner = try await fixture.call(SendCommand(to: "carol", message: "sooner", wait: true, timeout: 0.2))
+            #expect(sooner.deliveries.map(\.state) == [.queued])
+            #expect(try await later.deliveries.map(\.state) == [.queued])
+        } catch {
+            failure = error
+        }
+        fixture.backend.clearFaults()
+        await fixture.stop()
+        if let failure { throw failure }
+    }
+
     @Test func noQueueFailsNowAndKeepsNothing() async throws {
         let fixture = try await Self.loggedIn()
         try fixture.backend.addFault(.init(route: .send, status: 503))
