@@ -26,12 +26,14 @@ struct ListeningSocket {
     /// nobody answers on is stale (a crashed daemon) and is replaced; anything that is
     /// not a socket is left alone and refused.
     static func bind(_ location: SocketLocation, logger: Logger) throws(DaemonError) -> ListeningSocket {
-        if let directory = location.privateDirectory {
-            do {
+        do {
+            if let directory = location.privateDirectory {
                 try preparePrivateDirectory(directory)
-            } catch {
-                throw .startup(error.message)
+            } else {
+                try checkSocketDirectory(holding: location.path)
             }
+        } catch {
+            throw .startup(error.message)
         }
         let path = location.path
         var info = stat()

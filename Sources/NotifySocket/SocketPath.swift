@@ -90,3 +90,33 @@ public func preparePrivateDirectory(_ directory: String, uid: UInt32 = currentUI
         throw SocketError(.unsafeDirectory, "\(directory) is open to other users (mode \(mode)); run `chmod 700 \(directory)` and start notifyd again")
     }
 }
+
+/// Makes sure nobody else can replace a socket at a path the user chose (`--socket`,
+/// `NOTIFYD_SOCKET`): the directory that holds it must belong to this user or to root, and
+/// must not be writable by others unless its sticky bit is set (as /tmp's is), since
+/// whoever can rename files there could put a listener of their own in notifyd's place and
+/// be handed the password by the next `notifyctl login`.
+public func checkSocketDirectory(holding path: String, uid: UInt32 = currentUID()) throws(SocketError) {
+    let directory = parentDirectory(of: path)
+    var info = stat()
+    guard stat(directory, &info) == 0 else {
+        throw SocketError(.unsafeDirectory, "cannot use \(directory) for the socket: \(errnoText())")
+    }
+    let owner = UInt32(info.st_uid)
+    guard owner == uid || owner == 0 else {
+        throw SocketError(.unsafeDirectory, "\(directory) belongs to uid \(owner), who could replace the socket; choose a directory of your own with --socket or NOTIFYD_SOCKET")
+    }
+    let writableByOthers = info.st_mode & 0o022 != 0
+    let sticky = info.st_mode & mode_t(S_ISVTX) != 0
+    if writableByOthers && !sticky {
+        let mode = String(info.st_mode & 0o7777, radix: 8)
+        throw SocketError(.unsafeDirectory, "\(directory) is writable by other users (mode \(mode)) and has no sticky bit, so another user could replace the socket; run `chmod go-w \(directory)` (or `chmod +t`), or choose a private directory with --socket or NOTIFYD_SOCKET")
+    }
+}
+
+/// The directory part of a socket path: "." for a bare name, "/" for one at the root.
+func parentDirectory(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    let directory = String(path[..<slash])
+    return directory.isEmpty ? "/" : directory
+}

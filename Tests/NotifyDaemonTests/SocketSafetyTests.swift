@@ -2,7 +2,7 @@ import Foundation
 import NotifyCore
 import NotifyDaemon
 import NotifyProtocol
-import NotifySocket
+@testable import NotifySocket
 import Testing
 
 /// The socket and state directory: modes, one daemon at a time, stale sockets, cleanup.
@@ -72,6 +72,46 @@ import Testing
             try await daemon.start()
         }
         try? FileManager.default.removeItem(atPath: directory + "-state")
+    }
+
+    /// A socket path the user chose sits in a directory notifyd does not own: whoever else
+    /// can rename files there could swap the socket for their own listener.
+    @Test(arguments: [
+        (0o777, nil as UInt32?, "is writable by other users (mode 777) and has no sticky bit"),
+        (0o775, nil, "is writable by other users (mode 775) and has no sticky bit"),
+        (0o757, nil, "is writable by other users (mode 757) and has no sticky bit"),
+        (0o755, 65534, "belongs to uid 65534, who could replace the socket"),
+        (0o1777, nil, nil), (0o755, nil, nil), (0o700, nil, nil),
+    ] as [(Int, UInt32?, String?)])
+    func aChosenSocketDirectoryOthersCanWriteIsRefused(mode: Int, owner: UInt32?, refusal: String?) async throws {
+        let directory = "/tmp/nd-shared-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(chmod(directory, mode_t(mode)) == 0)
+        if let owner {
+            guard getuid() == 0 else { return }  // only root can give a directory away; the mode cases run for everyone
+            #expect(chown(directory, owner, UInt32(getgid())) == 0)
+        }
+        for source in [SocketLocation.Source.flag, .environment] {
+            let daemon = Self.daemon(socket: SocketLocation(path: directory + "/notifyd.sock", source: source), state: directory + ".state")
+            defer { try? FileManager.default.removeItem(atPath: directory + ".state") }
+            if let refusal {
+                await #expect(throws: DaemonError.self) { try await daemon.start() }
+                do { try await daemon.start() } catch { #expect("\(error)".contains("\(directory) \(refusal)")) }
+                #expect(!FileManager.default.fileExists(atPath: directory + "/notifyd.sock"))
+            } else {
+                try await daemon.start()
+                #expect(UnixSocket.isAnswering(path: directory + "/notifyd.sock"))
+                await daemon.stop()
+            }
+        }
+    }
+
+    @Test func theDirectoryOfASocketPath() {
+        #expect(parentDirectory(of: "/run/user/1/n.sock") == "/run/user/1")
+        #expect(parentDirectory(of: "/n.sock") == "/")
+        #expect(parentDirectory(of: "n.sock") == ".")
+        #expect(parentDirectory(of: "a/n.sock") == "a")
     }
 
     @Test func thePrivateDirectoryIsCreatedWithMode0700() async throws {
