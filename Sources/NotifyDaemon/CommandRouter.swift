@@ -28,7 +28,8 @@ struct CommandRouter: RequestHandler {
         }
         let id = header.id
         guard let name = header.cmd else {
-            return .now(Reply.failure(id, WireError(code: .malformedRequest, message: "the request has no \"cmd\"")))
+            let problem = header.cmdIsNotAString ? "\"cmd\" must be a string, like {\"cmd\":\"ping\"}" : "the request has no \"cmd\""
+            return .now(Reply.failure(id, WireError(code: .malformedRequest, message: problem)))
         }
 
         func decode<C: NotifyCommand>(_ type: C.Type) throws(CoreError) -> C {

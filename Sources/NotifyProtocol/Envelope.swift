@@ -9,6 +9,20 @@ import Foundation
 public struct RequestHeader: Decodable, Sendable {
     public var id: JSONValue?
     public var cmd: String?
+    /// True when `cmd` is there but is not a string: the id is still read, so that the
+    /// error reply carries it.
+    public var cmdIsNotAString = false
+
+    private enum Keys: String, CodingKey { case id, cmd }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        id = try container.decodeIfPresent(JSONValue.self, forKey: .id)
+        if container.contains(.cmd) {
+            cmd = try? container.decode(String.self, forKey: .cmd)
+            cmdIsNotAString = cmd == nil
+        }
+    }
 }
 
 /// A request as a client writes it: the command's fields plus `id` and `cmd`, flat in one object.
