@@ -12,10 +12,11 @@ set -eu
 
 usage() {
     cat <<'EOF'
-usage: contrib/build-release.sh [--output DIR] [--help]
+usage: contrib/build-release.sh [--output DIR] [--quiet] [--help]
 
 Builds the release binaries (`swift build -c release`, with --static-swift-stdlib on
 Linux), writes stripped copies to DIR (default .build/stripped) and prints DIR.
+--quiet shows the compiler's errors and warnings only, not its progress.
 EOF
 }
 
@@ -26,6 +27,7 @@ fail() {
 
 repository=$(cd "$(dirname "$0")/.." && pwd)
 output=$repository/.build/stripped
+quiet=
 while [ $# -gt 0 ]; do
     case $1 in
         --output)
@@ -35,6 +37,10 @@ while [ $# -gt 0 ]; do
             ;;
         --output=*)
             output=${1#--output=}
+            shift
+            ;;
+        --quiet)
+            quiet=--quiet
             shift
             ;;
         -h | --help)
@@ -76,9 +82,18 @@ fi
 
 cd "$repository"
 # Product by product: the test-support target is not part of a release build.
+# Quiet also drops the linker's warning about mktemp inside the toolchain's static
+# Foundation, which is not about this project and which nobody here can act on.
+log=$(mktemp "${TMPDIR:-/tmp}/build-release.XXXXXX")
+trap 'rm -f "$log"' EXIT
 for product in notifyd notifyctl notify-devbackend; do
-    # shellcheck disable=SC2086 # $flags: words or nothing
-    swift build -c release $flags --product "$product" >&2 || fail "swift build failed"
+    # shellcheck disable=SC2086 # $flags and $quiet: words or nothing
+    if [ -n "$quiet" ]; then
+        swift build -c release $flags $quiet --product "$product" >"$log" 2>&1 || { cat "$log" >&2; fail "swift build failed"; }
+        grep -v "the use of .mktemp' is dangerous" "$log" >&2 || true
+    else
+        swift build -c release $flags --product "$product" >&2 || fail "swift build failed"
+    fi
 done
 # shellcheck disable=SC2086
 binaries=$(swift build -c release $flags --show-bin-path) || fail "cannot find the build directory"

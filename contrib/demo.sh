@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-say "building (contrib/build-release.sh: the binaries install.sh installs)"
-bin=$(contrib/build-release.sh)
+say "building (contrib/build-release.sh: the binaries install.sh installs; minutes the first time)"
+bin=$(contrib/build-release.sh --quiet)
 
 work=$(mktemp -d /tmp/notifyd-demo.XXXXXX)
 pids=()
