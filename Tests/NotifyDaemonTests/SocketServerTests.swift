@@ -99,7 +99,7 @@ import Testing
             let answer = try await onThread { (refused.receive(), refused.receive()) }
             #expect(answer.0?["error"]?["code"] == .string("too_many_connections"))
             #expect(answer.1 == nil)
-            #expect(server.log.contains("refused a connection: 3 connections are open already"))
+            #expect(server.log.contains("refused a connection beyond the limit: 3 connections are open already"))
             // Once one closes, a new one is served again.
             open.removeLast()
             let next = try await onThread { () -> JSONValue? in

@@ -22,6 +22,9 @@ public struct ServerLimits: Sendable {
     public var drainTimeout: Double = 30
     /// Seconds pending replies get to go out at shutdown.
     public var shutdownGrace: Double = 2
+    /// Refused connections are logged at most once per this many seconds per reason,
+    /// with a count of the others.
+    public var refusalLogInterval: Double = 10
 
     public init() {}
 }

@@ -80,6 +80,7 @@ final class SocketServer: Sendable {
         var acceptPausedUntil: Double?
         var drainDeadline: Double?
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
+        var refusals: RefusalLog
         let ownUID = currentUID()
 
         var limits: ServerLimits { server.limits }
@@ -87,6 +88,7 @@ final class SocketServer: Sendable {
 
         init(server: SocketServer) {
             self.server = server
+            refusals = RefusalLog(interval: server.limits.refusalLogInterval)
         }
 
         func run() {
@@ -132,12 +134,14 @@ final class SocketServer: Sendable {
                     serve(connection, revents: fds[first + index].revents, scratch: scratch, now: after)
                 }
                 closeStalled(now: after)
+                for line in refusals.due(now: after) { logger.warning(line) }
                 if finishDraining(now: after) { return }
             }
         }
 
         /// Closes what is left and resumes whoever waits on a loop that is gone.
         func end() {
+            for line in refusals.due(now: monotonicNow(), flushAll: true) { logger.warning(line) }
             for connection in Array(connections.values) { close(connection, why: nil) }
             for message in server.inbox.close() {
                 switch message {
@@ -154,6 +158,7 @@ final class SocketServer: Sendable {
             var deadlines: [Double] = connections.values.compactMap { $0.stalledSince.map { $0 + limits.drainTimeout } }
             if let acceptPausedUntil { deadlines.append(acceptPausedUntil) }
             if let drainDeadline { deadlines.append(drainDeadline) }
+            if let refusalsDue = refusals.nextDeadline { deadlines.append(refusalsDue) }
             guard let next = deadlines.min() else { return -1 }
             return Int32(max(0, min((next - now) * 1000, 60_000)).rounded(.up))
         }
@@ -209,12 +214,12 @@ final class SocketServer: Sendable {
             // Only the user who owns the daemon (or root) may talk to it, whatever the file
             // mode says; checked before a byte is read.
             if let peer = UnixSocket.peerUID(fd), peer != ownUID && peer != 0 {
-                logger.warning("refused a connection from uid \(peer): notifyd serves uid \(ownUID) only")
+                refused("from uid \(peer)", because: "notifyd serves uid \(ownUID) only", now: now)
                 _ = Glibc_or_Darwin_close(fd)
                 return
             }
             if connections.count >= limits.maximumConnections {
-                logger.warning("refused a connection: \(limits.maximumConnections) connections are open already")
+                refused("beyond the limit", because: "\(limits.maximumConnections) connections are open already", now: now)
                 let refusal = Reply.failure(nil, WireError(code: .tooManyConnections, message: "notifyd already serves \(limits.maximumConnections) connections; try again once some have closed"))
                 _ = refusal.withUnsafeBytes { send(fd, $0.baseAddress!, $0.count, sendFlags | Int32(MSG_DONTWAIT)) }
                 _ = Glibc_or_Darwin_close(fd)
@@ -225,6 +230,10 @@ final class SocketServer: Sendable {
             let runner = RequestRunner(connection: ConnectionHandle(number: number, server: server), handler: server.handler, inbox: server.inbox)
             connections[number] = ClientConnection(fd: fd, number: number, runner: runner)
             logger.debug("connection \(number) opened")
+        }
+
+        private func refused(_ reason: String, because detail: String, now: Double) {
+            if let line = refusals.refused(reason, because: detail, now: now) { logger.warning(line) }
         }
 
         private func serve(_ connection: ClientConnection, revents: Int16, scratch: UnsafeMutableRawBufferPointer, now: Double) {
