@@ -6,7 +6,7 @@ extension CommandRouter {
     /// Checks the request, then either queues the message (persisted before the reply) and
     /// waits for its first attempt (or, with `wait`, its delivery), or with `queue: false`
     /// makes one attempt and keeps nothing.
-    func send(_ id: JSONValue?, _ command: SendCommand) async throws(CoreError) -> Reply {
+    func send(_ id: RequestID?, _ command: SendCommand) async throws(CoreError) -> Reply {
         try Credentials.validateUser(command.to, role: "recipient")
         guard !command.message.isEmpty else { throw .invalidArgument("the message is empty") }
         let platforms = try command.pns.map { (names: [String]) throws(CoreError) in try Platform.list(names) } ?? sendPlatforms

@@ -16,8 +16,9 @@ struct CommandRouter: RequestHandler {
                            "outbox", "outbox-retry", "outbox-cancel", "reload", "stop"]
 
     func handle(_ line: [UInt8], from connection: ConnectionHandle) async -> Reply {
+        let shape: JSONShape.Shape
         do {
-            try JSONShape.check(line)
+            shape = try JSONShape.check(line)
         } catch {
             return .now(Reply.failure(nil, WireError(code: .malformedRequest, message: "not valid JSON (\(error)): each request is one JSON object on one line, like {\"cmd\":\"ping\"}")))
         }
@@ -26,7 +27,7 @@ struct CommandRouter: RequestHandler {
         guard let header = try? decoder.decode(RequestHeader.self, from: data) else {
             return .now(Reply.failure(nil, WireError(code: .malformedRequest, message: "not a JSON object: each request is one JSON object on one line, like {\"cmd\":\"ping\"}")))
         }
-        let id = header.id
+        let id = RequestID(line: line, shape: shape, decoded: header.id)
         guard let name = header.cmd else {
             let problem = header.cmdIsNotAString ? "\"cmd\" must be a string, like {\"cmd\":\"ping\"}" : "the request has no \"cmd\""
             return .now(Reply.failure(id, WireError(code: .malformedRequest, message: problem)))
@@ -101,7 +102,7 @@ struct CommandRouter: RequestHandler {
     }
 
     /// The change is made; the reply waits (bounded) for the backend's answer to it.
-    private func waiting(_ id: JSONValue?, _ generation: Int, _ seconds: Double?) -> Reply {
+    private func waiting(_ id: RequestID?, _ generation: Int, _ seconds: Double?) -> Reply {
         let registrar = self.registrar
         return .later {
             Reply.success(id, await registrar.waitForOutcome(generation: generation, timeout: seconds))

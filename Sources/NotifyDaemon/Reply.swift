@@ -15,18 +15,20 @@ enum Reply: Sendable {
         }
     }
 
-    /// `{"id":…,"ok":true,"result":…}`, keys in the encoder's sorted order. The envelope is
-    /// written by hand: the encoder spent half a ping's time wrapping the result.
-    static func success<R: Codable & Sendable>(_ id: JSONValue?, _ result: R) -> [UInt8] {
-        let encoder = WireCoding.encoder()
-        guard let body = try? encoder.encode(result) else { return encode(Response(id: id, result: result)) }
+    /// `{"id":…,"ok":true,"result":…}` and `{"error":…,"id":…,"ok":false}`: keys in the
+    /// encoder's sorted order, the id as the client wrote it. The envelope is written by
+    /// hand: the encoder spent half a ping's time wrapping the result.
+    static func success<R: Codable & Sendable>(_ id: RequestID?, _ result: R) -> [UInt8] {
+        guard let body = try? WireCoding.encoder().encode(result) else {
+            // Only a result that cannot be encoded (a non-finite number) gets here.
+            return failure(id, WireError(code: .internalError, message: "the reply could not be encoded"))
+        }
         var line: [UInt8] = []
-        line.reserveCapacity(body.count + 40)
+        line.reserveCapacity(body.count + (id?.json.count ?? 0) + 32)
         line.append(UInt8(ascii: "{"))
         if let id {
-            guard let idText = encodedID(id, encoder) else { return encode(Response(id: id, result: result)) }
             line.append(contentsOf: #""id":"#.utf8)
-            line.append(contentsOf: idText)
+            line.append(contentsOf: id.json)
             line.append(UInt8(ascii: ","))
         }
         line.append(contentsOf: #""ok":true,"result":"#.utf8)
@@ -35,25 +37,22 @@ enum Reply: Sendable {
         return line
     }
 
-    private static func encodedID(_ id: JSONValue, _ encoder: JSONEncoder) -> [UInt8]? {
-        if case .number(let value) = id, value.rounded() == value, abs(value) < 9.0e15 {
-            return Array(String(Int64(value)).utf8)
+    static func failure(_ id: RequestID?, _ error: WireError) -> [UInt8] {
+        let body = (try? WireCoding.encoder().encode(error)) ?? Data(#"{"code":"internal_error","message":"the error could not be encoded"}"#.utf8)
+        var line: [UInt8] = []
+        line.reserveCapacity(body.count + (id?.json.count ?? 0) + 32)
+        line.append(contentsOf: #"{"error":"#.utf8)
+        line.append(contentsOf: body)
+        if let id {
+            line.append(contentsOf: #","id":"#.utf8)
+            line.append(contentsOf: id.json)
         }
-        return (try? encoder.encode(id)).map(Array.init)
+        line.append(contentsOf: #","ok":false}"#.utf8)
+        line.append(contentsOf: "\n".utf8)
+        return line
     }
 
-    static func failure(_ id: JSONValue?, _ error: WireError) -> [UInt8] {
-        encode(Response<EmptyResult>(id: id, error: error))
-    }
-
-    static func failure(_ id: JSONValue?, _ error: CoreError) -> [UInt8] {
+    static func failure(_ id: RequestID?, _ error: CoreError) -> [UInt8] {
         failure(id, error.wireError)
-    }
-
-    private static func encode<R>(_ response: Response<R>) -> [UInt8] {
-        if let line = try? WireCoding.line(response) { return Array(line) }
-        // Only a result that cannot be encoded (a non-finite number) gets here.
-        let fallback = Response<EmptyResult>(id: response.id, error: WireError(code: .internalError, message: "the reply could not be encoded"))
-        return Array((try? WireCoding.line(fallback)) ?? Data("{\"ok\":false}\n".utf8))
     }
 }

@@ -30,26 +30,37 @@ public enum JSONShape {
         }
     }
 
+    /// What the check saw on its way, for free.
+    public struct Shape: Sendable, Equatable {
+        /// Where the value of the top-level object's `"id"` member is, as offsets into the
+        /// bytes: a request's id, to be echoed exactly as the client wrote it (an integer
+        /// beyond 2^53 would not survive a trip through `Double`). The last one when the
+        /// key is repeated, as the decoder does; nil when there is none.
+        public var idRange: Range<Int>?
+    }
+
     /// Throws the first problem found: a syntax error, nesting deeper than
     /// `maximumDepth`, or bytes after the value (whitespace aside).
-    public static func check<Bytes: Collection<UInt8>>(_ bytes: Bytes, maximumDepth: Int = JSONShape.maximumDepth) throws(Problem) {
-        func scan(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<Void, Problem> {
+    @discardableResult
+    public static func check<Bytes: Collection<UInt8>>(_ bytes: Bytes, maximumDepth: Int = JSONShape.maximumDepth) throws(Problem) -> Shape {
+        func scan(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<Shape, Problem> {
             var scanner = Scanner(buffer, maximumDepth: maximumDepth)
             do throws(Problem) {
                 try scanner.checkDocument()
-                return .success(())
+                return .success(Shape(idRange: scanner.idRange))
             } catch {
                 return .failure(error)
             }
         }
         let outcome = bytes.withContiguousStorageIfAvailable(scan) ?? Array(bytes).withUnsafeBufferPointer(scan)
-        try outcome.get()
+        return try outcome.get()
     }
 
     private struct Scanner {
         let bytes: UnsafeBufferPointer<UInt8>
         let maximumDepth: Int
         var position = 0
+        var idRange: Range<Int>?
 
         init(_ bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
             self.bytes = bytes
@@ -103,16 +114,26 @@ public enum JSONShape {
             if current == UInt8(ascii: "}") { position += 1; return }
             while true {
                 guard current == UInt8(ascii: "\"") else { throw problem("expected a string key") }
+                let keyStart = position
                 try string()
+                let isID = depth == 1 && isIDKey(from: keyStart)
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"), "':'")
                 skipWhitespace()
+                let valueStart = position
                 try value(depth: depth)
+                if isID { idRange = valueStart..<position }
                 skipWhitespace()
                 if current == UInt8(ascii: ",") { position += 1; skipWhitespace(); continue }
                 try expect(UInt8(ascii: "}"), "',' or '}'")
                 return
             }
+        }
+
+        /// The key just scanned is `"id"`, written plainly (an escaped spelling of it is
+        /// not looked for: the decoder's copy of the id serves then).
+        private func isIDKey(from start: Int) -> Bool {
+            position - start == 4 && bytes[start + 1] == UInt8(ascii: "i") && bytes[start + 2] == UInt8(ascii: "d")
         }
 
         private mutating func array(depth: Int) throws(Problem) {

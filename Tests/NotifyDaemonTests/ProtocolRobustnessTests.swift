@@ -102,6 +102,30 @@ import Testing
         #expect(Set(answers) == [getpid()])
     }
 
+    /// The reply carries the id exactly as written: integers beyond 2^53 and beyond 64
+    /// bits, `1.0`, escapes, nested values, for a success and for every kind of error.
+    @Test(arguments: ["9007199254740993", "-9223372036854775809", "18446744073709551616", "1.0", "1e400", "-0",
+                      #""\u0041\n""#, "null", #"[1, {"a" : 2}]"#, #""x""#])
+    func idsRoundTripExactly(id: String) async throws {
+        let fixture = try await DaemonFixture()
+        let path = fixture.socketPath
+        let lines = [
+            #"{"cmd":"ping","id":\#(id)}"#, #"{"id":\#(id),"cmd":"fly"}"#, #"{"id":\#(id),"cmd":7}"#,
+            #"{"id":\#(id),"cmd":"set-token","token":42}"#, #"{"id":0,"id":\#(id),"cmd":"ping"}"#,
+        ]
+        let replies = try await onThread { () -> [String] in
+            let connection = try RawConnection(path: path)
+            try connection.send(lines.joined(separator: "\n") + "\n")
+            return lines.map { _ in
+                guard case .line(let bytes) = connection.reader.next() else { return "" }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+        }
+        #expect(replies[0].hasPrefix(#"{"id":\#(id),"ok":true,"#), "\(replies[0])")
+        for reply in replies[1...3] { #expect(reply.contains(#","id":\#(id),"ok":false}"#), "\(reply)") }
+        #expect(replies[4].hasPrefix(#"{"id":\#(id),"ok":true,"#), "the last of repeated ids, as the decoder takes: \(replies[4])")
+    }
+
     @Test func anUnknownErrorCodeFromANewerDaemonDecodes() throws {
         let line = #"{"id":1,"ok":false,"error":{"code":"quantum_flux","message":"try later"}}"#
         let response = try WireCoding.decoder().decode(Response<EmptyResult>.self, from: Data(line.utf8))

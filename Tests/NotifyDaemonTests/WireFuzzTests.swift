@@ -106,30 +106,37 @@ struct FuzzCase: Sendable {
         case noReply
         /// A reply object: `"ok":true` with a result, or `"ok":false` with an error object.
         case anyReply
-        /// An error reply with this code and no id (nothing could be read).
+        /// An error reply with this code and no id (none could be read).
         case error(String)
         /// A reply whose id is this number.
         case id(Int)
 
+        /// The envelope of a reply; its id is read from the bytes, as it may be a number no
+        /// `Double` holds.
+        private struct Envelope: Decodable {
+            struct ErrorObject: Decodable {
+                var code: String
+                var message: String
+            }
+            var ok: Bool
+            var result: JSONValue?
+            var error: ErrorObject?
+        }
+
         func problem(with reply: [UInt8]) -> String? {
-            guard let object = try? JSONDecoder().decode(JSONValue.self, from: Data(reply)), case .object(let fields) = object else {
+            guard let shape = try? JSONShape.check(reply), let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(reply)) else {
                 return "reply is not a JSON object"
             }
-            switch fields["ok"] {
-            case .bool(true):
-                if fields["result"] == nil { return "ok without a result" }
-            case .bool(false):
-                guard case .string? = fields["error"]?["code"], case .string? = fields["error"]?["message"] else { return "error without code and message" }
-            default:
-                return "reply without ok"
-            }
+            if envelope.ok && envelope.result == nil { return "ok without a result" }
+            if !envelope.ok && envelope.error == nil { return "error without code and message" }
+            let id = shape.idRange.map { String(decoding: reply[$0], as: UTF8.self) }
             switch self {
             case .noReply, .anyReply:
                 return nil
             case .error(let code):
-                return fields["error"]?["code"] == .string(code) ? nil : "expected error \(code)"
-            case .id(let id):
-                return fields["id"] == .number(Double(id)) ? nil : "expected id \(id)"
+                return envelope.error?.code == code && id == nil ? nil : "expected error \(code) without an id"
+            case .id(let expected):
+                return id == String(expected) ? nil : "expected id \(expected)"
             }
         }
     }

@@ -62,4 +62,18 @@ import Testing
         try JSONShape.check(Data("{\"a\":[1]}".utf8))
         #expect(throws: JSONShape.Problem.self) { try JSONShape.check(bytes[2..<12]) }
     }
+
+    @Test func findsTheTopLevelIDAsWritten() throws {
+        func id(_ text: String) throws -> String? {
+            let bytes = Array(text.utf8)
+            return try JSONShape.check(bytes).idRange.map { String(decoding: bytes[$0], as: UTF8.self) }
+        }
+        #expect(try id(#"{"cmd":"ping","id":9007199254740993}"#) == "9007199254740993")
+        #expect(try id(#"{ "id" : [1, {"id": 2}] , "cmd":"x"}"#) == #"[1, {"id": 2}]"#)
+        #expect(try id(#"{"id":1,"id":"two"}"#) == #""two""#)
+        #expect(try id(#"{"cmd":{"id":1}}"#) == nil, "only the top level")
+        #expect(try id(#"[{"id":1}]"#) == nil)
+        #expect(try id(#"{"idx":1,"i":2}"#) == nil)
+        #expect(try id(#"{"id":null}"#) == "null")
+    }
 }
