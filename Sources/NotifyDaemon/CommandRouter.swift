@@ -10,10 +10,32 @@ struct CommandRouter: RequestHandler {
     let info: DaemonInfo
     let control: DaemonControl
 
+    /// Encoded once: it never changes while notifyd runs.
+    let pingResult: [UInt8]
+
+    init(registrar: Registrar, outbox: Outbox, hub: EventHub, info: DaemonInfo, control: DaemonControl) {
+        self.registrar = registrar
+        self.outbox = outbox
+        self.hub = hub
+        self.info = info
+        self.control = control
+        let result = PingResult(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid)
+        pingResult = (try? WireCoding.encoder().encode(result)).map(Array.init) ?? Array("{}".utf8)
+    }
+
     var sendPlatforms: [Platform] { control.sendPlatforms }
 
     static let commands = ["ping", "hello", "status", "login", "logout", "set-token", "set-tags", "register", "unregister", "watch", "send",
                            "outbox", "outbox-retry", "outbox-cancel", "reload", "stop"]
+
+    /// `ping` (and `hello`) answered on the socket loop, with no hop to the concurrency
+    /// pool: what scripts and health checks send most, and the loop's own measure.
+    func immediateReply(to line: [UInt8]) -> [UInt8]? {
+        guard let shape = try? JSONShape.check(line), let cmd = shape.cmdRange else { return nil }
+        let name = line[cmd]
+        guard name.elementsEqual(#""ping""#.utf8) || name.elementsEqual(#""hello""#.utf8) else { return nil }
+        return Reply.success(shape.idRange.map { RequestID(json: line[$0]) }, encodedResult: pingResult)
+    }
 
     func handle(_ line: [UInt8], from connection: ConnectionHandle) async -> Reply {
         let shape: JSONShape.Shape
@@ -44,7 +66,7 @@ struct CommandRouter: RequestHandler {
         do {
             switch name {
             case PingCommand.name, "hello":
-                return .now(Reply.success(id, PingResult(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid)))
+                return .now(Reply.success(id, encodedResult: pingResult))
             case StatusCommand.name:
                 return .now(Reply.success(id, await status()))
             case LoginCommand.name:

@@ -23,6 +23,11 @@ enum Reply: Sendable {
             // Only a result that cannot be encoded (a non-finite number) gets here.
             return failure(id, WireError(code: .internalError, message: "the reply could not be encoded"))
         }
+        return success(id, encodedResult: body)
+    }
+
+    /// The same around a result already encoded (one that never changes, like ping's).
+    static func success<Body: Collection<UInt8>>(_ id: RequestID?, encodedResult body: Body) -> [UInt8] {
         var line: [UInt8] = []
         line.reserveCapacity(body.count + (id?.json.count ?? 0) + 32)
         line.append(UInt8(ascii: "{"))

@@ -37,6 +37,9 @@ public enum JSONShape {
         /// beyond 2^53 would not survive a trip through `Double`). The last one when the
         /// key is repeated, as the decoder does; nil when there is none.
         public var idRange: Range<Int>?
+        /// The same for `"cmd"`, so that a command that needs no decoding (`ping`) can be
+        /// recognised without a decoder.
+        public var cmdRange: Range<Int>?
     }
 
     /// Throws the first problem found: a syntax error, nesting deeper than
@@ -47,7 +50,7 @@ public enum JSONShape {
             var scanner = Scanner(buffer, maximumDepth: maximumDepth)
             do throws(Problem) {
                 try scanner.checkDocument()
-                return .success(Shape(idRange: scanner.idRange))
+                return .success(Shape(idRange: scanner.idRange, cmdRange: scanner.cmdRange))
             } catch {
                 return .failure(error)
             }
@@ -61,6 +64,7 @@ public enum JSONShape {
         let maximumDepth: Int
         var position = 0
         var idRange: Range<Int>?
+        var cmdRange: Range<Int>?
 
         init(_ bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
             self.bytes = bytes
@@ -116,13 +120,17 @@ public enum JSONShape {
                 guard current == UInt8(ascii: "\"") else { throw problem("expected a string key") }
                 let keyStart = position
                 try string()
-                let isID = depth == 1 && isIDKey(from: keyStart)
+                let key = depth == 1 ? headerKey(from: keyStart) : nil
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"), "':'")
                 skipWhitespace()
                 let valueStart = position
                 try value(depth: depth)
-                if isID { idRange = valueStart..<position }
+                switch key {
+                case .id: idRange = valueStart..<position
+                case .cmd: cmdRange = valueStart..<position
+                case nil: break
+                }
                 skipWhitespace()
                 if current == UInt8(ascii: ",") { position += 1; skipWhitespace(); continue }
                 try expect(UInt8(ascii: "}"), "',' or '}'")
@@ -130,10 +138,19 @@ public enum JSONShape {
             }
         }
 
-        /// The key just scanned is `"id"`, written plainly (an escaped spelling of it is
-        /// not looked for: the decoder's copy of the id serves then).
-        private func isIDKey(from start: Int) -> Bool {
-            position - start == 4 && bytes[start + 1] == UInt8(ascii: "i") && bytes[start + 2] == UInt8(ascii: "d")
+        private enum HeaderKey { case id, cmd }
+
+        /// Whether the key just scanned is `"id"` or `"cmd"`, written plainly (an escaped
+        /// spelling is not looked for: the decoder's reading serves then).
+        private func headerKey(from start: Int) -> HeaderKey? {
+            switch position - start {
+            case 4 where bytes[start + 1] == UInt8(ascii: "i") && bytes[start + 2] == UInt8(ascii: "d"):
+                return .id
+            case 5 where bytes[start + 1] == UInt8(ascii: "c") && bytes[start + 2] == UInt8(ascii: "m") && bytes[start + 3] == UInt8(ascii: "d"):
+                return .cmd
+            default:
+                return nil
+            }
         }
 
         private mutating func array(depth: Int) throws(Problem) {

@@ -126,6 +126,20 @@ import Testing
         #expect(replies[4].hasPrefix(#"{"id":\#(id),"ok":true,"#), "the last of repeated ids, as the decoder takes: \(replies[4])")
     }
 
+    /// ping is answered on the socket loop, status by the actors: pipelined together,
+    /// their replies still come in request order.
+    @Test func pingsAnsweredAtOnceStayInOrderBehindOtherCommands() async throws {
+        let fixture = try await DaemonFixture()
+        let path = fixture.socketPath
+        let ids = try await onThread { () -> [JSONValue?] in
+            let connection = try RawConnection(path: path)
+            let lines = (1...400).map { #"{"id":\#($0),"cmd":"\#($0 % 2 == 0 ? "ping" : "status")"}"# }
+            try connection.send(lines.joined(separator: "\n") + "\n")
+            return (1...400).map { _ in connection.receive()?["id"] }
+        }
+        #expect(ids == (1...400).map { .number(Double($0)) })
+    }
+
     @Test func anUnknownErrorCodeFromANewerDaemonDecodes() throws {
         let line = #"{"id":1,"ok":false,"error":{"code":"quantum_flux","message":"try later"}}"#
         let response = try WireCoding.decoder().decode(Response<EmptyResult>.self, from: Data(line.utf8))

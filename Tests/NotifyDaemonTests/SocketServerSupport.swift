@@ -51,7 +51,8 @@ final class ServerUnderTest: Sendable {
 }
 
 /// Answers lines by their first word: `hold` waits until `release()`, `watch` subscribes
-/// the connection to events, `big` answers 64 KiB, anything else is echoed.
+/// the connection to events, `big` answers 64 KiB, `now` is answered on the loop at once
+/// (`immediateReply`), anything else is echoed.
 final class ScriptedHandler: RequestHandler {
     private struct State {
         var released = false
@@ -92,6 +93,11 @@ final class ScriptedHandler: RequestHandler {
         default:
             return .now(Self.line(["echo": .string(text)]))
         }
+    }
+
+    func immediateReply(to line: [UInt8]) -> [UInt8]? {
+        let text = String(decoding: line, as: UTF8.self)
+        return text.hasPrefix("now ") ? Self.line(["now": .string(text)]) : nil
     }
 
     private func hold() async {

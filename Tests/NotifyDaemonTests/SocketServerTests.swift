@@ -32,6 +32,23 @@ import Testing
         }
     }
 
+    /// A reply made at once on the loop waits its turn behind replies still owed.
+    @Test func immediateRepliesKeepTheirPlaceInTheOrder() async throws {
+        try await ServerUnderTest.with(Self.limits()) { server in
+            let connection = try RawConnection(path: server.socketPath)
+            try connection.send("now 1\nhold 2\nnow 3\necho 4\nnow 5\n")
+            #expect(await eventually { server.handler.handled == 2 }, "hold and echo went to the handler, the others did not")
+            server.handler.release()
+            let replies = try await onThread { (1...5).map { _ in connection.receive() } }
+            #expect(replies[0]?["now"] == .string("now 1"))
+            #expect(replies[1]?["held"] == .string("hold 2"))
+            #expect(replies[2]?["now"] == .string("now 3"))
+            #expect(replies[3]?["echo"] == .string("echo 4"))
+            #expect(replies[4]?["now"] == .string("now 5"))
+            #expect(server.handler.handled == 2)
+        }
+    }
+
     @Test func aClientThatNeverReadsIsPausedThenClosedAndOthersAreServed() async throws {
         let limits = Self.limits { $0.outputHighWater = 64 * 1024; $0.maximumRequestsInFlight = 8; $0.drainTimeout = 0.5 }
         try await ServerUnderTest.with(limits) { server in

@@ -137,6 +137,19 @@ final class ClientConnection {
         batch = []
     }
 
+    /// Takes a reply made at once, in its place in the order: straight to the output when
+    /// nothing is owed ahead of it, else after the replies still to come.
+    func answer(_ reply: [UInt8]) {
+        if nextToWrite == nextSequence {
+            output.append(contentsOf: reply)
+            nextSequence += 1
+            nextToWrite += 1
+        } else {
+            owed[nextSequence] = reply
+            nextSequence += 1
+        }
+    }
+
     /// Answers in order what nothing will run (a line too long): later lines are not read.
     func refuseRest(with reply: [UInt8]) {
         owed[nextSequence] = reply

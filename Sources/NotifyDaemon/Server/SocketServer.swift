@@ -255,7 +255,11 @@ final class SocketServer: Sendable {
             while let line = connection.nextLine(limits) {
                 switch line {
                 case .request(let bytes):
-                    connection.dispatch(bytes)
+                    if let reply = server.handler.immediateReply(to: bytes) {
+                        connection.answer(reply)
+                    } else {
+                        connection.dispatch(bytes)
+                    }
                 case .tooLong:
                     connection.refuseRest(with: Reply.failure(nil, WireError(code: .lineTooLong, message: "request line longer than \(limits.maximumLineLength) bytes; closing the connection")))
                 }
@@ -308,6 +312,14 @@ final class SocketServer: Sendable {
 /// Runs one request line; the server calls it for each connection's lines in order.
 protocol RequestHandler: Sendable {
     func handle(_ line: [UInt8], from connection: ConnectionHandle) async -> Reply
+    /// The reply to a line that needs no actor and no waiting (`ping`), made on the loop
+    /// thread at once; nil sends the line to `handle`. Must be quick: every connection
+    /// waits while it runs.
+    func immediateReply(to line: [UInt8]) -> [UInt8]?
+}
+
+extension RequestHandler {
+    func immediateReply(to line: [UInt8]) -> [UInt8]? { nil }
 }
 
 /// What a command may know of the connection it came on.
