@@ -36,6 +36,9 @@ public struct RegistrationMachine: Sendable {
     /// A pass may replace a dead id once; a second "gone" backs off instead of looping.
     private var recreatedInPass = false
     private var forceNext = false
+    /// A `register` not yet through: it is retried with the backoff even while the last
+    /// registration is fresh, until it succeeds or is refused for good.
+    private var forcedPassUnfinished = false
     /// While set, a change-triggered pass waits for the inputs to settle (see `policy.debounce`).
     private var quietUntil: Date?
     private var firstUnsentChangeAt: Date?
@@ -77,6 +80,7 @@ public struct RegistrationMachine: Sendable {
         generation += 1
         inputs.enabled = true
         forceNext = true
+        forcedPassUnfinished = true
         retryAt = nil
         backendWaitUntil = nil
         quietUntil = nil
@@ -115,6 +119,7 @@ public struct RegistrationMachine: Sendable {
             retryAt = nil
             backendWaitUntil = nil
             lastReason = nil
+            forcedPassUnfinished = false
             settle(finished.generation)
             return [.persist] + reconcile(now: now)
 
@@ -148,6 +153,7 @@ public struct RegistrationMachine: Sendable {
 
         case (_, .failed(.unauthorized)):
             record.refusedRevision = finished.account?.revision
+            forcedPassUnfinished = false
             settle(finished.generation)
             return [.persist, .cancelWake] + reconcile(now: now)
 
@@ -158,6 +164,7 @@ public struct RegistrationMachine: Sendable {
                 record.rejected = target
             }
             record.rejectedReason = "HTTP \(status)" + (detail.isEmpty ? "" : ": \(detail)")
+            forcedPassUnfinished = false
             settle(finished.generation)
             return [.persist, .cancelWake] + reconcile(now: now)
 
@@ -190,6 +197,7 @@ public struct RegistrationMachine: Sendable {
 
         guard let target = inputs.target, let account = inputs.account else {
             forceNext = false
+            forcedPassUnfinished = false
             settle(generation)
             return [.cancelWake]
         }
@@ -198,7 +206,7 @@ public struct RegistrationMachine: Sendable {
                 settle(generation)
                 return [.cancelWake]
             }
-            if record.registered == target, let registeredAt = record.registeredAt {
+            if !forcedPassUnfinished, record.registered == target, let registeredAt = record.registeredAt {
                 let due = registeredAt.addingTimeInterval(policy.refreshInterval)
                 if now < due {
                     settle(generation)

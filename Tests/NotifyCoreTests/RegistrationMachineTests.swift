@@ -266,6 +266,27 @@ struct RegistrationMachineTests {
         #expect(Self.performed(machine.forceRegister(now: Self.start.addingTimeInterval(1))).count == 1)
     }
 
+    /// A `register` that fails for a while is retried with the backoff until it gets
+    /// through, fresh registration or not; status names the attempt that really comes.
+    @Test func aForcedRegistrationThatFailsIsRetriedWhileFresh() throws {
+        var machine = Self.registered()
+        var now = Self.start.addingTimeInterval(1)
+        _ = machine.forceRegister(now: now)
+        for failure in 1...3 {
+            let actions = machine.stepFinished(.failed(.transient(retryAfter: nil, reason: "HTTP 503")), now: now)
+            let wake = try #require(Self.wake(actions), "failure \(failure): a retry is planned")
+            #expect(wake < Self.start.addingTimeInterval(Self.policy.refreshInterval), "at the backoff, not at the next refresh")
+            #expect(machine.status.state == .retrying)
+            #expect(machine.status.nextAttemptAt == wake)
+            now = wake
+            #expect(Self.performed(machine.wake(now: now)) == [.upsert(id: "id-1", target: Self.target(Self.complete()))])
+        }
+        // Through at last: back to the refresh interval, no more retries.
+        let done = machine.stepFinished(.done, now: now)
+        #expect(Self.wake(done) == now.addingTimeInterval(Self.policy.refreshInterval))
+        #expect(machine.status.state == .registered)
+    }
+
     @Test func tokenBeforeLoginWaitsForCredentials() {
         var machine = RegistrationMachine(inputs: RegistrationInputs(), record: RegistrationRecord(), policy: Self.policy)
         let noAccount = Self.complete(account: nil)
