@@ -15,8 +15,10 @@ let package = Package(
         .target(name: "NotifyProtocol"),
         // Unix socket plumbing and socket path resolution shared by daemon and client.
         .target(name: "NotifySocket"),
+        // The system's libcurl, loaded at run time: notifyd's HTTP client on Linux.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // Backend client, registration state machine, state and credential stores.
-        .target(name: "NotifyCore", dependencies: ["NotifyProtocol"]),
+        .target(name: "NotifyCore", dependencies: ["NotifyProtocol", .target(name: "CCurl", condition: .when(platforms: [.linux]))]),
         // Socket server, connections, command routing, lifecycle.
         .target(name: "NotifyDaemon", dependencies: ["NotifyCore", "NotifyProtocol", "NotifySocket"]),
         // The socket client used by notifyctl and the tests.

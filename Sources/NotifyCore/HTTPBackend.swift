@@ -1,39 +1,29 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import NotifyProtocol
 
-/// The tutorial AppBackend over HTTP(S), with URLSession: connections are reused and
-/// their number per host is bounded by the session. Redirects are not followed and replies
-/// are bounded (see `HTTPTransfers`); text from the backend is scrubbed before it is kept.
+/// The tutorial AppBackend over HTTP(S): connections are reused, at most
+/// `maximumConnections` to the backend. Redirects are not followed and replies are bounded
+/// (see `HTTPTransport`); text from the backend is scrubbed before it is kept.
 public final class HTTPBackend: BackendAPI {
     /// The contract's replies are a short JSON string or nothing; anything past this is refused.
     public static let defaultReplyLimit = 64 * 1024
 
-    private let session: URLSession
-    private let transfers: HTTPTransfers
+    private let transport: any HTTPTransport
+    private let replyLimit: Int
     private let allowInsecureHTTP: Bool
 
     public init(requestTimeout: Double = 30, maximumConnections: Int = 4, replyLimit: Int = HTTPBackend.defaultReplyLimit, allowInsecureHTTP: Bool = false) {
-        // `.default`, not `.ephemeral`: on Linux `.ephemeral` makes a URLCache of its own,
-        // which creates a cache directory under ~/.cache although nothing is cached.
-        let configuration = URLSessionConfiguration.default
-        configuration.timeoutIntervalForRequest = requestTimeout
-        configuration.timeoutIntervalForResource = requestTimeout * 2
-        configuration.httpMaximumConnectionsPerHost = maximumConnections
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        configuration.urlCredentialStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        transfers = HTTPTransfers(limit: replyLimit)
-        session = URLSession(configuration: configuration, delegate: transfers, delegateQueue: nil)
+        #if canImport(Darwin)
+        transport = URLSessionTransport(requestTimeout: requestTimeout, maximumConnections: maximumConnections, replyLimit: replyLimit)
+        #else
+        transport = CurlTransport(requestTimeout: requestTimeout, maximumConnections: maximumConnections, replyLimit: replyLimit)
+        #endif
+        self.replyLimit = replyLimit
         self.allowInsecureHTTP = allowInsecureHTTP
     }
 
     deinit {
-        session.invalidateAndCancel()
+        transport.invalidate()
     }
 
     public func createRegistrationId(handle: String, account: BackendAccount) async -> Result<String, BackendCallError> {
@@ -71,36 +61,27 @@ public final class HTTPBackend: BackendAPI {
         guard let url = URLText.url(base: account.baseURL, path: path, query: query) else {
             return .failure(.transport("cannot build a URL from \(BackendText.withoutUserInfo(account.baseURL.absoluteString))"))
         }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.setValue(account.authorizationHeader, forHTTPHeaderField: "Authorization")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if let body {
-            request.httpBody = body
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        } else if method != "GET" && method != "DELETE" {
-            // ASP.NET and some proxies answer 411 to a body-less POST without a length.
-            request.httpBody = Data()
-        }
-        let data: Data
-        let http: HTTPURLResponse
-        switch await transfers.perform(request, in: session) {
-        case .response(let response, let body):
-            (http, data) = (response, body)
+        var headers = ["Authorization: " + account.authorizationHeader, "Accept: application/json"]
+        if body != nil { headers.append("Content-Type: application/json") }
+        // ASP.NET and some proxies answer 411 to a body-less POST without a length.
+        let sent = body ?? (method == "GET" || method == "DELETE" ? nil : Data())
+        let status: Int, location: String?, retryAfterText: String?, data: Data
+        switch await transport.perform(HTTPRequest(method: method, url: url, headers: headers, body: sent)) {
+        case .response(let code, let locationHeader, let retryAfterHeader, let reply):
+            (status, location, retryAfterText, data) = (code, locationHeader, retryAfterHeader, reply)
         case .tooLarge:
-            return .failure(.invalidResponse("the backend's reply is larger than \(transfers.limit / 1024) KiB; the backend's replies are a few bytes, so this is not the AppBackend (check the backend URL)"))
-        case .failed(let error):
-            return .failure(.transport(Self.describe(error, reaching: account.baseURL)))
+            return .failure(.invalidResponse("the backend's reply is larger than \(replyLimit / 1024) KiB; the backend's replies are a few bytes, so this is not the AppBackend (check the backend URL)"))
+        case .failed(let failure):
+            return .failure(.transport(Self.describe(failure, reaching: account.baseURL)))
         }
-        if (300...399).contains(http.statusCode) {
+        if (300...399).contains(status) {
             // Following it would send the password to wherever it points, maybe in clear.
-            let location = http.value(forHTTPHeaderField: "Location").map { BackendText.excerpt(BackendText.withoutUserInfo($0), account: account, maximumLength: 80) }
-            let detail = "redirected to \(location ?? "an unnamed place") (not followed: it would carry the password; if the backend moved, change the backend URL)"
-            return .failure(.status(http.statusCode, retryAfter: nil, body: detail))
+            let place = location.map { BackendText.excerpt(BackendText.withoutUserInfo($0), account: account, maximumLength: 80) }
+            let detail = "redirected to \(place ?? "an unnamed place") (not followed: it would carry the password; if the backend moved, change the backend URL)"
+            return .failure(.status(status, retryAfter: nil, body: detail))
         }
-        guard (200...299).contains(http.statusCode) else {
-            let retryAfter = RetryAfter.parse(http.value(forHTTPHeaderField: "Retry-After"))
-            return .failure(.status(http.statusCode, retryAfter: retryAfter, body: BackendText.excerpt(data, account: account)))
+        guard (200...299).contains(status) else {
+            return .failure(.status(status, retryAfter: RetryAfter.parse(retryAfterText), body: BackendText.excerpt(data, account: account)))
         }
         return .success(data)
     }
@@ -111,44 +92,22 @@ public final class HTTPBackend: BackendAPI {
 
     /// Names the backend: "cannot connect to https://…: connection refused" tells a wrong
     /// URL from a backend that is down.
-    private static func describe(_ error: any Error, reaching base: URL) -> String {
-        let connecting: Set<URLError.Code> = [.cannotConnectToHost, .cannotFindHost, .notConnectedToInternet, .dnsLookupFailed,
-                                              .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-                                              .serverCertificateNotYetValid]
-        let detail = describe(error)
-        if let code = (error as? URLError)?.code, connecting.contains(code) {
-            return "cannot connect to \(base.absoluteString): \(detail)"
+    private static func describe(_ failure: HTTPFailure, reaching base: URL) -> String {
+        let detail: String
+        switch failure.kind {
+        case .timedOut: detail = "the request timed out"
+        case .connectionRefused: detail = "connection refused"
+        case .hostNotFound: detail = "host not found"
+        case .connectionLost: detail = "the connection was lost"
+        case .cancelled: detail = "the request was cancelled"
+        case .tlsFailed: detail = "TLS failed (\(failure.detail))"
+        case .untrustedCertificate:
+            detail = "the backend's TLS certificate is not trusted (\(failure.detail)); "
+                + "if it comes from a private CA, add that CA to the system trust store "
+                + "(e.g. copy it to /usr/local/share/ca-certificates/ and run `update-ca-certificates`), then restart notifyd"
+        case .other: detail = failure.detail
         }
-        return "\(base.absoluteString): \(detail)"
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        if let urlError = error as? URLError {
-            // On Linux libcurl's verification failure arrives as an unknown error whose text
-            // says "SSL certificate problem: …".
-            if urlError.localizedDescription.contains("SSL certificate problem") {
-                return untrustedCertificate(urlError)
-            }
-            switch urlError.code {
-            case .timedOut: return "the request timed out"
-            case .cannotConnectToHost: return "connection refused"
-            case .cannotFindHost: return "host not found"
-            case .networkConnectionLost: return "the connection was lost"
-            case .notConnectedToInternet: return "no network"
-            case .serverCertificateUntrusted, .serverCertificateHasUnknownRoot:
-                return untrustedCertificate(urlError)
-            case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateNotYetValid:
-                return "TLS failed (\(urlError.localizedDescription))"
-            default: return urlError.localizedDescription
-            }
-        }
-        return "\(error)"
-    }
-
-    private static func untrustedCertificate(_ error: URLError) -> String {
-        "the backend's TLS certificate is not trusted (\(error.localizedDescription)); "
-            + "if it comes from a private CA, add that CA to the system trust store "
-            + "(e.g. copy it to /usr/local/share/ca-certificates/ and run `update-ca-certificates`), then restart notifyd"
+        return failure.isConnecting ? "cannot connect to \(base.absoluteString): \(detail)" : "\(base.absoluteString): \(detail)"
     }
 }
 

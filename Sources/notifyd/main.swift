@@ -101,8 +101,6 @@ while let argument = arguments.popFirst() {
     }
 }
 
-// First, while no other thread reads the environment (see FoundationStorage).
-FoundationStorage.keepOutOfHome()
 
 let (settings, problems) = ResolvedSettings.resolve(flags: flagValues, configFlag: configFlag, environment: environment)
 var configuration: DaemonConfiguration

@@ -1,0 +1,295 @@
+// See CCurl.h. Every libcurl call notifyd makes is in this file.
+#include "CCurl.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+// libcurl's ABI, from its documentation: handles are opaque, options are numbered by type.
+typedef void CURL;
+typedef void CURLM;
+struct curl_slist;
+typedef struct {
+    int msg;
+    CURL *easy_handle;
+    union {
+        void *whatever;
+        int result;
+    } data;
+} CURLMsg;
+
+enum { OPTION_LONG = 0, OPTION_POINTER = 10000, OPTION_FUNCTION = 20000 };
+enum {
+    OPT_WRITEDATA = OPTION_POINTER + 1,
+    OPT_URL = OPTION_POINTER + 2,
+    OPT_ERRORBUFFER = OPTION_POINTER + 10,
+    OPT_WRITEFUNCTION = OPTION_FUNCTION + 11,
+    OPT_HTTPHEADER = OPTION_POINTER + 23,
+    OPT_HEADERDATA = OPTION_POINTER + 29,
+    OPT_CUSTOMREQUEST = OPTION_POINTER + 36,
+    OPT_POST = OPTION_LONG + 47,
+    OPT_FOLLOWLOCATION = OPTION_LONG + 52,
+    OPT_POSTFIELDSIZE = OPTION_LONG + 60,
+    OPT_HEADERFUNCTION = OPTION_FUNCTION + 79,
+    OPT_NOSIGNAL = OPTION_LONG + 99,
+    OPT_PRIVATE = OPTION_POINTER + 103,
+    OPT_TIMEOUT_MS = OPTION_LONG + 155,
+    OPT_CONNECTTIMEOUT_MS = OPTION_LONG + 156,
+    OPT_COPYPOSTFIELDS = OPTION_POINTER + 165,
+    OPT_PROTOCOLS = OPTION_LONG + 181,
+    OPT_REDIR_PROTOCOLS = OPTION_LONG + 182,
+};
+enum { INFO_STRING = 0x100000, INFO_LONG = 0x200000 };
+enum { INFO_RESPONSE_CODE = INFO_LONG + 2, INFO_PRIVATE = INFO_STRING + 21 };
+enum { MULTI_MAXCONNECTS = 6, MULTI_MAX_HOST_CONNECTIONS = 7 };
+enum { PROTOCOL_HTTP = 1, PROTOCOL_HTTPS = 2, GLOBAL_ALL = 3, MESSAGE_DONE = 1, ERROR_SIZE = 256 };
+
+static struct {
+    int (*global_init)(long);
+    CURL *(*easy_init)(void);
+    int (*easy_setopt)(CURL *, int, ...);
+    int (*easy_getinfo)(CURL *, int, ...);
+    void (*easy_cleanup)(CURL *);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+    CURLM *(*multi_init)(void);
+    int (*multi_setopt)(CURLM *, int, ...);
+    int (*multi_add_handle)(CURLM *, CURL *);
+    int (*multi_remove_handle)(CURLM *, CURL *);
+    int (*multi_perform)(CURLM *, int *);
+    int (*multi_poll)(CURLM *, void *, unsigned, int, int *);
+    int (*multi_wakeup)(CURLM *);
+    int (*multi_cleanup)(CURLM *);
+    CURLMsg *(*multi_info_read)(CURLM *, int *);
+} curl;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_error[512] = "libcurl is not loaded";
+
+static void load(void) {
+#ifdef __APPLE__
+    static const char *const names[] = {"libcurl.4.dylib", "libcurl.dylib"};
+#else
+    // The OpenSSL build first, as FoundationNetworking uses; then the GnuTLS one.
+    static const char *const names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so"};
+#endif
+    void *library = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !library; i++) library = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        snprintf(load_error, sizeof load_error, "cannot load libcurl (%s): install it (Debian and Ubuntu: apt-get install libcurl4)", dlerror());
+        return;
+    }
+#define RESOLVE(field, symbol)                                                                                  \
+    if (!(*(void **)&curl.field = dlsym(library, symbol))) {                                                     \
+        snprintf(load_error, sizeof load_error, "libcurl has no %s: it is older than 7.68; install a newer one", symbol); \
+        return;                                                                                                \
+    }
+    RESOLVE(global_init, "curl_global_init")
+    RESOLVE(easy_init, "curl_easy_init")
+    RESOLVE(easy_setopt, "curl_easy_setopt")
+    RESOLVE(easy_getinfo, "curl_easy_getinfo")
+    RESOLVE(easy_cleanup, "curl_easy_cleanup")
+    RESOLVE(slist_append, "curl_slist_append")
+    RESOLVE(slist_free_all, "curl_slist_free_all")
+    RESOLVE(multi_init, "curl_multi_init")
+    RESOLVE(multi_setopt, "curl_multi_setopt")
+    RESOLVE(multi_add_handle, "curl_multi_add_handle")
+    RESOLVE(multi_remove_handle, "curl_multi_remove_handle")
+    RESOLVE(multi_perform, "curl_multi_perform")
+    RESOLVE(multi_poll, "curl_multi_poll")
+    RESOLVE(multi_wakeup, "curl_multi_wakeup")
+    RESOLVE(multi_info_read, "curl_multi_info_read")
+    RESOLVE(multi_cleanup, "curl_multi_cleanup")
+#undef RESOLVE
+    if (curl.global_init(GLOBAL_ALL) != 0) {
+        snprintf(load_error, sizeof load_error, "libcurl failed to initialise");
+        return;
+    }
+    load_error[0] = '\0';
+}
+
+int ncurl_load(char *error, size_t error_size) {
+    pthread_once(&load_once, load);
+    if (load_error[0] == '\0') return 0;
+    snprintf(error, error_size, "%s", load_error);
+    return -1;
+}
+
+void *ncurl_multi_new(long max_host_connections) {
+    CURLM *multi = curl.multi_init();
+    if (!multi) return NULL;
+    curl.multi_setopt(multi, MULTI_MAX_HOST_CONNECTIONS, max_host_connections);
+    curl.multi_setopt(multi, MULTI_MAXCONNECTS, max_host_connections);
+    return multi;
+}
+
+struct transfer {
+    CURL *easy;
+    struct curl_slist *headers;
+    unsigned char *body;
+    size_t length, capacity, limit;
+    int too_large;
+    int result;
+    char location[1024];
+    char retry_after[128];
+    char error[ERROR_SIZE];
+};
+
+static size_t take_body(char *data, size_t size, size_t count, void *context) {
+    struct transfer *transfer = context;
+    size_t bytes = size * count;
+    if (bytes > transfer->limit - transfer->length) {
+        // Returning less than was given aborts the transfer: nothing more is read.
+        transfer->too_large = 1;
+        return 0;
+    }
+    if (transfer->length + bytes > transfer->capacity) {
+        size_t capacity = transfer->capacity ? transfer->capacity : 512;
+        while (capacity < transfer->length + bytes) capacity *= 2;
+        unsigned char *grown = realloc(transfer->body, capacity);
+        if (!grown) return 0;
+        transfer->body = grown;
+        transfer->capacity = capacity;
+    }
+    memcpy(transfer->body + transfer->length, data, bytes);
+    transfer->length += bytes;
+    return bytes;
+}
+
+/// Copies a header's value, trimmed, if the line is `name: value`.
+static void keep_header(const char *line, size_t length, const char *name, char *into, size_t room) {
+    size_t name_length = strlen(name);
+    if (length <= name_length || strncasecmp(line, name, name_length) != 0 || line[name_length] != ':') return;
+    const char *value = line + name_length + 1;
+    const char *end = line + length;
+    while (value < end && (*value == ' ' || *value == '\t')) value++;
+    while (end > value && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t')) end--;
+    size_t kept = (size_t)(end - value) < room - 1 ? (size_t)(end - value) : room - 1;
+    memcpy(into, value, kept);
+    into[kept] = '\0';
+}
+
+static size_t take_header(char *line, size_t size, size_t count, void *context) {
+    struct transfer *transfer = context;
+    size_t length = size * count;
+    if (length >= 5 && strncmp(line, "HTTP/", 5) == 0) {
+        // A new response (after a 100 Continue, say): only the last one's headers count.
+        transfer->location[0] = '\0';
+        transfer->retry_after[0] = '\0';
+    }
+    keep_header(line, length, "Location", transfer->location, sizeof transfer->location);
+    keep_header(line, length, "Retry-After", transfer->retry_after, sizeof transfer->retry_after);
+    return length;
+}
+
+void *ncurl_transfer_start(void *multi, const char *url, const char *method, const char *const *headers, size_t header_count,
+                           const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit) {
+    struct transfer *transfer = calloc(1, sizeof *transfer);
+    if (!transfer) return NULL;
+    transfer->limit = limit;
+    transfer->easy = curl.easy_init();
+    if (!transfer->easy) {
+        free(transfer);
+        return NULL;
+    }
+    for (size_t i = 0; i < header_count; i++) transfer->headers = curl.slist_append(transfer->headers, headers[i]);
+    // libcurl adds "Expect: 100-continue" to larger bodies; ASP.NET needs no such round trip.
+    transfer->headers = curl.slist_append(transfer->headers, "Expect:");
+    CURL *easy = transfer->easy;
+    curl.easy_setopt(easy, OPT_URL, url);
+    curl.easy_setopt(easy, OPT_PRIVATE, (void *)transfer);
+    curl.easy_setopt(easy, OPT_ERRORBUFFER, transfer->error);
+    curl.easy_setopt(easy, OPT_NOSIGNAL, 1L);
+    // A redirect would hand the Authorization header to wherever it points.
+    curl.easy_setopt(easy, OPT_FOLLOWLOCATION, 0L);
+    curl.easy_setopt(easy, OPT_PROTOCOLS, (long)(PROTOCOL_HTTP | PROTOCOL_HTTPS));
+    curl.easy_setopt(easy, OPT_REDIR_PROTOCOLS, (long)(PROTOCOL_HTTP | PROTOCOL_HTTPS));
+    curl.easy_setopt(easy, OPT_TIMEOUT_MS, timeout_ms);
+    curl.easy_setopt(easy, OPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
+    curl.easy_setopt(easy, OPT_HTTPHEADER, transfer->headers);
+    curl.easy_setopt(easy, OPT_WRITEFUNCTION, take_body);
+    curl.easy_setopt(easy, OPT_WRITEDATA, (void *)transfer);
+    curl.easy_setopt(easy, OPT_HEADERFUNCTION, take_header);
+    curl.easy_setopt(easy, OPT_HEADERDATA, (void *)transfer);
+    if (has_body) {
+        // Copied: the caller's buffer need not outlive this call.
+        curl.easy_setopt(easy, OPT_POSTFIELDSIZE, (long)body_length);
+        curl.easy_setopt(easy, OPT_COPYPOSTFIELDS, body_length ? body : "");
+    }
+    curl.easy_setopt(easy, OPT_CUSTOMREQUEST, method);
+    if (curl.multi_add_handle(multi, easy) != 0) {
+        curl.easy_cleanup(easy);
+        curl.slist_free_all(transfer->headers);
+        free(transfer);
+        return NULL;
+    }
+    return transfer;
+}
+
+int ncurl_multi_perform(void *multi) {
+    int running = 0;
+    curl.multi_perform(multi, &running);
+    return running;
+}
+
+void ncurl_multi_wait(void *multi, int timeout_ms) {
+    int ready = 0;
+    curl.multi_poll(multi, NULL, 0, timeout_ms, &ready);
+}
+
+void ncurl_wakeup(void *multi) { curl.multi_wakeup(multi); }
+
+void ncurl_multi_free(void *multi) { curl.multi_cleanup(multi); }
+
+void *ncurl_next_finished(void *multi) {
+    int left = 0;
+    CURLMsg *message;
+    while ((message = curl.multi_info_read(multi, &left))) {
+        if (message->msg != MESSAGE_DONE) continue;
+        struct transfer *transfer = NULL;
+        curl.easy_getinfo(message->easy_handle, INFO_PRIVATE, (char **)&transfer);
+        if (!transfer) continue;
+        transfer->result = message->data.result;
+        return transfer;
+    }
+    return NULL;
+}
+
+int ncurl_transfer_result(void *opaque, long *status) {
+    struct transfer *transfer = opaque;
+    *status = 0;
+    curl.easy_getinfo(transfer->easy, INFO_RESPONSE_CODE, status);
+    return transfer->result;
+}
+
+int ncurl_transfer_too_large(void *opaque) { return ((struct transfer *)opaque)->too_large; }
+
+const unsigned char *ncurl_transfer_body(void *opaque, size_t *length) {
+    struct transfer *transfer = opaque;
+    *length = transfer->length;
+    return transfer->body;
+}
+
+const char *ncurl_transfer_location(void *opaque) {
+    struct transfer *transfer = opaque;
+    return transfer->location[0] ? transfer->location : NULL;
+}
+
+const char *ncurl_transfer_retry_after(void *opaque) {
+    struct transfer *transfer = opaque;
+    return transfer->retry_after[0] ? transfer->retry_after : NULL;
+}
+
+const char *ncurl_transfer_error_text(void *opaque) { return ((struct transfer *)opaque)->error; }
+
+void ncurl_transfer_free(void *multi, void *opaque) {
+    struct transfer *transfer = opaque;
+    curl.multi_remove_handle(multi, transfer->easy);
+    curl.easy_cleanup(transfer->easy);
+    curl.slist_free_all(transfer->headers);
+    free(transfer->body);
+    free(transfer);
+}

@@ -1,0 +1,70 @@
+// notifyd's HTTP client on Linux: the system's libcurl, loaded at run time with dlopen.
+//
+// Loading it at run time, rather than linking it, needs neither libcurl's headers nor
+// `libcurl.so` at build time (only Debian's -dev package has those), so `swift build`
+// and `swift test` work on any machine with Swift; the runtime library `libcurl.so.4` is
+// already there wherever Swift's own networking runs. The few declarations needed are
+// written here from libcurl's documented, stable ABI. Variadic `curl_easy_setopt` is
+// only ever called from C, where calling a variadic function is portable.
+#ifndef NOTIFYD_CCURL_H
+#define NOTIFYD_CCURL_H
+
+#include <stddef.h>
+
+/// Loads libcurl once; returns 0, or -1 with a message in `error`.
+int ncurl_load(char *error, size_t error_size);
+
+/// A multi handle with its connection pool: at most `max_host_connections` to one host.
+void *ncurl_multi_new(long max_host_connections);
+
+/// One request, added to `multi`. `headers` are whole lines ("Name: value"). The reply
+/// body is kept up to `limit` bytes; past that the transfer is aborted and marked too large.
+void *ncurl_transfer_start(void *multi, const char *url, const char *method, const char *const *headers, size_t header_count,
+                           const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit);
+
+/// Moves every transfer as far as it goes without waiting; returns how many still run.
+int ncurl_multi_perform(void *multi);
+
+/// Waits at most `timeout_ms` (less when one of libcurl's own timers is due) for a socket
+/// to be ready or for `ncurl_wakeup`. Costs nothing while it waits.
+void ncurl_multi_wait(void *multi, int timeout_ms);
+
+/// Wakes a thread waiting in `ncurl_multi_wait`; safe from any thread.
+void ncurl_wakeup(void *multi);
+
+/// Frees a multi handle whose transfers have all been freed.
+void ncurl_multi_free(void *multi);
+
+/// The next finished transfer, or NULL.
+void *ncurl_next_finished(void *multi);
+
+/// After a transfer finished: libcurl's result code (0 is success) and the HTTP status.
+int ncurl_transfer_result(void *transfer, long *status);
+int ncurl_transfer_too_large(void *transfer);
+const unsigned char *ncurl_transfer_body(void *transfer, size_t *length);
+/// Headers of the final response, or NULL; without the trailing line break.
+const char *ncurl_transfer_location(void *transfer);
+const char *ncurl_transfer_retry_after(void *transfer);
+/// libcurl's words for a failure ("SSL certificate problem: …").
+const char *ncurl_transfer_error_text(void *transfer);
+
+/// Removes the transfer from `multi` (finished or not) and frees it.
+void ncurl_transfer_free(void *multi, void *transfer);
+
+// The result codes the client tells apart.
+enum {
+    NCURL_OK = 0,
+    NCURL_UNSUPPORTED_PROTOCOL = 1,
+    NCURL_COULDNT_RESOLVE_PROXY = 5,
+    NCURL_COULDNT_RESOLVE_HOST = 6,
+    NCURL_COULDNT_CONNECT = 7,
+    NCURL_WRITE_ERROR = 23,
+    NCURL_OPERATION_TIMEDOUT = 28,
+    NCURL_SSL_CONNECT_ERROR = 35,
+    NCURL_GOT_NOTHING = 52,
+    NCURL_SEND_ERROR = 55,
+    NCURL_RECV_ERROR = 56,
+    NCURL_PEER_FAILED_VERIFICATION = 60,
+};
+
+#endif

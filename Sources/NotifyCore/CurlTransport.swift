@@ -1,0 +1,195 @@
+#if !canImport(Darwin)
+import CCurl
+import Foundation
+import Synchronization
+
+/// HTTP through the system's libcurl, on one thread of its own that waits in
+/// `curl_multi_poll`: while a request waits for a slow or silent backend, nothing runs.
+/// Connections are kept alive and reused, at most `maximumConnections` to one host.
+final class CurlTransport: HTTPTransport {
+    private let loop: Result<CurlLoop, HTTPFailure>
+
+    init(requestTimeout: Double, maximumConnections: Int, replyLimit: Int) {
+        var error = [CChar](repeating: 0, count: 512)
+        if ncurl_load(&error, error.count) != 0 {
+            loop = .failure(HTTPFailure(kind: .other, detail: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+        } else if let multi = ncurl_multi_new(max(1, maximumConnections)) {
+            let milliseconds = max(1, Int(requestTimeout * 1000))
+            loop = .success(CurlLoop(multi: multi, timeoutMilliseconds: milliseconds, replyLimit: replyLimit))
+        } else {
+            loop = .failure(HTTPFailure(kind: .other, detail: "libcurl could not set up a connection pool"))
+        }
+    }
+
+    func invalidate() {
+        if case .success(let loop) = loop { loop.stop() }
+    }
+
+    func perform(_ request: HTTPRequest) async -> HTTPOutcome {
+        switch loop {
+        case .success(let loop): await loop.perform(request)
+        case .failure(let failure): .failed(failure)
+        }
+    }
+}
+
+/// The thread that owns libcurl's multi handle. Other threads only hand it requests and
+/// cancellations through `shared` and wake it; everything else happens on its thread.
+private final class CurlLoop: @unchecked Sendable {
+    // @unchecked: `multi` and `running` are touched by the loop's thread alone (and
+    // `curl_multi_wakeup`, which libcurl makes safe from any thread); the rest is in `shared`.
+    private let multi: UnsafeMutableRawPointer
+    private let timeoutMilliseconds: Int
+    private let replyLimit: Int
+
+    private struct Job {
+        var id: UInt64
+        var request: HTTPRequest
+        var continuation: CheckedContinuation<HTTPOutcome, Never>
+    }
+
+    private struct Shared {
+        var nextID: UInt64 = 0
+        var starting: [Job] = []
+        var cancelled: [UInt64] = []
+        var stopping = false
+        /// The multi handle is freed: nobody may wake it any more.
+        var stopped = false
+    }
+
+    private let shared = Mutex(Shared())
+    private var running: [UnsafeMutableRawPointer: Job] = [:]
+
+    init(multi: UnsafeMutableRawPointer, timeoutMilliseconds: Int, replyLimit: Int) {
+        self.multi = multi
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.replyLimit = replyLimit
+        let thread = Thread { [self] in run() }
+        thread.name = "notifyd-http"
+        thread.start()
+    }
+
+    func perform(_ request: HTTPRequest) async -> HTTPOutcome {
+        let id = shared.withLock { shared in
+            shared.nextID += 1
+            return shared.nextID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let accepted = shared.withLock { shared -> Bool in
+                    guard !shared.stopping, !Task.isCancelled else { return false }
+                    shared.starting.append(Job(id: id, request: request, continuation: continuation))
+                    return true
+                }
+                if accepted {
+                    wake()
+                } else {
+                    continuation.resume(returning: .failed(HTTPFailure(kind: .cancelled, detail: "the request was cancelled")))
+                }
+            }
+        } onCancel: {
+            shared.withLock { $0.cancelled.append(id) }
+            wake()
+        }
+    }
+
+    func stop() {
+        shared.withLock { $0.stopping = true }
+        wake()
+    }
+
+    private func wake() {
+        shared.withLock { shared in
+            if !shared.stopped { ncurl_wakeup(multi) }
+        }
+    }
+
+    private func run() {
+        while true {
+            let (starting, cancelled, stopping) = shared.withLock { shared in
+                defer {
+                    shared.starting = []
+                    shared.cancelled = []
+                }
+                return (shared.starting, shared.cancelled, shared.stopping)
+            }
+            for job in starting { start(job) }
+            for id in cancelled {
+                guard let (transfer, job) = running.first(where: { $0.value.id == id }) else { continue }
+                finish(transfer, job, .failed(HTTPFailure(kind: .cancelled, detail: "the request was cancelled")))
+            }
+            if stopping {
+                for (transfer, job) in running { finish(transfer, job, .failed(HTTPFailure(kind: .cancelled, detail: "notifyd is stopping"))) }
+                shared.withLock { $0.stopped = true }
+                ncurl_multi_free(multi)
+                return
+            }
+            _ = ncurl_multi_perform(multi)
+            while let transfer = ncurl_next_finished(multi) {
+                guard let job = running[transfer] else { continue }
+                finish(transfer, job, outcome(of: transfer))
+            }
+            // An hour at most: libcurl wakes sooner for its own timers, and a new request
+            // or a cancellation wakes it at once.
+            ncurl_multi_wait(multi, 3_600_000)
+        }
+    }
+
+    private func start(_ job: Job) {
+        let request = job.request
+        let transfer = request.headers.withCStrings { headers in
+            (request.body ?? Data()).withUnsafeBytes { body in
+                ncurl_transfer_start(multi, request.url.absoluteString, request.method, headers, headers.count,
+                                     body.baseAddress, body.count, request.body == nil ? 0 : 1,
+                                     timeoutMilliseconds, timeoutMilliseconds, replyLimit)
+            }
+        }
+        guard let transfer else {
+            job.continuation.resume(returning: .failed(HTTPFailure(kind: .other, detail: "libcurl could not start the request")))
+            return
+        }
+        running[transfer] = job
+    }
+
+    private func finish(_ transfer: UnsafeMutableRawPointer, _ job: Job, _ outcome: HTTPOutcome) {
+        running[transfer] = nil
+        ncurl_transfer_free(multi, transfer)
+        job.continuation.resume(returning: outcome)
+    }
+
+    private func outcome(of transfer: UnsafeMutableRawPointer) -> HTTPOutcome {
+        if ncurl_transfer_too_large(transfer) != 0 { return .tooLarge }
+        var status = 0
+        let code = ncurl_transfer_result(transfer, &status)
+        guard code == NCURL_OK else {
+            let words = String(cString: ncurl_transfer_error_text(transfer))
+            return .failed(HTTPFailure(kind: Self.kind(of: code), detail: words.isEmpty ? "libcurl error \(code)" : words))
+        }
+        var length = 0
+        let body = ncurl_transfer_body(transfer, &length).map { Data(bytes: $0, count: length) } ?? Data()
+        return .response(status: status, location: ncurl_transfer_location(transfer).map { String(cString: $0) },
+                         retryAfter: ncurl_transfer_retry_after(transfer).map { String(cString: $0) }, body: body)
+    }
+
+    private static func kind(of code: Int32) -> HTTPFailure.Kind {
+        switch code {
+        case Int32(NCURL_OPERATION_TIMEDOUT): .timedOut
+        case Int32(NCURL_COULDNT_CONNECT): .connectionRefused
+        case Int32(NCURL_COULDNT_RESOLVE_HOST), Int32(NCURL_COULDNT_RESOLVE_PROXY): .hostNotFound
+        case Int32(NCURL_GOT_NOTHING), Int32(NCURL_SEND_ERROR), Int32(NCURL_RECV_ERROR): .connectionLost
+        case Int32(NCURL_PEER_FAILED_VERIFICATION): .untrustedCertificate
+        case Int32(NCURL_SSL_CONNECT_ERROR): .tlsFailed
+        default: .other
+        }
+    }
+}
+
+private extension Array where Element == String {
+    /// Runs `body` with the strings as C strings, alive for the call.
+    func withCStrings<R>(_ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+        let copies = map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        return body(copies.map { UnsafePointer($0) })
+    }
+}
+#endif

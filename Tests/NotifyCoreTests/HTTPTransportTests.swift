@@ -1,0 +1,160 @@
+import Foundation
+import Synchronization
+import NotifyTestSupport
+import Testing
+@testable import NotifyCore
+
+/// The HTTP client itself against a scripted loopback server: what it reads, how long it
+/// waits, how many connections it opens, and how it stops.
+@Suite struct HTTPTransportTests {
+    static let okReply = Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4\r\n\r\n\"id\"".utf8)
+
+    static func transport(timeout: Double = 10, connections: Int = 4, limit: Int = HTTPBackend.defaultReplyLimit) -> any HTTPTransport {
+        #if canImport(Darwin)
+        URLSessionTransport(requestTimeout: timeout, maximumConnections: connections, replyLimit: limit)
+        #else
+        CurlTransport(requestTimeout: timeout, maximumConnections: connections, replyLimit: limit)
+        #endif
+    }
+
+    static func post(_ server: ScriptedHTTPServer) -> HTTPRequest {
+        HTTPRequest(method: "POST", url: server.url, headers: ["Accept: application/json"], body: Data())
+    }
+
+    /// A body without a length, 100 MB long: the client stops reading soon after the bound,
+    /// so the server cannot even push much of it into the socket buffers.
+    @Test func aChunkedReplyPastTheBoundIsCutOffNotRead() async throws {
+        let sent = Atomic<Int>(0)
+        let server = try ScriptedHTTPServer { connection in
+            _ = connection.readRequest()
+            guard connection.write(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)) else { return }
+            let chunk = Array("10000\r\n".utf8) + [UInt8](repeating: 0x5B, count: 0x10000) + Array("\r\n".utf8)
+            for _ in 0..<1600 {
+                guard connection.write(chunk) else { return }
+                sent.add(0x10000, ordering: .relaxed)
+            }
+            _ = connection.write(Array("0\r\n\r\n".utf8))
+        }
+        defer { server.stop() }
+        let transport = Self.transport()
+        defer { transport.invalidate() }
+        let outcome = await transport.perform(Self.post(server))
+        guard case .tooLarge = outcome else {
+            Issue.record("expected a refusal as too large, got \(outcome)")
+            return
+        }
+        #expect(await eventually { server.counts.open == 0 }, "the connection was dropped, not drained")
+        #expect(sent.load(ordering: .relaxed) < 32 << 20, "\(sent.load(ordering: .relaxed)) bytes left the server")
+    }
+
+    @Test func aReplyAtTheBoundIsReadWhole() async throws {
+        let body = [UInt8](repeating: 0x61, count: 1000)
+        let server = try ScriptedHTTPServer { connection in
+            _ = connection.readRequest()
+            connection.write(Array("HTTP/1.1 503 Busy\r\nRetry-After: 7\r\nTransfer-Encoding: chunked\r\n\r\n3e8\r\n".utf8) + body + Array("\r\n0\r\n\r\n".utf8))
+        }
+        defer { server.stop() }
+        let transport = Self.transport(limit: 1000)
+        defer { transport.invalidate() }
+        guard case .response(let status, _, let retryAfter, let reply) = await transport.perform(Self.post(server)) else {
+            Issue.record("no response")
+            return
+        }
+        #expect(status == 503)
+        #expect(retryAfter == "7")
+        #expect(Array(reply) == body)
+    }
+
+    /// A backend that accepts and never answers: the request ends at its timeout.
+    @Test func aSilentBackendTimesOut() async throws {
+        let server = try ScriptedHTTPServer { connection in
+            _ = connection.readRequest()
+            connection.waitForClose()
+        }
+        defer { server.stop() }
+        let transport = Self.transport(timeout: 0.3)
+        defer { transport.invalidate() }
+        let outcome = await transport.perform(Self.post(server))
+        guard case .failed(let failure) = outcome else {
+            Issue.record("expected a timeout, got \(outcome)")
+            return
+        }
+        #expect(failure.kind == .timedOut)
+    }
+
+    @Test func requestsOneAfterAnotherShareOneConnection() async throws {
+        let server = try ScriptedHTTPServer { connection in
+            while connection.readRequest() != nil { connection.write(Self.okReply) }
+        }
+        defer { server.stop() }
+        let transport = Self.transport()
+        defer { transport.invalidate() }
+        for _ in 0..<5 {
+            guard case .response(200, _, _, _) = await transport.perform(Self.post(server)) else {
+                Issue.record("a request failed")
+                return
+            }
+        }
+        #expect(server.counts.requests == 5)
+        #expect(server.counts.accepted == 1)
+    }
+
+    /// Twelve requests at once, two connections allowed: all answered, never more than two
+    /// connections open.
+    @Test func concurrentRequestsShareAtMostTheAllowedConnections() async throws {
+        let server = try ScriptedHTTPServer { connection in
+            while connection.readRequest() != nil {
+                usleep(20_000)
+                connection.write(Self.okReply)
+            }
+        }
+        defer { server.stop() }
+        let transport = Self.transport(connections: 2)
+        defer { transport.invalidate() }
+        let request = Self.post(server)
+        let answered = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<12 {
+                group.addTask {
+                    if case .response(200, _, _, _) = await transport.perform(request) { return true }
+                    return false
+                }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(answered == 12)
+        #expect(server.counts.mostOpen <= 2, "\(server.counts.mostOpen) connections at once")
+    }
+
+    @Test func cancellingTheTaskEndsItsRequest() async throws {
+        let server = try ScriptedHTTPServer { connection in
+            _ = connection.readRequest()
+            connection.waitForClose()
+        }
+        defer { server.stop() }
+        let transport = Self.transport(timeout: 60)
+        defer { transport.invalidate() }
+        let request = Self.post(server)
+        let task = Task { await transport.perform(request) }
+        #expect(await eventually { server.counts.requests == 1 })
+        task.cancel()
+        guard case .failed(let failure) = await task.value else {
+            Issue.record("a cancelled request got an answer")
+            return
+        }
+        #expect(failure.kind == .cancelled)
+        #expect(await eventually { server.counts.open == 0 }, "its connection is closed")
+    }
+
+    @Test func aRefusedConnectionSaysSo() async throws {
+        let server = try ScriptedHTTPServer { _ in }
+        let url = server.url
+        server.stop()
+        let transport = Self.transport()
+        defer { transport.invalidate() }
+        guard case .failed(let failure) = await transport.perform(HTTPRequest(method: "DELETE", url: url, headers: [], body: nil)) else {
+            Issue.record("a closed port answered")
+            return
+        }
+        #expect(failure.kind == .connectionRefused)
+    }
+}
