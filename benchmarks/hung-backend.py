@@ -3,15 +3,21 @@
 connections and never answers (every request waits its whole request_timeout on a fresh
 connection), and a backend that answers slowly on a connection already open.
 
-    swift build -c release && benchmarks/hung-backend.py [--seconds S] [--bin DIR]
+    contrib/build-release.sh && benchmarks/hung-backend.py [--seconds S] [--bin DIR]
 
 A benchmark, not a test: the figures depend on the machine. Waiting should cost
 nothing; see README.md ("Benchmarks") for what it costs today and why.
 """
 import argparse, json, os, re, shutil, subprocess, sys, tempfile, time, urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import bin_dir, proc_stat  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ms(pid):
+    """User and system CPU of a process so far, in milliseconds."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / TICKS
 
 
 def add_fault(url, rule):
@@ -20,19 +26,18 @@ def add_fault(url, rule):
 
 
 def cpu_over(pid, seconds):
-    before, _ = proc_stat(pid)
+    before = cpu_ms(pid)
     time.sleep(seconds)
-    after, _ = proc_stat(pid)
-    return after - before
+    return cpu_ms(pid) - before
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--bin", help="directory with notifyd, notifyctl and notify-devbackend (default: the release build)")
+    parser.add_argument("--bin", help="directory with notifyd, notifyctl and notify-devbackend (default: .build/stripped, from contrib/build-release.sh)")
     args = parser.parse_args()
 
-    bins = args.bin or bin_dir()
+    bins = args.bin or os.path.join(ROOT, ".build", "stripped")
     notifyd, notifyctl, devbackend = (os.path.join(bins, name) for name in ("notifyd", "notifyctl", "notify-devbackend"))
     for path in (notifyd, notifyctl, devbackend):
         if not os.access(path, os.X_OK):

@@ -4,10 +4,9 @@
 #
 # On Linux the Swift runtime is linked in (--static-swift-stdlib): the binaries do not depend
 # on where the toolchain sits, and notifyctl starts faster without the dynamic loader
-# resolving a dozen Swift libraries. notifyd still links the system's libcurl (through
-# FoundationNetworking), which needs Debian's libcurl4-openssl-dev at link time; it is
-# installed here when missing and run as root, or named otherwise. The results are
-# stripped copies: debug information is most of an unstripped binary's size.
+# resolving a dozen Swift libraries. notifyd loads the system's libcurl at run time, so
+# building needs nothing beyond Swift. The results are stripped copies: debug
+# information is most of an unstripped binary's size.
 set -eu
 
 usage() {
@@ -55,29 +54,11 @@ done
 
 command -v swift >/dev/null 2>&1 || fail "swift is not on PATH; install the Swift toolchain"
 
-# The linker needs the unversioned libcurl.so, which only the development package ships.
-has_libcurl_dev() {
-    for directory in /usr/lib/*-linux-gnu /usr/lib64 /usr/lib /usr/local/lib; do
-        [ -e "$directory/libcurl.so" ] && return 0
-    done
-    return 1
-}
-
 flags=
 if [ "$(uname -s)" = Linux ]; then
     # No RUNPATH either: nothing is loaded from beside the binary, and every start would
     # otherwise look there for libc and friends first.
     flags="--static-swift-stdlib --disable-local-rpath"
-    if ! has_libcurl_dev; then
-        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-            printf 'Installing libcurl4-openssl-dev (needed to link notifyd)...\n' >&2
-            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libcurl4-openssl-dev >&2 ||
-                { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libcurl4-openssl-dev >&2; } ||
-                fail "could not install libcurl4-openssl-dev"
-        else
-            fail "linking notifyd needs libcurl's development files (libcurl.so); install them first, e.g. \`sudo apt-get install libcurl4-openssl-dev\` (Debian, Ubuntu) or \`sudo dnf install libcurl-devel\` (Fedora)"
-        fi
-    fi
 fi
 
 cd "$repository"
