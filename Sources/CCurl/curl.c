@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,11 @@ static void load(void) {
     RESOLVE(multi_info_read, "curl_multi_info_read")
     RESOLVE(multi_cleanup, "curl_multi_cleanup")
 #undef RESOLVE
+    // With CURLOPT_NOSIGNAL (signals and threads do not mix) libcurl leaves SIGPIPE to the
+    // program, and a TLS write to a peer that hung up would end the process. notifyd
+    // ignores SIGPIPE anyway; any other program using this does too from here on.
+    struct sigaction pipe_action;
+    if (sigaction(SIGPIPE, NULL, &pipe_action) == 0 && pipe_action.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
     if (curl.global_init(GLOBAL_ALL) != 0) {
         snprintf(load_error, sizeof load_error, "libcurl failed to initialise");
         return;
