@@ -278,10 +278,7 @@ public actor Outbox {
         for attempt in running { await attempt.value }
         deadline.cancel()
         deadlineTimer?.task.cancel()
-        for (id, waiter) in waiters {
-            waiters[id] = nil
-            waiter.continuation.resume(returning: answer(waiter.ids))
-        }
+        release(waiters)
     }
 
     // MARK: Sending
@@ -440,7 +437,14 @@ public actor Outbox {
     }
 
     private func releaseSettledWaiters() {
-        for (id, waiter) in waiters where isSettled(waiter.ids, untilFinal: waiter.untilFinal) {
+        // Chosen first, removed after: removing while iterating the dictionary copied it
+        // once per removal, quadratic in a burst of pipelined sends.
+        let settled = waiters.filter { isSettled($0.value.ids, untilFinal: $0.value.untilFinal) }
+        release(settled)
+    }
+
+    private func release(_ chosen: [UInt64: Waiter]) {
+        for (id, waiter) in chosen {
             waiters[id] = nil
             waiter.continuation.resume(returning: answer(waiter.ids))
         }
@@ -463,10 +467,7 @@ public actor Outbox {
     private func deadlinePassed() {
         deadlineTimer = nil
         let now = ContinuousClock.now
-        for (id, waiter) in waiters where waiter.deadline <= now {
-            waiters[id] = nil
-            waiter.continuation.resume(returning: answer(waiter.ids))
-        }
+        release(waiters.filter { $0.value.deadline <= now })
         if let next = waiters.values.map(\.deadline).min() { armDeadlineTimer(next) }
     }
 }
