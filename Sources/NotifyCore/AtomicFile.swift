@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -10,7 +14,7 @@ import Darwin
 /// fsync the directory. Always mode 0600: these files hold tokens and passwords.
 public enum AtomicFile {
     public static func write(_ data: Data, to path: String) throws(CoreError) {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = FilePath.directory(of: path)
         let temporary = path + temporaryMarker + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
@@ -55,7 +59,7 @@ public enum AtomicFile {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
         let removed = names.filter { name in
             guard isTemporary(name, of: target) else { return false }
-            return unlink((directory as NSString).appendingPathComponent(name)) == 0
+            return unlink(FilePath.join(directory, name)) == 0
         }
         if !removed.isEmpty { syncDirectory(directory) }
         return removed.sorted()
@@ -63,11 +67,11 @@ public enum AtomicFile {
 
     /// `NAME.tmp-PID-NUMBER`, as `write` names them.
     static func isTemporary(_ name: String, of target: String?) -> Bool {
-        guard let marker = name.range(of: temporaryMarker, options: .backwards) else { return false }
+        guard let marker = name.lastRange(of: temporaryMarker) else { return false }
         let base = name[..<marker.lowerBound]
         guard !base.isEmpty, target == nil || base == target! else { return false }
         let parts = name[marker.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
-        return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
+        return parts.count == 2 && parts.allSatisfy { part in !part.isEmpty && part.allSatisfy { $0.isASCII && $0.isNumber } }
     }
 
     /// Makes a rename or unlink in `directory` durable.
@@ -84,8 +88,19 @@ public enum AtomicFile {
             try FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw .storage("cannot create \(directory): \(error.localizedDescription)")
+            throw .storage("cannot create \(directory): \(Self.describe(error))")
         }
+    }
+}
+
+extension AtomicFile {
+    /// What went wrong with a file, in the system's words where there are some.
+    static func describe(_ error: any Error) -> String {
+        if let posix = error as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
+        if let cocoa = error as? CocoaError, let underlying = cocoa.underlying as? POSIXError {
+            return String(cString: strerror(underlying.code.rawValue))
+        }
+        return "\(error)"
     }
 }
 

@@ -49,7 +49,7 @@ public enum BackendFailure: Equatable, Sendable {
 
     /// The start of an error body, on one line, for a message a person reads.
     static func excerpt(_ body: String) -> String {
-        let flat = body.split(whereSeparator: \.isNewline).joined(separator: " ").trimmingCharacters(in: .whitespaces)
+        let flat = body.split(whereSeparator: \.isNewline).joined(separator: " ").trimmingSpaces()
         return flat.count > 200 ? String(flat.prefix(200)) + "…" : flat
     }
 }

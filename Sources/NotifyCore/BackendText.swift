@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Text that came from the backend (an error body, a `Location`), made fit to store, log
 /// and show: credentials scrubbed, then cut to one short line. A backend or a proxy in
@@ -15,7 +24,7 @@ enum BackendText {
 
     static func excerpt(_ text: String, account: BackendAccount, maximumLength: Int = BackendText.maximumLength) -> String {
         let scrubbed = scrub(text, secrets: secrets(of: account))
-        let flat = scrubbed.unicodeScalars.map { CharacterSet.controlCharacters.contains($0) ? " " : String($0) }.joined()
+        let flat = scrubbed.unicodeScalars.map { Self.isControl($0) ? " " : String($0) }.joined()
         let single = flat.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         return single.count > maximumLength ? String(single.prefix(maximumLength)) + "…" : single
     }
@@ -40,7 +49,7 @@ enum BackendText {
     static func scrub(_ text: String, secrets: [String]) -> String {
         var result = text
         for secret in secrets {
-            result = result.replacingOccurrences(of: secret, with: redacted)
+            result = result.replacing(secret, with: redacted)
         }
         for scheme in ["Basic", "Bearer", "Digest"] {
             result = replaceCredential(after: scheme, in: result)
@@ -52,7 +61,7 @@ enum BackendText {
     private static func replaceCredential(after scheme: String, in text: String) -> String {
         var result = ""
         var rest = Substring(text)
-        while let range = rest.range(of: scheme + " ", options: .caseInsensitive) {
+        while let range = Self.caseInsensitiveRange(of: scheme + " ", in: rest) {
             result += rest[..<range.upperBound]
             rest = rest[range.upperBound...]
             let token = rest.prefix { !$0.isWhitespace && $0 != "\"" && $0 != "," && $0 != ";" }
@@ -64,9 +73,39 @@ enum BackendText {
         return result + rest
     }
 
+    /// Control and format characters (Unicode Cc and Cf), which a log line must not carry.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format: true
+        default: false
+        }
+    }
+
+    /// Where `needle` (ASCII) first occurs in `text`, in any letter case.
+    private static func caseInsensitiveRange(of needle: String, in text: Substring) -> Range<Substring.Index>? {
+        let wanted = Array(needle.lowercased().utf8)
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        while start != bytes.endIndex {
+            var index = start
+            var matched = 0
+            while matched < wanted.count, index != bytes.endIndex, Self.lowercased(bytes[index]) == wanted[matched] {
+                matched += 1
+                index = bytes.index(after: index)
+            }
+            if matched == wanted.count { return start..<index }
+            start = bytes.index(after: start)
+        }
+        return nil
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
+    }
+
     /// A URL from the backend with any `user:password@` removed, for a message.
     static func withoutUserInfo(_ text: String) -> String {
-        guard let schemeEnd = text.range(of: "://") else { return text }
+        guard let schemeEnd = text.firstRange(of: "://") else { return text }
         let afterScheme = text[schemeEnd.upperBound...]
         let authorityEnd = afterScheme.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? afterScheme.endIndex
         guard let at = afterScheme[..<authorityEnd].lastIndex(of: "@") else { return text }

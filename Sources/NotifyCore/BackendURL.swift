@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,13 +15,13 @@ import Darwin
 public enum BackendURL {
     /// An http(s) URL with a host; a trailing slash is dropped so ids and routes join cleanly.
     public static func validate(_ text: String, allowInsecureHTTP: Bool) throws(CoreError) -> String {
-        var trimmed = text.trimmingCharacters(in: .whitespaces)
+        var trimmed = text.trimmingSpaces()
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
         let shown = BackendText.withoutUserInfo(trimmed)
         guard let url = URL(string: trimmed), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = url.host, !host.isEmpty
         else {
-            throw .invalidArgument("'\(BackendText.withoutUserInfo(text.trimmingCharacters(in: .whitespaces)))' is not a backend URL; expected something like https://backend.example.com")
+            throw .invalidArgument("'\(BackendText.withoutUserInfo(text.trimmingSpaces()))' is not a backend URL; expected something like https://backend.example.com")
         }
         guard url.user == nil, url.password == nil, shown == trimmed else {
             throw .invalidArgument("the backend URL '\(shown)' must not hold a user or password: give the user to `notifyctl login USER`, which asks for the password")
@@ -61,7 +65,7 @@ public enum BackendURL {
 /// problems. Such a URL is refused with the URL to use instead.
 public enum BackendAPISuffix {
     public static func problem(_ text: String) -> String? {
-        var trimmed = text.trimmingCharacters(in: .whitespaces)
+        var trimmed = text.trimmingSpaces()
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
         guard trimmed.lowercased().hasSuffix("/api"), let url = URL(string: trimmed), url.host != nil, url.path.lowercased().hasSuffix("/api") else { return nil }
         let base = String(trimmed.dropLast(4))

@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Exponential backoff with jitter, in the spirit of the Azure SDKs (about 10 s, 5 min,
 /// 20 min): each failure multiplies the delay, capped, and a random factor spreads out
@@ -37,7 +46,7 @@ public struct Backoff: Sendable, Equatable {
     }
 
     private static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value)) s" : String(format: "%.3g s", value)
+        value == value.rounded() ? "\(Int(value)) s" : CFormat.string("%.3g s", value)
     }
 }
 

@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The login notifyd acts as. The password stays out of every description.
 public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
@@ -48,7 +57,7 @@ public struct CredentialStore: Sendable {
     public let path: String
 
     public init(directory: String) {
-        path = (directory as NSString).appendingPathComponent("credentials.json")
+        path = FilePath.join(directory, "credentials.json")
     }
 
     public func load() -> (Credentials?, warning: String?) {
@@ -80,8 +89,8 @@ public struct CredentialStore: Sendable {
         if unlink(path) != 0 && errno != ENOENT {
             throw .storage("cannot remove \(path): \(String(cString: strerror(errno)))")
         }
-        let directory = (path as NSString).deletingLastPathComponent
-        AtomicFile.removeStaleTemporaries(in: directory, of: (path as NSString).lastPathComponent)
+        let directory = FilePath.directory(of: path)
+        AtomicFile.removeStaleTemporaries(in: directory, of: FilePath.name(of: path))
         AtomicFile.syncDirectory(directory)
     }
 }

@@ -1,6 +1,15 @@
 #if !canImport(Darwin)
 import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// HTTP through the system's libcurl, on one thread of its own that waits in
@@ -64,9 +73,7 @@ private final class CurlLoop: @unchecked Sendable {
         self.multi = multi
         self.timeoutMilliseconds = timeoutMilliseconds
         self.replyLimit = replyLimit
-        let thread = Thread { [self] in run() }
-        thread.name = "notifyd-http"
-        thread.start()
+        NativeThread.start(name: "notifyd-http") { [self] in run() }
     }
 
     func perform(_ request: HTTPRequest) async -> HTTPOutcome {

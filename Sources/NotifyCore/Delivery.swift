@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NotifyProtocol
 
 /// One message to one recipient on one platform, as kept in the outbox until the
@@ -26,7 +35,7 @@ public struct Delivery: Equatable, Sendable {
     public var senderWaiting = false
 
     public init(sequence: Int, to: String, platform: Platform, message: String, createdAt: Date, expiresAt: Date, account: AccountKey? = nil) {
-        self.id = String(format: "%010d-%@", sequence, platform.rawValue)
+        self.id = CFormat.string("%010ld", sequence) + "-" + platform.rawValue
         self.sequence = sequence
         self.to = to
         self.platform = platform

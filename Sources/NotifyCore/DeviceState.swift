@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NotifyProtocol
 
 /// Everything notifyd keeps about the device between runs, except the credentials. On disk
@@ -23,7 +32,7 @@ public struct StateStore: Sendable {
     public let path: String
 
     public init(directory: String) {
-        path = (directory as NSString).appendingPathComponent("state.json")
+        path = FilePath.join(directory, "state.json")
     }
 
     /// The saved state, and a warning to log when the file was unreadable and moved aside.

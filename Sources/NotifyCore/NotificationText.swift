@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NotifyProtocol
 
 /// Turns what a user typed into the body notifyd sends, so that the phone shows exactly
@@ -72,7 +81,7 @@ public enum NotificationText {
             case "\u{08}": result += "\\b"
             case "\u{0C}": result += "\\f"
             case _ where scalar.value < 0x20 || scalar == "\u{2028}" || scalar == "\u{2029}":
-                result += String(format: "\\u%04X", scalar.value)
+                result += "\\u" + CFormat.string("%04X", scalar.value)
             default:
                 result.unicodeScalars.append(scalar)
             }
@@ -95,7 +104,7 @@ public enum NotificationText {
             case "\r": result += "&#13;"
             case "\t", "\n": result.unicodeScalars.append(scalar)
             case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF:
-                throw .invalidArgument("the message contains the control character U+\(String(format: "%04X", scalar.value)), which a WNS toast cannot carry")
+                throw .invalidArgument("the message contains the control character U+\(CFormat.string("%04X", scalar.value)), which a WNS toast cannot carry")
             default:
                 result.unicodeScalars.append(scalar)
             }

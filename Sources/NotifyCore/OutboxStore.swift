@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// The outbox on disk: `outbox/<id>.json`, one file per delivery, each written atomically
@@ -15,7 +24,7 @@ public struct OutboxStore: Sendable {
     private let batches = BatchIndex()
 
     public init(stateDirectory: String) {
-        directory = (stateDirectory as NSString).appendingPathComponent("outbox")
+        directory = FilePath.join(stateDirectory, "outbox")
     }
 
     /// Every delivery on disk, and warnings for files that could not be read (moved aside).
@@ -25,7 +34,7 @@ public struct OutboxStore: Sendable {
         var batched: [String: [Delivery]] = [:]
         var warnings: [String] = []
         for name in names.sorted() where name.hasSuffix(".json") {
-            let path = (directory as NSString).appendingPathComponent(name)
+            let path = FilePath.join(directory, name)
             do {
                 guard let data = FileManager.default.contents(atPath: path) else { throw UnreadableFile() }
                 _ = try DiskFormat.checkVersion(of: data, supported: OutboxEntryRecord.currentVersion)
@@ -136,7 +145,7 @@ public struct OutboxStore: Sendable {
     }
 
     private func path(_ name: String) -> String {
-        (directory as NSString).appendingPathComponent(name)
+        FilePath.join(directory, name)
     }
 }
 

@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// Where the password comes from. Stored: the 0600 credentials file written at login.
@@ -70,48 +79,23 @@ public final class PasswordProvider: Sendable {
     }
 
     private func run(_ command: String) async throws(CoreError) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        let timeout = self.timeout
-        let status: Int32? = await withCheckedContinuation { continuation in
-            let once = Mutex(false)
-            let finish: @Sendable (Int32?) -> Void = { status in
-                let first = once.withLock { done in
-                    defer { done = true }
-                    return !done
-                }
-                if first { continuation.resume(returning: status) }
-            }
-            process.terminationHandler = { finished in finish(finished.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                finish(nil)
-                return
-            }
-            Task {
-                try? await Task.sleep(for: .seconds(timeout))
-                if process.isRunning { process.terminate() }
-                finish(-1)
-            }
+        guard let finished = await ChildProcess.run(shell: command, timeout: timeout) else {
+            throw .passwordUnavailable("cannot run the password command")
         }
-        guard let status else { throw .passwordUnavailable("cannot run the password command") }
-        guard status == 0 else {
-            throw .passwordUnavailable(status == -1 ? "the password command took longer than \(Int(timeout)) s" : "the password command failed (exit status \(status))")
+        guard let status = finished.status else {
+            throw .passwordUnavailable("the password command took longer than \(Int(timeout)) s")
         }
-        let password = Self.firstLine(output.fileHandleForReading.readDataToEndOfFile())
+        guard status == 0 else { throw .passwordUnavailable("the password command failed (exit status \(status))") }
+        let password = Self.firstLine(finished.output)
         guard !password.isEmpty else { throw .passwordUnavailable("the password command printed nothing") }
         return password
     }
 
     private static func firstLine(_ data: Data) -> String {
         let text = String(decoding: data, as: UTF8.self)
-        return String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-            .trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
+        var line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        while line.hasSuffix("\r") { line.removeLast() }
+        while line.hasPrefix("\r") { line.removeFirst() }
+        return String(line)
     }
 }

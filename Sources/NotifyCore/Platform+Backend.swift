@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NotifyProtocol
 
 extension Platform {
@@ -15,7 +24,7 @@ extension Platform {
     public static func list(_ names: [String]) throws(CoreError) -> [Platform] {
         var platforms: [Platform] = []
         for name in names {
-            let trimmed = name.trimmingCharacters(in: .whitespaces).lowercased()
+            let trimmed = name.trimmingSpaces().lowercased()
             guard let platform = Platform(rawValue: trimmed) else {
                 throw .invalidArgument("unknown platform '\(name)'; use \(Platform.names)")
             }

@@ -1,5 +1,14 @@
 #if canImport(Darwin)
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// HTTP through URLSession, on macOS (Linux uses `CurlTransport`). Its delegate refuses
@@ -41,7 +50,7 @@ final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataDelegate
         urlRequest.httpMethod = request.method
         for line in request.headers {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            urlRequest.setValue(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces), forHTTPHeaderField: String(line[..<colon]))
+            urlRequest.setValue(line[line.index(after: colon)...].trimmingSpaces(), forHTTPHeaderField: String(line[..<colon]))
         }
         urlRequest.httpBody = request.body
         let task = session.dataTask(with: urlRequest)

@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NotifyCore
 import NotifyProtocol
 import NotifySocket
@@ -55,7 +64,7 @@ public struct DaemonConfiguration: Sendable {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
             return state + "/notifyd"
         }
-        let home = environment["HOME"] ?? NSHomeDirectory()
+        let home = environment["HOME"] ?? FilePath.homeDirectory()
         return home + "/.local/state/notifyd"
     }
 }

@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NotifyCore
 import NotifyDaemon
 import NotifyProtocol
@@ -48,12 +57,23 @@ let usage = """
 /// unit; 78 is EX_CONFIG of sysexits.h).
 let configurationErrorStatus: Int32 = 78
 
+func writeToStandardError(_ text: String) {
+    let bytes = Array(text.utf8)
+    var written = 0
+    while written < bytes.count {
+        let count = bytes.withUnsafeBytes { write(2, $0.baseAddress! + written, $0.count - written) }
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { return }
+        written += count
+    }
+}
+
 /// Why notifyd cannot start. Under systemd each line carries `<3>` (error), so the
 /// journal shows it as the error it is.
 func fail(_ message: String, code: Int32) -> Never {
     let prefix = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil ? "<3>" : ""
     let lines = "notifyd: \(message)".split(separator: "\n", omittingEmptySubsequences: false).map { prefix + $0 }
-    FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    writeToStandardError(lines.joined(separator: "\n") + "\n")
     exit(code)
 }
 
@@ -110,7 +130,7 @@ do {
     fail(error.message, code: configurationErrorStatus)
 }
 if checkOnly {
-    for problem in problems { FileHandle.standardError.write(Data("notifyd: \(problem)\n".utf8)) }
+    for problem in problems { writeToStandardError("notifyd: \(problem)\n") }
     print("config file: \(settings.configPath)\(FileManager.default.fileExists(atPath: settings.configPath) ? "" : " (none; defaults apply)")")
     for line in settings.summary(environment: environment) { print("  \(line)") }
     print("socket: \(configuration.socket.path)")
@@ -129,7 +149,7 @@ var logEnvironment = environment
 if let logFile = settings.logFile {
     // Everything written to standard error goes to the file, Foundation's own warnings too.
     // Its directory is usually the state directory, which may not exist yet.
-    try? FileManager.default.createDirectory(atPath: (logFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+    try? FileManager.default.createDirectory(atPath: FilePath.directory(of: logFile), withIntermediateDirectories: true,
                                              attributes: [.posixPermissions: 0o700])
     let fd = open(logFile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
     guard fd >= 0 else { fail("cannot open the log file \(logFile): \(String(cString: strerror(errno)))", code: configurationErrorStatus) }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import NotifyCore
 import NotifyProtocol
 import NotifySocket
@@ -36,12 +40,10 @@ final class SocketServer: Sendable {
 
     func start() {
         let loop = EventLoop(server: self)
-        let thread = Thread {
+        NativeThread.start(name: "notifyd-sockets") {
             loop.run()
             loop.end()
         }
-        thread.name = "notifyd-sockets"
-        thread.start()
     }
 
     /// Stops accepting; the listening fd is left to its owner.

@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import NotifyCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One setting as given somewhere: in the config file (with its line), the environment
 /// or a flag. `origin` is how a message points a person at it.
@@ -33,22 +43,22 @@ public enum ConfigFile {
         var problems: [SettingProblem] = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let origin = "\(path):\(index + 1)"
-            let line = rawLine.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
+            let line = rawLine.trimming { ($0.isWhitespace && !$0.isNewline) || $0 == "\r" }
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let equals = line.firstIndex(of: "=") else {
                 problems.append(SettingProblem(origin: origin, key: nil, message: "expected `key = value`, found '\(line)'"))
                 continue
             }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let key = line[..<equals].trimmingSpaces()
+            var value = line[line.index(after: equals)...].trimmingSpaces()
             if value.hasPrefix("\"") {
                 guard value.count >= 2, value.hasSuffix("\"") else {
                     problems.append(SettingProblem(origin: origin, key: key, message: "the quoted value has no closing quote"))
                     continue
                 }
                 value = String(value.dropFirst().dropLast())
-            } else if let hash = value.range(of: " #") {
-                value = value[..<hash.lowerBound].trimmingCharacters(in: .whitespaces)
+            } else if let hash = value.firstRange(of: " #") {
+                value = value[..<hash.lowerBound].trimmingSpaces()
             }
             guard !key.isEmpty else {
                 problems.append(SettingProblem(origin: origin, key: nil, message: "a line starts with '=' and has no key"))
@@ -66,7 +76,7 @@ public enum ConfigFile {
         if let flag, !flag.isEmpty { return (flag, true) }
         if let fromEnvironment = environment["NOTIFYD_CONFIG"], !fromEnvironment.isEmpty { return (fromEnvironment, true) }
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return (config + "/notifyd/config", false) }
-        let home = environment["HOME"] ?? NSHomeDirectory()
+        let home = environment["HOME"] ?? FilePath.homeDirectory()
         return (home + "/.config/notifyd/config", false)
     }
 }

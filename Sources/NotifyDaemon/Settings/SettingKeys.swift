@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NotifyCore
 import NotifyProtocol
 
@@ -88,7 +97,7 @@ struct SettingKey: Sendable {
             settings.logFile = value
         },
         SettingKey(name: "password_command", flag: nil, summary: "a command printing the password, e.g. `pass show notifyd`", defaultText: "none") { settings, value throws(SettingError) in
-            guard !value.trimmingCharacters(in: .whitespaces).isEmpty else { throw SettingError("is empty") }
+            guard !value.trimmingSpaces().isEmpty else { throw SettingError("is empty") }
             settings.passwordCommand = value
         },
         SettingKey(name: "state_dir", flag: "--state-dir", summary: "the state directory", defaultText: "$XDG_STATE_HOME/notifyd") { settings, value throws(SettingError) in

@@ -1,0 +1,133 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// Runs a shell command and collects what it prints, as the password command needs:
+/// standard input and error on /dev/null, SIGPIPE back to its default (notifyd ignores
+/// it, and an ignored signal would stay ignored in the child), and killed, with whatever
+/// it started, if it runs past `timeout`. FoundationEssentials has no `Process`; this is the one child notifyd starts.
+enum ChildProcess {
+    struct Finished: Sendable {
+        /// The exit status, or nil when it was killed for running too long.
+        var status: Int32?
+        /// Standard output, at most `outputLimit` bytes of it.
+        var output: Data
+    }
+
+    static let outputLimit = 64 * 1024
+
+    /// Nil when the command could not be started at all.
+    static func run(shell command: String, timeout: Double) async -> Finished? {
+        var pipeEnds: [Int32] = [-1, -1]
+        guard pipe(&pipeEnds) == 0 else { return nil }
+        let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
+        _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
+        guard let pid = spawn(command, stdout: writeEnd) else {
+            close(readEnd)
+            close(writeEnd)
+            return nil
+        }
+        close(writeEnd)
+
+        let child = Child(pid: pid)
+        let timer = Task {
+            try? await Task.sleep(for: .seconds(timeout))
+            if !Task.isCancelled { child.killUnlessReaped() }
+        }
+        let finished: Finished = await withCheckedContinuation { continuation in
+            NativeThread.start(name: "notifyd-child") {
+                let output = readAll(readEnd)
+                close(readEnd)
+                let code = child.reap()
+                continuation.resume(returning: Finished(status: code, output: output))
+            }
+        }
+        timer.cancel()
+        return finished
+    }
+
+    /// A started child: reaped on a thread of its own, and killed only while not yet
+    /// reaped, so that a kill can never reach another process that reused its pid.
+    private final class Child: Sendable {
+        let pid: pid_t
+        /// Reaped, and whether it was killed for running too long.
+        private let state = Mutex((reaped: false, killed: false))
+
+        init(pid: pid_t) { self.pid = pid }
+
+        func killUnlessReaped() {
+            state.withLock { state in
+                guard !state.reaped else { return }
+                state.killed = true
+                // The whole group: a command's own children (`sleep` under `sh -c`) would
+                // otherwise live on, holding the output pipe open.
+                kill(-pid, SIGKILL)
+            }
+        }
+
+        /// Waits for the child; its exit status, or nil when it was killed for its time.
+        func reap() -> Int32? {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            let killed = state.withLock { state in
+                state.reaped = true
+                return state.killed
+            }
+            if killed { return nil }
+            return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        }
+    }
+
+    private static func spawn(_ command: String, stdout: Int32) -> pid_t? {
+        #if canImport(Glibc)
+        var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        #else
+        var actions: posix_spawn_file_actions_t?
+        var attributes: posix_spawnattr_t?
+        #endif
+        posix_spawn_file_actions_init(&actions)
+        posix_spawnattr_init(&attributes)
+        defer {
+            posix_spawn_file_actions_destroy(&actions)
+            posix_spawnattr_destroy(&attributes)
+        }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        // A process group of its own (group id = its pid), so a timeout ends all of it.
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        var pid: pid_t = 0
+        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
+        defer { arguments.forEach { free($0) } }
+        guard posix_spawn(&pid, "/bin/sh", &actions, &attributes, arguments, environ) == 0 else { return nil }
+        return pid
+    }
+
+    private static func readAll(_ fd: Int32) -> Data {
+        var output = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return output }
+            // Read to the end whatever its size, so the child never blocks on a full pipe;
+            // keep only the start.
+            if output.count < outputLimit { output.append(contentsOf: buffer[..<min(count, outputLimit - output.count)]) }
+        }
+    }
+}
