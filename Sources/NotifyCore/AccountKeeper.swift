@@ -3,11 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The one owner of who is logged in, with which password, at which backend. The
 /// registrar and the outbox both ask it; only it reads and writes `credentials.json`.

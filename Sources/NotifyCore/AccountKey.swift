@@ -3,11 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Whose a queued message is: the user and the backend that were logged in when it was
 /// accepted. It is sent with that account's credentials or not at all.

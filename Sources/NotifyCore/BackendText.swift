@@ -3,11 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Text that came from the backend (an error body, a `Location`), made fit to store, log
 /// and show: credentials scrubbed, then cut to one short line. A backend or a proxy in

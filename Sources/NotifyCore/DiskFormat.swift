@@ -3,11 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Every file notifyd writes carries a format `version`, so that a file written by a newer
 /// notifyd is refused with a message instead of being read as something it is not.

@@ -3,11 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Durations as people write them in flags and config: `90`, `90s`, `15m`, `24h`, `7d`, `250ms`.
 public enum DurationText {

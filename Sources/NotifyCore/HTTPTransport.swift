@@ -3,11 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// How notifyd makes one HTTP request: libcurl on Linux (`CurlTransport`), URLSession on
 /// macOS (`URLSessionTransport`). Either way no redirect is followed (a request carries the

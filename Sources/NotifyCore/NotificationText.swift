@@ -3,11 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import NotifyProtocol
 
 /// Turns what a user typed into the body notifyd sends, so that the phone shows exactly

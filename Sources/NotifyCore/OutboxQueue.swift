@@ -3,11 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import NotifyProtocol
 
 /// The outbox's scheduling as a pure value: which deliveries may go out now, and what a

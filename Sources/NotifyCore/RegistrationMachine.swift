@@ -3,11 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import NotifyProtocol
 
 /// The registration logic as a pure value: events go in (inputs changed, a timer fired, a

@@ -3,11 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import NotifyProtocol
 
 /// A request's `id` exactly as the client wrote it, echoed byte for byte in the reply:
