@@ -29,6 +29,9 @@ public final class NotifyClient {
     /// Connects; `timeout` bounds each wait for a reply (nil waits as long as it takes).
     public init(socketPath: String, timeout: Double? = 30) throws(ClientError) {
         self.socketPath = socketPath
+        // A local until it is known to be kept: once `self.fd` is set, `deinit` runs even
+        // if `init` throws, and would close the descriptor a second time.
+        let fd: Int32
         do {
             fd = try UnixSocket.connect(path: socketPath)
         } catch {
@@ -46,6 +49,7 @@ public final class NotifyClient {
             throw .notRunning(path: socketPath, detail: "it is served by \(who), not by you (uid \(currentUID())); refusing to talk to it. Check the socket path, or remove the file and start notifyd again")
         }
         if let timeout { UnixSocket.setReceiveTimeout(fd, seconds: timeout) }
+        self.fd = fd
         reader = LineReader(fd: fd, maximumLength: 16 * 1024 * 1024)
     }
 

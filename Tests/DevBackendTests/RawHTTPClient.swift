@@ -31,10 +31,17 @@ final class RawHTTPClient {
     private var buffer: [UInt8] = []
 
     init(port: Int) throws {
+        fd = try Self.connected(port: port)
+    }
+
+    /// A socket connected to `port`, closed here if the connection fails. Kept out of
+    /// `init` on purpose: once `fd` is set, `deinit` runs even when `init` throws, and a
+    /// second close would hit whatever descriptor another thread opened meanwhile.
+    private static func connected(port: Int) throws -> Int32 {
         #if canImport(Glibc)
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        fd = socket(AF_INET, SOCK_STREAM, 0)
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw Failure(description: "socket failed") }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
@@ -49,9 +56,11 @@ final class RawHTTPClient {
             }
         }
         guard connected == 0 else {
+            let reason = errno
             close(fd)
-            throw Failure(description: "connect failed: errno \(errno)")
+            throw Failure(description: "connect failed: errno \(reason)")
         }
+        return fd
     }
 
     deinit {

@@ -158,10 +158,18 @@ import NotifyTestSupport
         // What a notifyd that fails at start leaves under socket activation: a listening
         // socket whose connections are closed unanswered.
         let listener = try UnixSocket.listen(path: directory + "/s.sock")
-        defer { close(listener) }
+        let closed = DispatchSemaphore(value: 0)
         let closer = Thread {
             let fd = accept(listener, nil, nil)
             if fd >= 0 { close(fd) }
+            closed.signal()
+        }
+        // The listener is closed only once the closer is past accept(): its number could
+        // otherwise be reused by another test's socket and accepted from here.
+        defer {
+            shutdown(listener, Int32(SHUT_RDWR))
+            closed.wait()
+            close(listener)
         }
         closer.start()
         let result = try await run(BuiltProducts.path("notifyctl"), ["--socket", directory + "/s.sock", "status"])

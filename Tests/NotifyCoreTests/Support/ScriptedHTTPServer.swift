@@ -66,6 +66,7 @@ final class ScriptedHTTPServer: Sendable {
         var open = 0
         var mostOpen = 0
         var requests = 0
+        var stopped = false
     }
 
     let port: UInt16
@@ -91,9 +92,21 @@ final class ScriptedHTTPServer: Sendable {
         port = UInt16(bigEndian: address.sin_port)
         let listening = listener
         Thread { [self] in
+            // This thread alone closes the listener, after its last accept(): were stop()
+            // to close it, an accept() begun just after would run on whatever descriptor
+            // reused the number, such as another test's server, and serve that test's
+            // client this script.
+            defer { close(listening) }
             while true {
                 let fd = accept(listening, nil, nil)
-                guard fd >= 0 else { return }
+                if state.withLock({ $0.stopped }) {
+                    if fd >= 0 { close(fd) }
+                    return
+                }
+                guard fd >= 0 else {
+                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    return
+                }
                 state.withLock {
                     $0.accepted += 1
                     $0.open += 1
@@ -110,7 +123,18 @@ final class ScriptedHTTPServer: Sendable {
 
     /// Stops accepting; connections end with their scripts.
     func stop() {
+        state.withLock { $0.stopped = true }
+        // Wakes the accept() in progress: Linux ends it with EINVAL; elsewhere the
+        // connection made here does, and is closed unserved.
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        let waker = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(waker, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        close(waker)
     }
 }
