@@ -11,8 +11,8 @@ public struct Delivery: Equatable, Sendable {
     public var id: String
     /// Arrival order; deliveries to the same recipient and platform go out in this order.
     public var sequence: Int
-    public var to: String
-    public var platform: Platform
+    public var to: String { didSet { orderKey = Self.orderKey(platform, to, account) } }
+    public var platform: Platform { didSet { orderKey = Self.orderKey(platform, to, account) } }
     public var message: String
     public var createdAt: Date
     public var expiresAt: Date
@@ -23,7 +23,7 @@ public struct Delivery: Equatable, Sendable {
     public var state: DeliveryState = .queued
     /// Who queued it: it is sent with this account's credentials or not at all. Nil only
     /// for an entry from before accounts were recorded, until the outbox adopts it.
-    public var account: AccountKey?
+    public var account: AccountKey? { didSet { orderKey = Self.orderKey(platform, to, account) } }
     /// True until the sender got an answer about this delivery (kept in memory only: an
     /// entry found at start was answered in an earlier run). A refusal while the sender
     /// still waits is its answer; after that, the delivery stays listed until purged.
@@ -38,11 +38,23 @@ public struct Delivery: Equatable, Sendable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.account = account
+        self.orderKey = Self.orderKey(platform, to, account)
     }
 
     /// Deliveries with the same key are strictly ordered; different keys go out side by side.
     /// Each account has its own order: a message held for a gone account holds back no other's.
-    var orderKey: String { platform.rawValue + "\u{0}" + to + "\u{0}" + (account.map { $0.user + "\u{0}" + $0.backend } ?? "") }
+    /// Kept rather than computed: the outbox asks for it on every pass over its queue.
+    private(set) var orderKey: String
+
+    private static func orderKey(_ platform: Platform, _ to: String, _ account: AccountKey?) -> String {
+        platform.rawValue + "\u{0}" + to + "\u{0}" + (account.map { $0.user + "\u{0}" + $0.backend } ?? "")
+    }
+
+    /// The sequence number an id made by `init` begins with.
+    static func sequence(inID id: String) -> Int? {
+        guard let dash = id.utf8.firstIndex(of: UInt8(ascii: "-")) else { return nil }
+        return Int(Substring(id.utf8[..<dash]))
+    }
 
     public var status: DeliveryStatus {
         DeliveryStatus(

@@ -43,9 +43,13 @@ public actor Outbox {
     private var queue: OutboxQueue
     private var nextSequence = 1
     private var attempts: [String: Task<Void, Never>] = [:]
-    private var wakeTask: Task<Void, Never>?
+    /// The one timer for retries and expiries, and when it fires.
+    private var wake: (at: Date, task: Task<Void, Never>)?
     private var finishedRecently: [String: DeliveryStatus] = [:]
     private var waiters: [UInt64: Waiter] = [:]
+    /// The waiters of each delivery, so that the two events of every send (its batch
+    /// written, its delivery done) check only those instead of every waiter.
+    private var waitersByDelivery: [String: [UInt64]] = [:]
     private var nextWaiterID: UInt64 = 0
     private var stopped = false
     private var deadlineTimer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
@@ -120,7 +124,11 @@ public actor Outbox {
             ids.append(delivery.id)
         }
         // The account that just sent is the one logged in, whether or not its login was announced yet.
-        if queue.account != account { queue.setAccount(account) }
+        if queue.account != account {
+            queue.setAccount(account)
+            // What is held changed: the waiters of the other account's messages have their answer.
+            pump()
+        }
         logger.info("outbox: queued a message to \(to) for \(platforms.map(\.rawValue).joined(separator: ","))")
         startCommit()
         return ids
@@ -164,7 +172,7 @@ public actor Outbox {
         }
         commits.written(number, batch, failure: failure)
         startCommit()
-        pump()
+        pump(changed: batch.map(\.id))
     }
 
     /// One attempt per platform, nothing kept: for `send --no-queue`.
@@ -203,6 +211,7 @@ public actor Outbox {
         return await withCheckedContinuation { continuation in
             let deadline = ContinuousClock.now + .seconds(timeout)
             waiters[id] = Waiter(ids: ids, untilFinal: untilFinal, continuation: continuation, deadline: deadline)
+            for delivery in ids { waitersByDelivery[delivery, default: []].append(id) }
             armDeadlineTimer(deadline)
         }
     }
@@ -273,7 +282,7 @@ public actor Outbox {
         stopped = true
         // What was collected is written before the senders hear anything, so finish that.
         while let commit = commitTask { await commit.value }
-        wakeTask?.cancel()
+        wake?.task.cancel()
         let running = Array(attempts.values)
         let deadline = Task {
             try? await Task.sleep(for: .seconds(2))
@@ -293,10 +302,14 @@ public actor Outbox {
         return platforms.filter { names.insert($0.backendName(android: settings.androidName)).inserted }
     }
 
-    private func pump() {
+    /// Starts what may start, arms the timer and answers the waiters that have their
+    /// answer: only those of `changed` (and of what expired) when the caller knows that
+    /// nothing else changed, or all of them (the default, always right).
+    private func pump(changed: [String]? = nil) {
         guard !stopped else { return }
         let now = clock.now()
-        for delivery in queue.expire(now: now) {
+        let expired = queue.expire(now: now)
+        for delivery in expired {
             logger.warning("outbox: message \(delivery.id) to \(delivery.to) expired undelivered after \(delivery.attempts == 1 ? "1 attempt" : "\(delivery.attempts) attempts")")
             persist(delivery)
             report(delivery)
@@ -308,7 +321,7 @@ public actor Outbox {
             }
         }
         scheduleWake()
-        releaseSettledWaiters()
+        releaseSettledWaiters(among: changed.map { $0 + expired.map(\.id) })
     }
 
     private func finished(_ id: String, _ result: DeliveryResult) {
@@ -334,7 +347,9 @@ public actor Outbox {
             persist(delivery)
         }
         report(delivery)
-        pump()
+        // Out of the queue (delivered or refused) settles its own waiters only; a retry
+        // or a hold changes what other deliveries wait for.
+        pump(changed: delivery.state == .queued ? nil : [id])
     }
 
     private func report(_ delivery: Delivery) {
@@ -401,14 +416,24 @@ public actor Outbox {
 
     // MARK: Timers and waiters
 
+    /// Arms the timer for the next retry or expiry, only when that is sooner than the time
+    /// it is armed for: a cancelled sleep keeps its system timer, and the memory behind it,
+    /// until its time comes (a week for an expiry), so re-arming on every pass would pile
+    /// up one per send. A timer that fires early finds nothing to do and arms the next.
     private func scheduleWake() {
-        wakeTask?.cancel()
-        wakeTask = nil
         guard let date = queue.nextWake(now: clock.now()) else { return }
-        wakeTask = Task { [clock] in
+        if let wake, wake.at <= date { return }
+        wake?.task.cancel()
+        let task = Task { [clock] in
             do { try await clock.sleep(until: date) } catch { return }
-            self.pump()
+            self.wakeFired(at: date)
         }
+        wake = (date, task)
+    }
+
+    private func wakeFired(at date: Date) {
+        if wake?.at == date { wake = nil }
+        pump()
     }
 
     private func statuses(_ ids: [String]) -> [DeliveryStatus] {
@@ -440,16 +465,26 @@ public actor Outbox {
         }
     }
 
-    private func releaseSettledWaiters() {
+    private func releaseSettledWaiters(among changed: [String]?) {
+        var candidates = waiters
+        if let changed {
+            candidates = [:]
+            for delivery in changed {
+                for id in waitersByDelivery[delivery] ?? [] { candidates[id] = waiters[id] }
+            }
+        }
         // Chosen first, removed after: removing while iterating the dictionary copied it
         // once per removal, quadratic in a burst of pipelined sends.
-        let settled = waiters.filter { isSettled($0.value.ids, untilFinal: $0.value.untilFinal) }
-        release(settled)
+        release(candidates.filter { isSettled($0.value.ids, untilFinal: $0.value.untilFinal) })
     }
 
     private func release(_ chosen: [UInt64: Waiter]) {
         for (id, waiter) in chosen {
             waiters[id] = nil
+            for delivery in waiter.ids {
+                waitersByDelivery[delivery]?.removeAll { $0 == id }
+                if waitersByDelivery[delivery]?.isEmpty == true { waitersByDelivery[delivery] = nil }
+            }
             waiter.continuation.resume(returning: answer(waiter.ids))
         }
     }

@@ -28,6 +28,9 @@ public struct OutboxQueue: Sendable {
     /// The account logged in now; deliveries of any other are held.
     public private(set) var account: AccountKey?
 
+    /// False once a delivery whose id does not begin with its sequence number was added
+    /// (a hand-edited entry): lookups by id then scan instead of searching.
+    private var idsFollowSequence = true
     private var inFlight = Set<String>()
     private var retryAt: [String: Date] = [:]
     private var failures: [String: Int] = [:]
@@ -43,15 +46,36 @@ public struct OutboxQueue: Sendable {
 
     public mutating func add(_ delivery: Delivery) {
         if delivery.state == .queued {
-            let index = queued.firstIndex { $0.sequence > delivery.sequence } ?? queued.endIndex
-            queued.insert(delivery, at: index)
+            if Delivery.sequence(inID: delivery.id) != delivery.sequence { idsFollowSequence = false }
+            queued.insert(delivery, at: firstQueuedIndex(atOrAfter: delivery.sequence + 1))
         } else {
             dead.append(delivery)
         }
     }
 
     public func delivery(_ id: String) -> Delivery? {
-        queued.first { $0.id == id } ?? dead.first { $0.id == id }
+        queuedIndex(of: id).map { queued[$0] } ?? dead.first { $0.id == id }
+    }
+
+    /// Where `id` is in `queued`. Every waiting sender asks after its deliveries on each
+    /// pass of the outbox, so this is a binary search on the sequence number the id
+    /// begins with (`queued` is sorted by it), not a scan.
+    private func queuedIndex(of id: String) -> Int? {
+        guard idsFollowSequence, let sequence = Delivery.sequence(inID: id) else {
+            return queued.firstIndex { $0.id == id }
+        }
+        let index = firstQueuedIndex(atOrAfter: sequence)
+        return index < queued.endIndex && queued[index].id == id ? index : nil
+    }
+
+    private func firstQueuedIndex(atOrAfter sequence: Int) -> Int {
+        var low = queued.startIndex
+        var high = queued.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if queued[middle].sequence < sequence { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// True for a queued delivery whose account is not the one logged in.
@@ -66,14 +90,16 @@ public struct OutboxQueue: Sendable {
 
     /// The senders of `ids` have their answer: a later refusal keeps the delivery listed.
     public mutating func markAnswered(_ ids: [String]) {
-        for index in queued.indices where queued[index].senderWaiting && ids.contains(queued[index].id) {
+        for id in ids {
+            guard let index = queuedIndex(of: id), queued[index].senderWaiting else { continue }
             queued[index].senderWaiting = false
         }
     }
 
     /// True when `id` waits behind a retry: its sender can be told it is queued.
     public func isWaitingForRetry(_ id: String, now: Date) -> Bool {
-        guard let delivery = queued.first(where: { $0.id == id }) else { return false }
+        guard let index = queuedIndex(of: id) else { return false }
+        let delivery = queued[index]
         if paused || isHeld(delivery) { return true }
         if let until = retryAt[delivery.orderKey], until > now { return true }
         return delivery.attempts > 0 && !inFlight.contains(id)
@@ -100,7 +126,7 @@ public struct OutboxQueue: Sendable {
     @discardableResult
     public mutating func finished(_ id: String, _ result: DeliveryResult, now: Date) -> Delivery? {
         inFlight.remove(id)
-        guard let index = queued.firstIndex(where: { $0.id == id }) else { return nil }
+        guard let index = queuedIndex(of: id) else { return nil }
         var delivery = queued[index]
         if case .accountGone = result { return delivery }
         delivery.attempts += 1
@@ -182,7 +208,7 @@ public struct OutboxQueue: Sendable {
     /// `outbox cancel`: removes a delivery that is not being sent right now.
     public mutating func cancel(_ id: String) -> Delivery? {
         guard !inFlight.contains(id) else { return nil }
-        if let index = queued.firstIndex(where: { $0.id == id }) {
+        if let index = queuedIndex(of: id) {
             return queued.remove(at: index)
         }
         if let index = dead.firstIndex(where: { $0.id == id }) {
@@ -204,13 +230,19 @@ public struct OutboxQueue: Sendable {
 
     /// When something next becomes possible: a retry time or an expiry.
     public func nextWake(now: Date) -> Date? {
-        // An expiry that passed while the delivery was in flight is handled when it returns.
-        var candidates = queued.filter { !inFlight.contains($0.id) }.map(\.expiresAt)
-        if !paused {
+        // One pass, nothing allocated: this runs after every attempt and every commit.
+        var earliest: Date?
+        let pending = paused ? [:] : retryAt.filter { $0.value > now }
+        for delivery in queued {
+            // An expiry that passed while the delivery was in flight is handled when it returns.
+            if !inFlight.contains(delivery.id), earliest.map({ delivery.expiresAt < $0 }) ?? true {
+                earliest = delivery.expiresAt
+            }
             // Held deliveries only expire: a login, not a retry time, lets them go out.
-            let sendable = Set(queued.filter { !isHeld($0) }.map(\.orderKey))
-            candidates += retryAt.filter { sendable.contains($0.key) && $0.value > now }.map(\.value)
+            if !pending.isEmpty, !isHeld(delivery), let retry = pending[delivery.orderKey], earliest.map({ retry < $0 }) ?? true {
+                earliest = retry
+            }
         }
-        return candidates.min()
+        return earliest
     }
 }

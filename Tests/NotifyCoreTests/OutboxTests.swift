@@ -1,5 +1,6 @@
 import Foundation
 import NotifyProtocol
+import Synchronization
 import Testing
 @testable import NotifyCore
 import NotifyTestSupport
@@ -54,6 +55,74 @@ struct OutboxTests {
         #expect(fixture.files == [second[0].id + ".json"])
         #expect(await fixture.outbox.purge() == 1)
         #expect(fixture.files.isEmpty)
+    }
+
+    @Test func aBurstOfSendsArmsTheTimerOnceNotOncePerSend() async throws {
+        // A cancelled sleep holds its system timer until its deadline, a week away for an
+        // expiry: one armed per pass would pile up memory with every message sent.
+        let fixture = try await Fixture()
+        // Pipelined, to one recipient: they go out one at a time, the rest wait queued.
+        var ids: [String] = []
+        for number in 1...50 {
+            ids += try await fixture.outbox.enqueue(to: "bob", message: "message \(number)", platforms: [.apns])
+        }
+        try await fixture.outbox.committed(ids)
+        let statuses = await fixture.outbox.wait(for: ids, untilFinal: true, timeout: 10)
+        #expect(statuses.map(\.state) == Array(repeating: .delivered, count: 50))
+        #expect(fixture.backend.calls.count == 50)
+        #expect(fixture.clock.sleepsStarted <= 2, "\(fixture.clock.sleepsStarted) sleeps for 50 sends")
+    }
+
+    /// A wait in the background, as a sender's, with a deadline far beyond the test's.
+    final class LaterAnswer: Sendable {
+        private let statuses = Mutex<[DeliveryStatus]?>(nil)
+        var value: [DeliveryStatus]? { statuses.withLock { $0 } }
+
+        init(_ fixture: Fixture, _ ids: [String]) {
+            Task {
+                let answer = await fixture.outbox.wait(for: ids, untilFinal: false, timeout: 600)
+                self.statuses.withLock { $0 = answer }
+            }
+        }
+    }
+
+    @Test func aRetryAnswersTheSendersOfTheMessagesQueuedBehindIt() async throws {
+        let fixture = try await Fixture()
+        fixture.backend.holdNext("send")
+        var ids: [String] = []
+        for number in 1...3 { ids += try await fixture.outbox.enqueue(to: "bob", message: "message \(number)", platforms: [.apns]) }
+        try await fixture.outbox.committed(ids)
+        #expect(await eventually { fixture.backend.isHolding })
+        let behind = LaterAnswer(fixture, Array(ids.dropFirst()))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(behind.value == nil, "the first is still being sent")
+
+        // The first fails for now: the two behind it wait for its retry, and their
+        // senders hear "queued" at once, not when their own wait runs out.
+        fixture.backend.answerNextSends([.status(503, retryAfter: nil, body: "")])
+        fixture.backend.release()
+        #expect(await eventually { behind.value != nil })
+        #expect(behind.value?.map(\.state) == [.queued, .queued])
+    }
+
+    @Test func aSendAsAnotherAccountAnswersTheSendersOfTheMessagesItHolds() async throws {
+        let fixture = try await Fixture()
+        fixture.backend.holdNext("send")
+        var ids: [String] = []
+        for number in 1...2 { ids += try await fixture.outbox.enqueue(to: "bob", message: "message \(number)", platforms: [.apns]) }
+        try await fixture.outbox.committed(ids)
+        #expect(await eventually { fixture.backend.isHolding })
+        let second = LaterAnswer(fixture, [ids[1]])
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(second.value == nil)
+
+        // Carol logs in and sends before the outbox heard of the login: alice's second
+        // message is held from then on, and its sender is told so at once.
+        try await fixture.accounts.commit(Credentials(user: "carol", password: "carol", backend: nil))
+        _ = try await fixture.outbox.submit(to: "dave", message: "from carol", platforms: [.apns])
+        #expect(await eventually { second.value != nil })
+        #expect(second.value?.first?.error?.message.contains("alice") == true)
+        fixture.backend.release()
     }
 
     @Test func aRefusalTheSenderStillWaitsForIsItsAnswerAndNotKept() async throws {

@@ -40,7 +40,7 @@ final class FakeBackend: BackendAPI {
     /// The next sends answer these, in order (nil: success).
     func answerNextSends(_ answers: [BackendCallError?]) { state.withLock { $0.sendAnswers += answers } }
 
-    /// The next call of `route` ("upsert" or "delete") waits until `release`: a call in flight.
+    /// The next call of `route` ("upsert", "delete" or "send") waits until `release`: a call in flight.
     func holdNext(_ route: String) { state.withLock { _ = $0.holdNext.insert(route) } }
     /// True while a held call waits.
     var isHolding: Bool { state.withLock { $0.held != nil } }
@@ -95,7 +95,8 @@ final class FakeBackend: BackendAPI {
     }
 
     func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount) async -> Result<Void, BackendCallError> {
-        state.withLock { state in
+        await holdIfAsked("send")
+        return state.withLock { state in
             state.calls.append(.send(pns: pns, toTag: toTag, body: body))
             state.users.append(account.user)
             if let error = state.alwaysFail { return .failure(error) }

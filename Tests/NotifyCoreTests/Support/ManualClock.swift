@@ -26,6 +26,9 @@ final class ManualClock: WakeClock {
 
     var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
+    /// Every sleep begun, cancelled ones included.
+    var sleepsStarted: Int { state.withLock { Int($0.nextID) } }
+
     func sleep(until deadline: Date) async throws {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
