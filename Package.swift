@@ -35,7 +35,7 @@ let package = Package(
         .testTarget(name: "NotifyProtocolTests", dependencies: ["NotifyProtocol"]),
         .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "DevBackend", "NotifyTestSupport"]),
         .testTarget(name: "NotifyDaemonTests", dependencies: ["NotifyDaemon", "NotifyClient", "DevBackend", "NotifyTestSupport"]),
-        .testTarget(name: "DevBackendTests", dependencies: ["DevBackend"]),
+        .testTarget(name: "DevBackendTests", dependencies: ["DevBackend", "NotifyTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["NotifyClient", "DevBackend", "NotifyTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyTestSupport
 import Testing
 
 /// contrib/man/notifyd.1 and notifyctl.1: they render without a warning, and they

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyTestSupport
 import Testing
 
 /// The files under contrib/ and the outside tools that check them.

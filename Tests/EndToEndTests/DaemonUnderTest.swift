@@ -7,7 +7,7 @@ final class DaemonUnderTest: Sendable {
     let directory: String
     let socket: String
     let stateDirectory: String
-    let child: ChildProcess
+    let child: SpawnedProcess
 
     /// `launcher` runs notifyd (e.g. `prlimit ...`), and `owner` is the user it then runs as,
     /// who gets the temporary directory.
@@ -25,7 +25,7 @@ final class DaemonUnderTest: Sendable {
         var arguments = ["--socket", socket, "--state-dir", self.stateDirectory] + (logLevelFlag ? ["--log-level", "debug"] : [])
         if let backend { arguments += ["--backend", backend] }
         let command = launcher + [BuiltProducts.path("notifyd")] + arguments + extraArguments
-        child = try ChildProcess(command[0], Array(command.dropFirst()), environment: environment)
+        child = try SpawnedProcess(command[0], Array(command.dropFirst()), environment: environment)
         let socket = self.socket
         let child = self.child
         let up = await eventually { FileManager.default.fileExists(atPath: socket) || !child.isRunning }

@@ -47,7 +47,7 @@ import NotifyTestSupport
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let socket = directory + "/notifyd.sock"
         let listener = try NotifyListener(path: directory + "/notify")
-        let activator = try ChildProcess(
+        let activator = try SpawnedProcess(
             Self.activator, ["-l", socket, "-E", "NOTIFY_SOCKET", BuiltProducts.path("notifyd"), "--state-dir", directory + "/state"],
             environment: ["NOTIFY_SOCKET": listener.path])
         #expect(await eventually { FileManager.default.fileExists(atPath: socket) })

@@ -42,14 +42,7 @@ struct FullDiskTests {
         }
 
         private static func run(_ tool: String, _ arguments: [String]) -> Int32 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: tool)
-            process.arguments = arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            do { try process.run() } catch { return -1 }
-            process.waitUntilExit()
-            return process.terminationStatus
+            (try? SpawnedProcess(tool, arguments))?.waitBlocking() ?? -1
         }
     }
 

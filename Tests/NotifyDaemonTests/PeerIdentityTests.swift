@@ -13,20 +13,10 @@ struct PeerIdentityTests {
     /// Runs a Python snippet as `uid`:`gid` with no supplementary groups; returns what it printed.
     static func runAs(uid: Int, gid: Int, _ script: String, _ arguments: [String]) throws -> String {
         let prologue = "import os, socket, sys\nos.setgroups([]); os.setgid(\(gid)); os.setuid(\(uid))\n"
-        let process = Process()
         // The system's python3: one under root's home would be out of the other user's reach.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", prologue + script] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        guard process.terminationStatus == 0 else { throw ScriptFailed(complaint: complaint) }
-        return printed.trimmingCharacters(in: .whitespacesAndNewlines)
+        let python = try SpawnedProcess("/usr/bin/python3", ["-c", prologue + script] + arguments)
+        guard python.waitBlocking() == 0 else { throw ScriptFailed(complaint: python.standardError) }
+        return python.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     struct ScriptFailed: Error { let complaint: String }

@@ -38,27 +38,20 @@ import Testing
 /// `openssl s_server` with a fresh self-signed certificate on an ephemeral loopback port.
 // Unchecked: created on one thread and stopped on another, never used by two at once.
 private final class SelfSignedServer: @unchecked Sendable {
-    let process = Process()
+    let server: SpawnedProcess
     let port: Int
 
     init(openssl: String, directory: String) throws {
-        let generate = Process()
-        generate.executableURL = URL(fileURLWithPath: openssl)
-        generate.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                              "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem"]
-        generate.standardError = FileHandle.nullDevice
-        try generate.run()
-        generate.waitUntilExit()
+        let generate = try SpawnedProcess(openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                                                    "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem"])
+        generate.waitBlocking()
 
         port = try Self.freeLoopbackPort()
-        process.executableURL = URL(fileURLWithPath: openssl)
-        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", directory + "/cert.pem", "-key", directory + "/key.pem", "-www", "-quiet"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        server = try SpawnedProcess(openssl, ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", directory + "/cert.pem",
+                                              "-key", directory + "/key.pem", "-www", "-quiet"])
         let deadline = Date().addingTimeInterval(10)
         while !Self.accepts(port: port) {
-            guard Date() < deadline, process.isRunning else {
+            guard Date() < deadline, server.isRunning else {
                 stop()
                 throw CocoaError(.featureUnsupported)
             }
@@ -97,8 +90,7 @@ private final class SelfSignedServer: @unchecked Sendable {
 
 
     func stop() {
-        // SIGKILL: a child started from a Dispatch thread inherits its blocked SIGTERM.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        server.signal(SIGKILL)
+        server.waitBlocking()
     }
 }

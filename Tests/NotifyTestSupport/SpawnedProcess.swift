@@ -9,17 +9,22 @@ import Darwin
 /// A program run by a test: started with posix_spawn, its output collected in files,
 /// reaped with waitpid, and always stopped by the test.
 ///
-/// Not Foundation's Process: on Linux it notices a child's exit through a socket the child
-/// inherits, and a child that closes or reuses that descriptor (systemd-socket-activate puts
-/// its listener on fd 3) makes it wait for that child and start or reap no other process
-/// meanwhile (compare swiftlang/swift-corelibs-foundation#4795); it also passes its own
-/// blocked signal mask on (#4772), so a child could not be stopped with SIGTERM.
-final class ChildProcess: Sendable {
-    let pid: pid_t
+/// Not Foundation's Process, which no test uses, for three faults of it on Linux:
+/// - `run()` reads each `/proc/self/fd` entry with a 256-byte copy that can run off the
+///   end of a mapped page and crash the whole test process, now and then, in a suite that
+///   starts many programs (swiftlang/swift-corelibs-foundation#5472, fixed after this
+///   toolchain);
+/// - it notices a child's exit through a socket the child inherits, and a child that
+///   closes or reuses that descriptor (systemd-socket-activate puts its listener on fd 3)
+///   makes it wait for that child and start or reap no other process meanwhile (#4795);
+/// - it passes its own blocked signal mask on (#4772), so a child could not be stopped
+///   with SIGTERM.
+public final class SpawnedProcess: Sendable {
+    public let pid: pid_t
     private let directory: String
     private let exitStatus = Mutex<Int32?>(nil)
 
-    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws {
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("nd-child-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try (stdin ?? Data()).write(to: URL(fileURLWithPath: directory + "/stdin"))
@@ -72,15 +77,23 @@ final class ChildProcess: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    var standardOutput: String { (try? String(contentsOfFile: directory + "/stdout", encoding: .utf8)) ?? "" }
-    var standardError: String { (try? String(contentsOfFile: directory + "/stderr", encoding: .utf8)) ?? "" }
+    public var standardOutput: String { (try? String(contentsOfFile: directory + "/stdout", encoding: .utf8)) ?? "" }
+    public var standardError: String { (try? String(contentsOfFile: directory + "/stderr", encoding: .utf8)) ?? "" }
 
-    var isRunning: Bool { reap(blocking: false) == nil }
+    /// The complete lines the program has printed, once there are at least `count` of
+    /// them (or all there are after `seconds`, for the test to find too few).
+    public func outputLines(atLeast count: Int, seconds: Double = 10) async -> [String] {
+        func complete() -> [String] { standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) }
+        _ = await eventually(seconds) { complete().count >= count }
+        return complete()
+    }
+
+    public var isRunning: Bool { reap(blocking: false) == nil }
 
     /// Waits for the exit (up to `seconds`, then kills) and returns the status (128 + the
     /// signal's number for a child killed by a signal).
     @discardableResult
-    func wait(seconds: Double = 30) async -> Int32 {
+    public func wait(seconds: Double = 30) async -> Int32 {
         let deadline = Date().addingTimeInterval(seconds)
         while isRunning && Date() < deadline {
             try? await Task.sleep(for: .milliseconds(5))
@@ -89,7 +102,17 @@ final class ChildProcess: Sendable {
         return reap(blocking: true) ?? -1
     }
 
-    func signal(_ number: Int32) {
+    /// `wait`, blocking the calling thread: for code that cannot suspend (an initializer,
+    /// a dedicated thread).
+    @discardableResult
+    public func waitBlocking(seconds: Double = 30) -> Int32 {
+        let deadline = Date().addingTimeInterval(seconds)
+        while isRunning && Date() < deadline { usleep(5_000) }
+        if isRunning { kill(pid, SIGKILL) }
+        return reap(blocking: true) ?? -1
+    }
+
+    public func signal(_ number: Int32) {
         if isRunning { kill(pid, number) }
     }
 
@@ -106,8 +129,8 @@ final class ChildProcess: Sendable {
 }
 
 /// Runs a program to completion: status, stdout, stderr.
-func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil, seconds: Double = 30) async throws -> (status: Int32, output: String, error: String) {
-    let child = try ChildProcess(executable, arguments, environment: environment, stdin: stdin)
+public func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil, seconds: Double = 30) async throws -> (status: Int32, output: String, error: String) {
+    let child = try SpawnedProcess(executable, arguments, environment: environment, stdin: stdin)
     let status = await child.wait(seconds: seconds)
     return (status, child.standardOutput, child.standardError)
 }
