@@ -45,7 +45,9 @@ public actor Outbox {
     private var attempts: [String: Task<Void, Never>] = [:]
     /// The one timer for retries and expiries, and when it fires.
     private var wake: (at: Date, task: Task<Void, Never>)?
-    private var finishedRecently: [String: DeliveryStatus] = [:]
+    /// The final statuses of deliveries whose senders have not had their answer yet: kept
+    /// until they have it, then forgotten, so a burst of sends leaves nothing behind.
+    private var finishedUnanswered: [String: DeliveryStatus] = [:]
     private var waiters: [UInt64: Waiter] = [:]
     /// The waiters of each delivery, so that the two events of every send (its batch
     /// written, its delivery done) check only those instead of every waiter.
@@ -216,6 +218,9 @@ public actor Outbox {
         }
     }
 
+    /// Final statuses kept for senders still to be answered (for tests: none once all are).
+    var unansweredStatusCount: Int { finishedUnanswered.count }
+
     public func list() -> [DeliveryStatus] {
         (queue.queued + queue.dead).map(status)
     }
@@ -354,9 +359,10 @@ public actor Outbox {
 
     private func report(_ delivery: Delivery) {
         let status = delivery.status
-        if delivery.state != .queued {
-            finishedRecently[delivery.id] = status
-            if finishedRecently.count > 10_000 { finishedRecently.removeAll() }
+        if delivery.state != .queued && delivery.senderWaiting {
+            finishedUnanswered[delivery.id] = status
+            // A bound in case a sender never asks; each one does today.
+            if finishedUnanswered.count > 10_000 { finishedUnanswered.removeAll() }
         }
         onEvent(status)
     }
@@ -437,12 +443,13 @@ public actor Outbox {
     }
 
     private func statuses(_ ids: [String]) -> [DeliveryStatus] {
-        ids.compactMap { id in queue.delivery(id).map(status) ?? finishedRecently[id] }
+        ids.compactMap { id in queue.delivery(id).map(status) ?? finishedUnanswered[id] }
     }
 
     /// The statuses a sender is told: from now on a refusal keeps them listed.
     private func answer(_ ids: [String]) -> [DeliveryStatus] {
         queue.markAnswered(ids)
+        defer { for id in ids { finishedUnanswered[id] = nil } }
         return statuses(ids)
     }
 
@@ -459,7 +466,7 @@ public actor Outbox {
     private func isSettled(_ ids: [String], untilFinal: Bool) -> Bool {
         let now = clock.now()
         return ids.allSatisfy { id in
-            if finishedRecently[id] != nil { return true }
+            if finishedUnanswered[id] != nil { return true }
             guard queue.delivery(id)?.state == .queued else { return true }
             return !untilFinal && queue.isWaitingForRetry(id, now: now)
         }

@@ -57,7 +57,7 @@ struct OutboxTests {
         #expect(fixture.files.isEmpty)
     }
 
-    @Test func aBurstOfSendsArmsTheTimerOnceNotOncePerSend() async throws {
+    @Test func aBurstOfSendsArmsTheTimerOnceAndKeepsNothingOnceAnswered() async throws {
         // A cancelled sleep holds its system timer until its deadline, a week away for an
         // expiry: one armed per pass would pile up memory with every message sent.
         let fixture = try await Fixture()
@@ -71,6 +71,7 @@ struct OutboxTests {
         #expect(statuses.map(\.state) == Array(repeating: .delivered, count: 50))
         #expect(fixture.backend.calls.count == 50)
         #expect(fixture.clock.sleepsStarted <= 2, "\(fixture.clock.sleepsStarted) sleeps for 50 sends")
+        #expect(await fixture.outbox.unansweredStatusCount == 0, "every sender has its answer: nothing kept for them")
     }
 
     /// A wait in the background, as a sender's, with a deadline far beyond the test's.
