@@ -13,6 +13,8 @@ import NotifyDaemon
 import NotifyProtocol
 import NotifySocket
 
+MallocArenas.limitToOne()
+
 let usage = """
     usage: notifyd [--socket PATH] [--state-dir DIR] [--backend URL] [--config FILE] [--check-config]
                    [--log-level LEVEL] [--log-file FILE] [--refresh-interval D] [--retry-min D] [--retry-max D]
