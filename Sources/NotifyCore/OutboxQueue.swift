@@ -64,8 +64,13 @@ public struct OutboxQueue: Sendable {
         guard idsFollowSequence, let sequence = Delivery.sequence(inID: id) else {
             return queued.firstIndex { $0.id == id }
         }
-        let index = firstQueuedIndex(atOrAfter: sequence)
-        return index < queued.endIndex && queued[index].id == id ? index : nil
+        // Copies of one message share no sequence number today, but an entry from disk may.
+        var index = firstQueuedIndex(atOrAfter: sequence)
+        while index < queued.endIndex && queued[index].sequence == sequence {
+            if queued[index].id == id { return index }
+            index += 1
+        }
+        return nil
     }
 
     private func firstQueuedIndex(atOrAfter sequence: Int) -> Int {
@@ -230,7 +235,7 @@ public struct OutboxQueue: Sendable {
 
     /// When something next becomes possible: a retry time or an expiry.
     public func nextWake(now: Date) -> Date? {
-        // One pass, nothing allocated: this runs after every attempt and every commit.
+        // One pass over the queue: this runs after every attempt and every commit.
         var earliest: Date?
         let pending = paused ? [:] : retryAt.filter { $0.value > now }
         for delivery in queued {

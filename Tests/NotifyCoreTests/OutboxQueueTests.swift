@@ -91,6 +91,16 @@ struct OutboxQueueTests {
         #expect(queue.cancel("hand-made")?.sequence == 4)
     }
 
+    @Test func copiesSharingASequenceNumberAreEachFound() {
+        // Not made so today, but an entry on disk may have been.
+        let apns = Self.delivery(5, .apns), fcm = Self.delivery(5, .fcm), wns = Self.delivery(5, .wns)
+        var queue = Self.queue([Self.delivery(4), wns, apns, Self.delivery(6), fcm])
+        for delivery in [apns, fcm, wns] { #expect(queue.delivery(delivery.id)?.platform == delivery.platform) }
+        #expect(queue.cancel(fcm.id)?.platform == .fcm)
+        #expect(queue.delivery(fcm.id) == nil)
+        #expect(queue.delivery(wns.id)?.platform == .wns)
+    }
+
     @Test func aDeliveryAddedLateWithAnEarlierSequenceGoesFirst() {
         let later = Self.delivery(5), earlier = Self.delivery(2)
         var queue = Self.queue([later])
