@@ -1,0 +1,89 @@
+import Foundation
+import NotifyClient
+import NotifyProtocol
+import NotifySocket
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How the client reads the lines that come back for a call: its reply among events and
+/// other replies, errors, and replies it cannot read. A scripted listener plays notifyd.
+struct ClientReplyTests {
+    static let pingResult = #"{"version":"9.9","protocol":1,"pid":42}"#
+
+    /// Answers the first request on `path` with `lines`, then waits for the client to close.
+    static func answering(_ lines: [String], _ body: (String) throws -> Void) throws {
+        let directory = "/tmp/nd-reply-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/s.sock"
+        let listener = try UnixSocket.listen(path: path)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            defer { done.signal() }
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            defer { close(fd) }
+            var byte: UInt8 = 0
+            while recv(fd, &byte, 1, 0) == 1 && byte != 0x0A {}
+            try? UnixSocket.writeAll(fd, Array(lines.map { $0 + "\n" }.joined().utf8))
+            while recv(fd, &byte, 1, 0) > 0 {}
+        }.start()
+        defer {
+            shutdown(listener, Int32(SHUT_RDWR))
+            done.wait()
+            close(listener)
+        }
+        try body(path)
+    }
+
+    @Test func anEventAndAnotherIdsReplyBeforeOursAreSetAsideOrSkipped() throws {
+        try Self.answering([
+            #"{"event":"registration","time":"2026-01-01T00:00:00Z"}"#,
+            #"{"id":99,"ok":true,"result":{"version":"0.0","protocol":1,"pid":1}}"#,
+            #"{"id":1,"ok":true,"result":\#(Self.pingResult)}"#,
+        ]) { path in
+            let client = try NotifyClient(socketPath: path, timeout: 10)
+            let (result, _) = try client.call(PingCommand())
+            #expect(result.version == "9.9")
+            #expect(String(decoding: try client.nextEvent(), as: UTF8.self).contains(#""event":"registration""#))
+        }
+    }
+
+    @Test func anErrorReplyIsTheDaemonsError() throws {
+        try Self.answering([#"{"id":1,"ok":false,"error":{"code":"not_logged_in","message":"log in first"}}"#]) { path in
+            let client = try NotifyClient(socketPath: path, timeout: 10)
+            #expect {
+                try client.call(PingCommand())
+            } throws: { error in
+                guard case .daemon(let wire) = error as? ClientError else { return false }
+                return wire.code == .notLoggedIn && wire.message == "log in first"
+            }
+        }
+    }
+
+    @Test func aReplyOfAnotherShapeSaysNotifydMayBeAnotherVersion() throws {
+        try Self.answering([#"{"id":1,"ok":true,"result":{"version":7}}"#]) { path in
+            let client = try NotifyClient(socketPath: path, timeout: 10)
+            #expect {
+                try client.call(PingCommand())
+            } throws: { error in
+                guard case .protocolViolation(let text) = error as? ClientError else { return false }
+                return text.contains("does not match") && text.contains("different version")
+            }
+        }
+    }
+
+    @Test func aLineThatIsNeitherReplyNorEventIsAProtocolViolation() throws {
+        try Self.answering([#"[1,2,3]"#]) { path in
+            let client = try NotifyClient(socketPath: path, timeout: 10)
+            #expect {
+                try client.call(PingCommand())
+            } throws: { error in
+                guard case .protocolViolation = error as? ClientError else { return false }
+                return true
+            }
+        }
+    }
+}
