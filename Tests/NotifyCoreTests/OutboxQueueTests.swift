@@ -56,51 +56,6 @@ struct OutboxQueueTests {
         #expect(queue.inFlightCount == 0)
     }
 
-    // MARK: Finding deliveries by id
-
-    @Test func everyDeliveryIsFoundByIdWhateverOrderItCameIn() {
-        let sequences = [7, 3, 11, 1, 5, 9, 2, 10, 4, 8, 6]
-        let deliveries = sequences.map { Self.delivery($0) } + [Self.delivery(12, .fcm)]
-        var queue = Self.queue(deliveries)
-        #expect(queue.queued.map(\.sequence) == Array(1...12))
-        for delivery in deliveries { #expect(queue.delivery(delivery.id)?.sequence == delivery.sequence) }
-        for missing in ["0000000000-apns", "0000000012-apns", "0000000013-apns", "0000000007-fcm", "7-apns", "", "-", "x-apns"] {
-            #expect(queue.delivery(missing) == nil, "\(missing)")
-        }
-        queue.finished(Self.delivery(1).id, .delivered, now: Self.at(0))
-        #expect(queue.delivery(Self.delivery(1).id) == nil)
-        #expect(queue.cancel(Self.delivery(6).id)?.sequence == 6)
-        #expect(queue.queued.map(\.sequence) == [2, 3, 4, 5, 7, 8, 9, 10, 11, 12])
-        for sequence in [2, 3, 4, 5, 7, 8, 9, 10, 11] { #expect(queue.delivery(Self.delivery(sequence).id) != nil) }
-    }
-
-    @Test func anEntryWhoseIdDoesNotFollowItsSequenceIsStillFound() {
-        // Ids are made from the sequence number, but an entry edited by hand need not be.
-        var odd = Self.delivery(2)
-        odd.id = "0000000009-apns"
-        var named = Self.delivery(4)
-        named.id = "hand-made"
-        var queue = Self.queue([Self.delivery(1), odd, Self.delivery(3), named])
-        #expect(queue.delivery("0000000009-apns")?.sequence == 2)
-        #expect(queue.delivery("hand-made")?.sequence == 4)
-        #expect(queue.delivery(Self.delivery(3).id)?.sequence == 3)
-        queue.finished(Self.delivery(1).id, .delivered, now: Self.at(0))
-        #expect(Self.ids(queue.takeReady(now: Self.at(0))) == ["0000000009-apns"])
-        queue.finished("0000000009-apns", .transient(retryAfter: nil, error: Self.unavailable), now: Self.at(1))
-        #expect(queue.isWaitingForRetry("0000000009-apns", now: Self.at(2)))
-        #expect(queue.cancel("hand-made")?.sequence == 4)
-    }
-
-    @Test func copiesSharingASequenceNumberAreEachFound() {
-        // Not made so today, but an entry on disk may have been.
-        let apns = Self.delivery(5, .apns), fcm = Self.delivery(5, .fcm), wns = Self.delivery(5, .wns)
-        var queue = Self.queue([Self.delivery(4), wns, apns, Self.delivery(6), fcm])
-        for delivery in [apns, fcm, wns] { #expect(queue.delivery(delivery.id)?.platform == delivery.platform) }
-        #expect(queue.cancel(fcm.id)?.platform == .fcm)
-        #expect(queue.delivery(fcm.id) == nil)
-        #expect(queue.delivery(wns.id)?.platform == .wns)
-    }
-
     @Test func aDeliveryAddedLateWithAnEarlierSequenceGoesFirst() {
         let later = Self.delivery(5), earlier = Self.delivery(2)
         var queue = Self.queue([later])

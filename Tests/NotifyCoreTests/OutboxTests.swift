@@ -31,6 +31,25 @@ struct OutboxTests {
             return await outbox.wait(for: ids, untilFinal: false, timeout: 10)
         }
 
+        /// `count` messages to bob, pipelined as a burst of sends is: accepted together, then
+        /// sent one at a time in order.
+        func acceptedBurst(_ count: Int) async throws -> [String] {
+            var ids: [String] = []
+            for number in 1...count {
+                ids += try await outbox.enqueue(to: "bob", message: "message \(number)", platforms: [.apns])
+            }
+            try await outbox.committed(ids)
+            return ids
+        }
+
+        /// An `acceptedBurst` whose first message is held at the backend until `backend.release()`.
+        func acceptedBurstWithTheFirstHeld(_ count: Int) async throws -> [String] {
+            backend.holdNext("send")
+            let ids = try await acceptedBurst(count)
+            #expect(await eventually { backend.isHolding })
+            return ids
+        }
+
         var files: [String] { (try? FileManager.default.contentsOfDirectory(atPath: directory.file("outbox")).sorted()) ?? [] }
 
         deinit { directory.remove() }
@@ -61,12 +80,8 @@ struct OutboxTests {
         // A cancelled sleep holds its system timer until its deadline, a week away for an
         // expiry: one armed per pass would pile up memory with every message sent.
         let fixture = try await Fixture()
-        // Pipelined, to one recipient: they go out one at a time, the rest wait queued.
-        var ids: [String] = []
-        for number in 1...50 {
-            ids += try await fixture.outbox.enqueue(to: "bob", message: "message \(number)", platforms: [.apns])
-        }
-        try await fixture.outbox.committed(ids)
+        // They go out one at a time, the rest wait queued.
+        let ids = try await fixture.acceptedBurst(50)
         let statuses = await fixture.outbox.wait(for: ids, untilFinal: true, timeout: 10)
         #expect(statuses.map(\.state) == Array(repeating: .delivered, count: 50))
         #expect(fixture.backend.calls.count == 50)
@@ -89,11 +104,7 @@ struct OutboxTests {
 
     @Test func aRetryAnswersTheSendersOfTheMessagesQueuedBehindIt() async throws {
         let fixture = try await Fixture()
-        fixture.backend.holdNext("send")
-        var ids: [String] = []
-        for number in 1...3 { ids += try await fixture.outbox.enqueue(to: "bob", message: "message \(number)", platforms: [.apns]) }
-        try await fixture.outbox.committed(ids)
-        #expect(await eventually { fixture.backend.isHolding })
+        let ids = try await fixture.acceptedBurstWithTheFirstHeld(3)
         let behind = LaterAnswer(fixture, Array(ids.dropFirst()))
         try await Task.sleep(for: .milliseconds(50))
         #expect(behind.value == nil, "the first is still being sent")
@@ -108,11 +119,7 @@ struct OutboxTests {
 
     @Test func aSendAsAnotherAccountAnswersTheSendersOfTheMessagesItHolds() async throws {
         let fixture = try await Fixture()
-        fixture.backend.holdNext("send")
-        var ids: [String] = []
-        for number in 1...2 { ids += try await fixture.outbox.enqueue(to: "bob", message: "message \(number)", platforms: [.apns]) }
-        try await fixture.outbox.committed(ids)
-        #expect(await eventually { fixture.backend.isHolding })
+        let ids = try await fixture.acceptedBurstWithTheFirstHeld(2)
         let second = LaterAnswer(fixture, [ids[1]])
         try await Task.sleep(for: .milliseconds(50))
         #expect(second.value == nil)
