@@ -48,22 +48,11 @@ public actor Outbox {
     /// The final statuses of deliveries whose senders have not had their answer yet: kept
     /// until they have it, then forgotten, so a burst of sends leaves nothing behind.
     private var finishedUnanswered: [String: DeliveryStatus] = [:]
-    private var waiters: [UInt64: Waiter] = [:]
-    /// The waiters of each delivery, so that the two events of every send (its batch
-    /// written, its delivery done) check only those instead of every waiter.
-    private var waitersByDelivery: [String: [UInt64]] = [:]
-    private var nextWaiterID: UInt64 = 0
+    private var waiters = SenderWaiters()
     private var stopped = false
     private var deadlineTimer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
     private var commits = GroupCommit()
     private var commitTask: Task<Void, Never>?
-
-    private struct Waiter {
-        var ids: [String]
-        var untilFinal: Bool
-        var continuation: CheckedContinuation<[DeliveryStatus], Never>
-        var deadline: ContinuousClock.Instant
-    }
 
     public init(settings: Settings, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
                 logger: Logger, accounts: AccountKeeper,
@@ -208,12 +197,9 @@ public actor Outbox {
     /// its fate is known for now (sent, or waiting for a retry); bounded by `timeout`.
     public func wait(for ids: [String], untilFinal: Bool, timeout: Double) async -> [DeliveryStatus] {
         if isSettled(ids, untilFinal: untilFinal) { return answer(ids) }
-        let id = nextWaiterID
-        nextWaiterID += 1
         return await withCheckedContinuation { continuation in
             let deadline = ContinuousClock.now + .seconds(timeout)
-            waiters[id] = Waiter(ids: ids, untilFinal: untilFinal, continuation: continuation, deadline: deadline)
-            for delivery in ids { waitersByDelivery[delivery, default: []].append(id) }
+            waiters.add(.init(ids: ids, untilFinal: untilFinal, continuation: continuation, deadline: deadline))
             armDeadlineTimer(deadline)
         }
     }
@@ -296,7 +282,7 @@ public actor Outbox {
         for attempt in running { await attempt.value }
         deadline.cancel()
         deadlineTimer?.task.cancel()
-        release(waiters)
+        release(waiters.all)
     }
 
     // MARK: Sending
@@ -472,26 +458,16 @@ public actor Outbox {
         }
     }
 
+    /// `changed` nil: every waiter; else only those of these deliveries.
     private func releaseSettledWaiters(among changed: [String]?) {
-        var candidates = waiters
-        if let changed {
-            candidates = [:]
-            for delivery in changed {
-                for id in waitersByDelivery[delivery] ?? [] { candidates[id] = waiters[id] }
-            }
-        }
         // Chosen first, removed after: removing while iterating the dictionary copied it
         // once per removal, quadratic in a burst of pipelined sends.
-        release(candidates.filter { isSettled($0.value.ids, untilFinal: $0.value.untilFinal) })
+        release(waiters.waiting(on: changed).filter { isSettled($0.value.ids, untilFinal: $0.value.untilFinal) })
     }
 
-    private func release(_ chosen: [UInt64: Waiter]) {
+    private func release(_ chosen: [UInt64: SenderWaiters.Waiter]) {
         for (id, waiter) in chosen {
-            waiters[id] = nil
-            for delivery in waiter.ids {
-                waitersByDelivery[delivery]?.removeAll { $0 == id }
-                if waitersByDelivery[delivery]?.isEmpty == true { waitersByDelivery[delivery] = nil }
-            }
+            waiters.remove(id)
             waiter.continuation.resume(returning: answer(waiter.ids))
         }
     }
@@ -513,7 +489,7 @@ public actor Outbox {
     private func deadlinePassed() {
         deadlineTimer = nil
         let now = ContinuousClock.now
-        release(waiters.filter { $0.value.deadline <= now })
-        if let next = waiters.values.map(\.deadline).min() { armDeadlineTimer(next) }
+        release(waiters.all.filter { $0.value.deadline <= now })
+        if let next = waiters.all.values.map(\.deadline).min() { armDeadlineTimer(next) }
     }
 }
