@@ -78,9 +78,7 @@ final class ScriptedHTTPServer: Sendable {
 
     init(script: @escaping @Sendable (Connection) -> Void) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var address = Self.loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
         guard bound == 0, listen(fd, 64) == 0 else {
@@ -121,6 +119,14 @@ final class ScriptedHTTPServer: Sendable {
         }.start()
     }
 
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+
     /// Stops accepting; connections end with their scripts.
     func stop() {
         state.withLock { $0.stopped = true }
@@ -128,10 +134,7 @@ final class ScriptedHTTPServer: Sendable {
         // connection made here does, and is closed unserved.
         shutdown(listener, Int32(SHUT_RDWR))
         let waker = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var address = Self.loopback(port: port)
         _ = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(waker, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
