@@ -21,6 +21,7 @@ import Testing
         #expect(settings.policy.refreshInterval == 86400)
         #expect(settings.sendPlatforms == [.apns])
         #expect(settings.outbox.escaping == .tutorial)
+        #expect(settings.outbox.concurrency == 16)
         #expect(settings.logLevel == .notice)
     }
 
@@ -37,6 +38,7 @@ import Testing
             request_timeout = 15s
             escape = none
             outbox_expiry = 2d
+            max_connections = 3
             log_level = debug
             password_command = "pass show notifyd # not a comment"
             state_dir = /var/lib/notifyd   # a trailing comment
@@ -53,6 +55,7 @@ import Testing
         #expect(settings.requestTimeout == 15)
         #expect(settings.outbox.escaping == .none)
         #expect(settings.outbox.expiry == 2 * 86400)
+        #expect(settings.outbox.concurrency == 3)
         #expect(settings.logLevel == .debug)
         #expect(settings.passwordCommand == "pass show notifyd # not a comment")
         #expect(settings.stateDirectory == "/var/lib/notifyd")
@@ -111,6 +114,19 @@ import Testing
         #expect(fromEnvironment.count == 1)
         let (xdg, _) = Self.resolve(file: nil, environment: ["XDG_CONFIG_HOME": "/cfg", "HOME": "/home/alice"])
         #expect(xdg.configPath == "/cfg/notifyd/config")
+    }
+
+    @Test func maxConnectionsIsAWholeNumberFromOneTo64() {
+        for good in ["1", "64", " 8 "] {
+            let (settings, problems) = Self.resolve(file: nil, environment: Self.home.merging(["NOTIFYD_MAX_CONNECTIONS": good]) { $1 })
+            #expect(problems.isEmpty, "\(good): \(problems)")
+            #expect(settings.outbox.concurrency == Int(good.trimmingSpaces()))
+        }
+        for bad in ["0", "65", "-1", "4.5", "many", "", "99999999999999999999"] {
+            let (settings, problems) = Self.resolve(file: "max_connections = \(bad)\n")
+            #expect(problems.map(\.description) == ["\(Self.path):1: max_connections: must be a whole number from 1 to 64, not '\(bad)'"])
+            #expect(settings.outbox.concurrency == 16, "a bad value leaves the default")
+        }
     }
 
     @Test func retryMinMayNotExceedRetryMax() {

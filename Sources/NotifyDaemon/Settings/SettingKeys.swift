@@ -83,6 +83,12 @@ struct SettingKey: Sendable {
         SettingKey(name: "outbox_expiry", flag: nil, summary: "how long an undelivered message is retried (default 7d)", defaultText: "7d") { settings, value throws(SettingError) in
             settings.outbox.expiry = try duration(value, atLeast: 1)
         },
+        SettingKey(name: "max_connections", flag: nil, summary: "most requests to the backend at once (default 16)", defaultText: "16") { settings, value throws(SettingError) in
+            guard let count = Int(value.trimmingSpaces()), (1...Outbox.Settings.mostConnections).contains(count) else {
+                throw SettingError("must be a whole number from 1 to \(Outbox.Settings.mostConnections), not '\(value)'")
+            }
+            settings.outbox.concurrency = count
+        },
         SettingKey(name: "log_level", flag: "--log-level", summary: "error, warning, notice, info or debug", defaultText: "notice", reloadable: true) { settings, value throws(SettingError) in
             guard let level = LogLevel(name: value) else { throw SettingError("must be error, warning, notice, info or debug, not '\(value)'") }
             settings.logLevel = level
