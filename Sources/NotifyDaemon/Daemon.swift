@@ -91,7 +91,9 @@ public final class Daemon: Sendable {
         let server: SocketServer
         do {
             let router = CommandRouter(registrar: registrar, outbox: outbox, hub: hub, info: info, control: control)
-            server = try SocketServer(listener: socket.fd, handler: router, limits: configuration.serverLimits, logger: logger)
+            // The end of a burst of requests or sends is when the memory it freed can go back.
+            server = try SocketServer(listener: socket.fd, handler: router, limits: configuration.serverLimits, logger: logger,
+                                      whenQuiet: MallocArenas.releaseFreePages)
         } catch {
             socket.closeAndRemove()
             lock.release()

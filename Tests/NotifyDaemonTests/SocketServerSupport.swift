@@ -14,6 +14,9 @@ final class ServerUnderTest: Sendable {
     let logLines = LogCapture()
     let server: SocketServer
     private let listener: Int32
+    private let quietCalls = CallCount()
+    /// How often the loop said it had gone quiet.
+    var timesQuiet: Int { quietCalls.value }
 
     init(limits: ServerLimits) throws {
         directory = "/tmp/nd-loop-" + UUID().uuidString.prefix(8)
@@ -22,7 +25,9 @@ final class ServerUnderTest: Sendable {
         listener = try UnixSocket.listen(path: socketPath)
         let lines = logLines
         let logger = Logger(level: .debug) { level, message in lines.append("\(level.name): \(message)") }
-        server = try SocketServer(listener: listener, handler: handler, limits: limits, logger: logger)
+        let calls = quietCalls
+        server = try SocketServer(listener: listener, handler: handler, limits: limits, logger: logger,
+                                  whenQuiet: { calls.add() })
         server.start()
     }
 
@@ -48,6 +53,12 @@ final class ServerUnderTest: Sendable {
     }
 
     var log: String { logLines.text }
+}
+
+final class CallCount: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .relaxed) }
+    func add() { count.add(1, ordering: .relaxed) }
 }
 
 /// Answers lines by their first word: `hold` waits until `release()`, `watch` subscribes

@@ -25,6 +25,9 @@ public struct ServerLimits: Sendable {
     /// Refused connections are logged at most once per this many seconds per reason,
     /// with a count of the others.
     public var refusalLogInterval: Double = 10
+    /// Seconds without socket activity after which the loop calls its `whenQuiet` once:
+    /// the end of a burst, when the daemon gives back the memory the burst freed.
+    public var quietPeriod: Double = 2
 
     public init() {}
 }

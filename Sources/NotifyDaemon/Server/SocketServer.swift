@@ -25,11 +25,16 @@ final class SocketServer: Sendable {
     private let limits: ServerLimits
     private let inbox: LoopInbox
     private let watchers = Atomic<Int>(0)
+    private let whenQuiet: @Sendable () -> Void
 
-    init(listener: Int32, handler: any RequestHandler, limits: ServerLimits, logger: Logger) throws {
+    /// `whenQuiet` runs on the loop's thread once activity has stopped for
+    /// `limits.quietPeriod`; an idle loop never calls it.
+    init(listener: Int32, handler: any RequestHandler, limits: ServerLimits, logger: Logger,
+         whenQuiet: @escaping @Sendable () -> Void = {}) throws {
         self.listener = listener
         self.handler = handler
         self.logger = logger
+        self.whenQuiet = whenQuiet
         self.inbox = try LoopInbox()
         var limits = limits
         limits.maximumConnections = min(limits.maximumConnections, OpenFileLimit.raise() - 32)
@@ -83,6 +88,8 @@ final class SocketServer: Sendable {
         var drainDeadline: Double?
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
         var refusals: RefusalLog
+        /// When to call `whenQuiet`, unless activity comes first; nil while idle.
+        var quietDue: Double?
         let ownUID = currentUID()
 
         var limits: ServerLimits { server.limits }
@@ -126,6 +133,12 @@ final class SocketServer: Sendable {
                     return
                 }
                 let after = monotonicNow()
+                if ready > 0 {
+                    quietDue = after + limits.quietPeriod
+                } else if let due = quietDue, after >= due {
+                    quietDue = nil
+                    server.whenQuiet()
+                }
                 if fds[0].revents != 0 {
                     for message in server.inbox.take() { handle(message, now: after) }
                 }
@@ -161,6 +174,7 @@ final class SocketServer: Sendable {
             if let acceptPausedUntil { deadlines.append(acceptPausedUntil) }
             if let drainDeadline { deadlines.append(drainDeadline) }
             if let refusalsDue = refusals.nextDeadline { deadlines.append(refusalsDue) }
+            if let quietDue { deadlines.append(quietDue) }
             guard let next = deadlines.min() else { return -1 }
             return Int32(max(0, min((next - now) * 1000, 60_000)).rounded(.up))
         }
