@@ -14,9 +14,9 @@ final class ServerUnderTest: Sendable {
     let logLines = LogCapture()
     let server: SocketServer
     private let listener: Int32
-    private let quietCalls = CallCount()
-    /// How often the loop said it had gone quiet.
-    var timesQuiet: Int { quietCalls.value }
+    private let quietCalls = CallTimes()
+    /// When the loop said it had gone quiet.
+    var quietMoments: [ContinuousClock.Instant] { quietCalls.all }
 
     init(limits: ServerLimits) throws {
         directory = "/tmp/nd-loop-" + UUID().uuidString.prefix(8)
@@ -55,10 +55,11 @@ final class ServerUnderTest: Sendable {
     var log: String { logLines.text }
 }
 
-final class CallCount: Sendable {
-    private let count = Atomic<Int>(0)
-    var value: Int { count.load(ordering: .relaxed) }
-    func add() { count.add(1, ordering: .relaxed) }
+/// When a callback was called.
+final class CallTimes: Sendable {
+    private let times = Mutex<[ContinuousClock.Instant]>([])
+    var all: [ContinuousClock.Instant] { times.withLock { $0 } }
+    func add() { times.withLock { $0.append(.now) } }
 }
 
 /// Answers lines by their first word: `hold` waits until `release()`, `watch` subscribes
