@@ -16,7 +16,7 @@ public final class HTTPBackend: BackendAPI {
     private let replyLimit: Int
     private let allowInsecureHTTP: Bool
 
-    public init(requestTimeout: Double = 30, maximumConnections: Int = 4, replyLimit: Int = HTTPBackend.defaultReplyLimit, allowInsecureHTTP: Bool = false) {
+    public init(requestTimeout: Double = 30, maximumConnections: Int = Outbox.Settings.defaultConcurrency, replyLimit: Int = HTTPBackend.defaultReplyLimit, allowInsecureHTTP: Bool = false) {
         #if canImport(Darwin)
         transport = URLSessionTransport(requestTimeout: requestTimeout, maximumConnections: maximumConnections, replyLimit: replyLimit)
         #else

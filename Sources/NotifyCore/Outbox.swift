@@ -22,12 +22,13 @@ public actor Outbox {
         /// (the backend answers while notifyd prepares the next requests), and recipients
         /// still get their messages in order.
         public var concurrency: Int
+        public static let defaultConcurrency = 16
         public static let mostConnections = 64
         public var escaping: NotificationText.Escaping
         /// The `pns` name the backend expects for Android (`fcm` or `gcm`).
         public var androidName: Platform
 
-        public init(backoff: Backoff = Backoff(), expiry: Double = 7 * 86400, concurrency: Int = 16,
+        public init(backoff: Backoff = Backoff(), expiry: Double = 7 * 86400, concurrency: Int = defaultConcurrency,
                     escaping: NotificationText.Escaping = .tutorial, androidName: Platform = .fcm) {
             self.backoff = backoff
             self.expiry = expiry

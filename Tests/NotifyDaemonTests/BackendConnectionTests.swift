@@ -14,15 +14,14 @@ import NotifyTestSupport
         outbox.concurrency = limit
         let fixture = try await DaemonFixture(outbox: outbox)
         _ = try await fixture.login()
-        // The backend holds every send a while, long enough for the others to pile up.
+        // Six sends in one write, so they are accepted together and their attempts start
+        // together; the backend holds each a while, so none ends before the others begin.
         try fixture.backend.addFault(.init(route: .send, delay: 0.8))
-        let states = try await withThrowingTaskGroup(of: DeliveryState?.self) { group in
-            for recipient in 1...6 {
-                group.addTask { try await fixture.call(SendCommand(to: "user\(recipient)", message: "hi")).deliveries.first?.state }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
-        #expect(states == Array(repeating: .delivered, count: 6))
+        let connection = try RawConnection(path: fixture.socketPath)
+        try connection.send((1...6).map { #"{"cmd":"send","to":"user\#($0)","message":"hi"}"# + "\n" }.joined())
+        let replies = try await onThread { (1...6).map { _ in connection.receive() } }
+        #expect(replies.map { $0?["ok"] } == Array(repeating: .bool(true), count: 6), "\(replies)")
+        #expect(fixture.backend.pushes().count == 6)
         // Each connection is kept alive for the next request, so those opened in all are
         // those open at once: fewer would mean one after another, more a broken bound.
         #expect(fixture.backend.acceptedConnections == limit, "\(fixture.backend.acceptedConnections) connections with max_connections \(limit)")

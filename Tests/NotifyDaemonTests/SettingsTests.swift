@@ -122,7 +122,7 @@ import Testing
             #expect(problems.isEmpty, "\(good): \(problems)")
             #expect(settings.outbox.concurrency == Int(good.trimmingSpaces()))
         }
-        for bad in ["0", "65", "-1", "4.5", "many", "", "99999999999999999999"] {
+        for bad in ["0", "65", "-1", "+8", "4.5", "0x10", "many", "", "99999999999999999999"] {
             let (settings, problems) = Self.resolve(file: "max_connections = \(bad)\n")
             #expect(problems.map(\.description) == ["\(Self.path):1: max_connections: must be a whole number from 1 to 64, not '\(bad)'"])
             #expect(settings.outbox.concurrency == 16, "a bad value leaves the default")

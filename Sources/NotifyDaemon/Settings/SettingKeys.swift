@@ -84,7 +84,9 @@ struct SettingKey: Sendable {
             settings.outbox.expiry = try duration(value, atLeast: 1)
         },
         SettingKey(name: "max_connections", flag: nil, summary: "most requests to the backend at once (default 16)", defaultText: "16") { settings, value throws(SettingError) in
-            guard let count = Int(value.trimmingSpaces()), (1...Outbox.Settings.mostConnections).contains(count) else {
+            let digits = value.trimmingSpaces()
+            guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  let count = Int(digits), (1...Outbox.Settings.mostConnections).contains(count) else {
                 throw SettingError("must be a whole number from 1 to \(Outbox.Settings.mostConnections), not '\(value)'")
             }
             settings.outbox.concurrency = count
