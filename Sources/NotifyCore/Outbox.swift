@@ -45,6 +45,9 @@ public actor Outbox {
     private let logger: Logger
     private let accounts: AccountKeeper
     private let onEvent: @Sendable (DeliveryStatus) -> Void
+    /// Called when an attempt ends and nothing is under way or waiting any more: the end
+    /// of a burst, which the socket may not have seen (its senders had their answer).
+    private let onEmptied: @Sendable () -> Void
 
     private var queue: OutboxQueue
     private var nextSequence = 1
@@ -62,7 +65,8 @@ public actor Outbox {
 
     public init(settings: Settings, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
                 logger: Logger, accounts: AccountKeeper,
-                onEvent: @escaping @Sendable (DeliveryStatus) -> Void = { _ in }) {
+                onEvent: @escaping @Sendable (DeliveryStatus) -> Void = { _ in },
+                onEmptied: @escaping @Sendable () -> Void = {}) {
         self.settings = settings
         self.store = OutboxStore(stateDirectory: stateDirectory)
         self.backend = backend
@@ -70,6 +74,7 @@ public actor Outbox {
         self.logger = logger
         self.accounts = accounts
         self.onEvent = onEvent
+        self.onEmptied = onEmptied
         self.queue = OutboxQueue(backoff: settings.backoff, concurrency: settings.concurrency, seed: UInt64.random(in: 0...UInt64.max))
     }
 
@@ -347,6 +352,7 @@ public actor Outbox {
         // Out of the queue (delivered or refused) settles its own waiters only; a retry
         // or a hold changes what other deliveries wait for.
         pump(changed: delivery.state == .queued ? nil : [id])
+        if attempts.isEmpty && queue.queued.isEmpty { onEmptied() }
     }
 
     private func report(_ delivery: Delivery) {

@@ -54,7 +54,8 @@ public final class Daemon: Sendable {
                                      passwords: PasswordProvider(source: configuration.passwordSource))
         let outbox = Outbox(
             settings: configuration.outbox, stateDirectory: configuration.stateDirectory, backend: backend, clock: clock, logger: logger,
-            accounts: accounts, onEvent: { delivery in hub.publish(SendEvent(time: Date(), delivery: delivery)) })
+            accounts: accounts, onEvent: { delivery in hub.publish(SendEvent(time: Date(), delivery: delivery)) },
+            onEmptied: { hub.workEnded() })
         self.outbox = outbox
         self.registrar = Registrar(
             settings: .init(configuredBackend: configuration.backend, policy: configuration.policy,

@@ -16,13 +16,17 @@ struct OutboxTests {
         let clock = ManualClock()
         let accounts: AccountKeeper
         let outbox: Outbox
+        /// How often the outbox said it had nothing left to send.
+        let emptied: CallCount
 
         init(user: String = "alice") async throws {
             directory = try ScratchDirectory()
             accounts = AccountKeeper(stateDirectory: directory.path, configuredBackend: OutboxTests.backend, passwords: PasswordProvider(source: .stored))
             try await accounts.commit(Credentials(user: user, password: user, backend: nil))
+            let emptied = CallCount()
+            self.emptied = emptied
             outbox = Outbox(settings: .init(backoff: Backoff(initial: 10, multiplier: 2, maximum: 60)), stateDirectory: directory.path,
-                            backend: backend, clock: clock, logger: .silent, accounts: accounts)
+                            backend: backend, clock: clock, logger: .silent, accounts: accounts, onEmptied: { emptied.add() })
             await outbox.start()
         }
 
@@ -87,6 +91,17 @@ struct OutboxTests {
         #expect(fixture.backend.calls.count == 50)
         #expect(fixture.clock.sleepsStarted <= 2, "\(fixture.clock.sleepsStarted) sleeps for 50 sends")
         #expect(await fixture.outbox.unansweredStatusCount == 0, "every sender has its answer: nothing kept for them")
+    }
+
+    @Test func theOutboxSaysOnceWhenABurstHasGoneOut() async throws {
+        let fixture = try await Fixture()
+        let ids = try await fixture.acceptedBurstWithTheFirstHeld(3)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(fixture.emptied.value == 0, "the first is still being sent")
+        fixture.backend.release()
+        let statuses = await fixture.outbox.wait(for: ids, untilFinal: true, timeout: 10)
+        #expect(statuses.map(\.state) == [.delivered, .delivered, .delivered])
+        #expect(await eventually { fixture.emptied.value == 1 }, "once, when the last went out")
     }
 
     /// A wait in the background, as a sender's, with a deadline far beyond the test's.
@@ -195,4 +210,10 @@ struct OutboxTests {
         #expect(await eventually { await fixture.outbox.list().isEmpty })
         #expect(fixture.backend.users.last == "alice")
     }
+}
+
+final class CallCount: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .relaxed) }
+    func add() { count.add(1, ordering: .relaxed) }
 }

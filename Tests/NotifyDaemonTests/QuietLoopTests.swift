@@ -44,4 +44,15 @@ import Testing
             #expect(await eventually { server.quietMoments.count == calls + 1 })
         }
     }
+
+    @Test func workEndedElsewhereCountsAsActivity() async throws {
+        try await ServerUnderTest.with(Self.limits) { server in
+            let noted = ContinuousClock.now
+            server.server.noteActivity()
+            #expect(await eventually { !server.quietMoments.isEmpty })
+            #expect(server.quietMoments.count == 1)
+            let quiet = try #require(server.quietMoments.first)
+            #expect(quiet - noted >= .seconds(Self.period))
+        }
+    }
 }

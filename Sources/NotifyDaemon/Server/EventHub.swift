@@ -15,6 +15,12 @@ final class EventHub: Sendable {
         connection.server.watch(connection)
     }
 
+    /// Work the socket did not see ended (deliveries after their senders had their
+    /// answer): the loop's quiet moment, when memory goes back, comes after it too.
+    func workEnded() {
+        server.withLock { $0 }?.noteActivity()
+    }
+
     func publish<Event: Encodable>(_ event: Event) {
         guard let server = server.withLock({ $0 }), server.hasWatchers else { return }
         guard let line = try? WireCoding.line(event) else { return }

@@ -16,6 +16,8 @@ final class LoopInbox: Sendable {
         case replies(connection: Int, [(UInt64, [UInt8])])
         case watch(connection: Int)
         case event([UInt8])
+        /// Work finished elsewhere (the outbox emptied): activity for the quiet timer.
+        case activity
         case stopAccepting(CheckedContinuation<Void, Never>)
         case drain(grace: Double, CheckedContinuation<Void, Never>)
     }

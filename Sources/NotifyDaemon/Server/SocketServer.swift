@@ -26,6 +26,8 @@ final class SocketServer: Sendable {
     private let inbox: LoopInbox
     private let watchers = Atomic<Int>(0)
     private let whenQuiet: @Sendable () -> Void
+    /// Whether the loop will call `whenQuiet` anyway, after activity it has seen.
+    private let quietPending = Atomic<Bool>(false)
 
     /// `whenQuiet` runs on the loop's thread once activity has stopped for
     /// `limits.quietPeriod`; an idle loop never calls it.
@@ -71,6 +73,13 @@ final class SocketServer: Sendable {
     /// Sends an encoded event line to every watcher.
     func broadcast(_ line: [UInt8]) {
         inbox.post(.event(line))
+    }
+
+    /// Counts as activity, so the loop goes quiet (and calls `whenQuiet`) after it too;
+    /// costs nothing when a call is due anyway, as after the sends of a socket client.
+    func noteActivity() {
+        guard !quietPending.load(ordering: .relaxed) else { return }
+        inbox.post(.activity)
     }
 
     func watch(_ connection: ConnectionHandle) {
@@ -135,8 +144,10 @@ final class SocketServer: Sendable {
                 let after = monotonicNow()
                 if ready > 0 {
                     quietDue = after + limits.quietPeriod
+                    server.quietPending.store(true, ordering: .relaxed)
                 } else if let due = quietDue, after >= due {
                     quietDue = nil
+                    server.quietPending.store(false, ordering: .relaxed)
                     server.whenQuiet()
                 }
                 if fds[0].revents != 0 {
@@ -161,7 +172,7 @@ final class SocketServer: Sendable {
             for message in server.inbox.close() {
                 switch message {
                 case .stopAccepting(let waiter), .drain(_, let waiter): waiter.resume()
-                case .replies, .watch, .event: break
+                case .replies, .watch, .event, .activity: break
                 }
             }
             for waiter in drainWaiters { waiter.resume() }
@@ -189,6 +200,8 @@ final class SocketServer: Sendable {
                 guard let connection = connections[number], !connection.watching else { return }
                 connection.startWatching()
                 server.watchers.add(1, ordering: .relaxed)
+            case .activity:
+                break
             case .event(let bytes):
                 for connection in connections.values where connection.watching {
                     connection.event(bytes, limits: limits)
