@@ -17,7 +17,11 @@ public actor AccountKeeper {
     private var credentials: Credentials?
     private var fetching: Task<Result<String, CoreError>, Never>?
     /// Why the password source failed last, until it works again.
-    public private(set) var passwordProblem: String?
+    public private(set) var passwordProblem: String? {
+        didSet { statusChanges.bump() }
+    }
+    /// Bumped by this keeper, the registrar and the outbox it serves, for `status`.
+    public nonisolated let statusChanges = StatusChanges()
 
     /// Loads the saved credentials; the warning says why a file could not be used.
     public init(stateDirectory: String, configuredBackend: String?, passwords: PasswordProvider) {

@@ -49,7 +49,10 @@ public actor Outbox {
     /// of a burst, which the socket may not have seen (its senders had their answer).
     private let onEmptied: @Sendable () -> Void
 
-    private var queue: OutboxQueue
+    /// Each change is counted for `status` (`StatusChanges`).
+    private var queue: OutboxQueue {
+        didSet { accounts.statusChanges.bump() }
+    }
     private var nextSequence = 1
     private var attempts: [String: Task<Void, Never>] = [:]
     /// The one timer for retries and expiries, and when it fires.

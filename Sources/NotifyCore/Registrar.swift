@@ -60,14 +60,21 @@ public actor Registrar {
     private let onStatus: @Sendable (RegistrationStatus) -> Void
     private let onAccountChange: @Sendable () async -> Void
 
-    private var device: DeviceState
+    // What `status` reports: each change is counted (`StatusChanges`).
+    private var device: DeviceState {
+        didSet { accounts.statusChanges.bump() }
+    }
     /// The saved login, as `accounts` holds it; changed only here, together with it.
-    private var credentials: Credentials?
+    private var credentials: Credentials? {
+        didSet { accounts.statusChanges.bump() }
+    }
     /// A login waiting for the backend's check; registration passes use it meanwhile.
     private var trial: Credentials?
     private var trialCommitting = false
     private var loginVerdicts: [String: LoginVerdict] = [:]
-    private var machine: RegistrationMachine
+    private var machine: RegistrationMachine {
+        didSet { accounts.statusChanges.bump() }
+    }
     private var wakeTask: Task<Void, Never>?
     private var stepTask: Task<Void, Never>?
     /// The login the backend call in flight uses.
@@ -298,6 +305,10 @@ public actor Registrar {
     }
 
     public var registrationStatus: RegistrationStatus { machine.status }
+
+    /// Counts the changes to what `status` reports, here and in the account keeper and
+    /// the outbox that share it.
+    public nonisolated var statusChanges: StatusChanges { accounts.statusChanges }
 
     public var passwordSource: PasswordSource { accounts.passwordSource }
 

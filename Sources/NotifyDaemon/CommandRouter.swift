@@ -16,6 +16,7 @@ struct CommandRouter: RequestHandler {
 
     /// Encoded once: it never changes while notifyd runs.
     let pingResult: [UInt8]
+    let statusCopy: StatusCopy
 
     init(registrar: Registrar, outbox: Outbox, hub: EventHub, info: DaemonInfo, control: DaemonControl) {
         self.registrar = registrar
@@ -25,6 +26,7 @@ struct CommandRouter: RequestHandler {
         self.control = control
         let result = PingResult(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid)
         pingResult = (try? WireCoding.encoder().encode(result)).map(Array.init) ?? Array("{}".utf8)
+        statusCopy = StatusCopy(changes: registrar.statusChanges)
     }
 
     var sendPlatforms: [Platform] { control.sendPlatforms }
@@ -32,13 +34,21 @@ struct CommandRouter: RequestHandler {
     static let commands = ["ping", "hello", "status", "login", "logout", "set-token", "set-tags", "register", "unregister", "watch", "send",
                            "outbox", "outbox-retry", "outbox-cancel", "reload", "stop"]
 
-    /// `ping` (and `hello`) answered on the socket loop, with no hop to the concurrency
-    /// pool: what scripts and health checks send most, and the loop's own measure.
+    /// `ping` (and `hello`), and `status` while nothing it reports changed, answered on
+    /// the socket loop with no hop to the concurrency pool: what scripts and health checks
+    /// send most, and the loop's own measure.
     func immediateReply(to line: [UInt8]) -> [UInt8]? {
         guard let shape = try? JSONShape.check(line), let cmd = shape.cmdRange else { return nil }
         let name = line[cmd]
-        guard name.elementsEqual(#""ping""#.utf8) || name.elementsEqual(#""hello""#.utf8) else { return nil }
-        return Reply.success(shape.idRange.map { RequestID(json: line[$0]) }, encodedResult: pingResult)
+        let result: [UInt8]
+        if name.elementsEqual(#""ping""#.utf8) || name.elementsEqual(#""hello""#.utf8) {
+            result = pingResult
+        } else if name.elementsEqual(#""status""#.utf8), let copy = statusCopy.current {
+            result = copy
+        } else {
+            return nil
+        }
+        return Reply.success(shape.idRange.map { RequestID(json: line[$0]) }, encodedResult: result)
     }
 
     func handle(_ line: [UInt8], from connection: ConnectionHandle) async -> Reply {
@@ -72,7 +82,12 @@ struct CommandRouter: RequestHandler {
             case PingCommand.name, "hello":
                 return .now(Reply.success(id, encodedResult: pingResult))
             case StatusCommand.name:
-                return .now(Reply.success(id, await status()))
+                let madeAt = statusCopy.changesNow
+                guard let encoded = try? WireCoding.encoder().encode(await status()) else {
+                    return .now(Reply.failure(id, WireError(code: .internalError, message: "the reply could not be encoded")))
+                }
+                statusCopy.keep(Array(encoded), madeAt: madeAt)
+                return .now(Reply.success(id, encodedResult: encoded))
             case LoginCommand.name:
                 let command = try decode(LoginCommand.self)
                 let pending = try await registrar.login(user: command.user, password: command.password, backend: command.backend)

@@ -1,0 +1,68 @@
+import DevBackend
+import Foundation
+@testable import NotifyCore
+@testable import NotifyDaemon
+import NotifyProtocol
+import Testing
+import NotifyTestSupport
+
+/// `status` answered from a copy on the socket loop: only while nothing it reports has
+/// changed. Each check below asks twice before a change (the second answer comes from
+/// the copy), makes the change, and asks again: a change the copy missed would show the
+/// old value.
+@Suite(.stopsFixtures) struct StatusCopyTests {
+    @Test func aCopyServesOnlyWhileNothingChanged() {
+        let changes = StatusChanges()
+        let copy = StatusCopy(changes: changes)
+        #expect(copy.current == nil)
+        let made = copy.changesNow
+        copy.keep([1], madeAt: made)
+        #expect(copy.current == [1])
+        changes.bump()
+        #expect(copy.current == nil)
+        copy.keep([2], madeAt: changes.value)
+        // A slower answer, made before the change, arrives last: it is not kept.
+        copy.keep([1], madeAt: made)
+        #expect(copy.current == [2])
+    }
+
+    /// Asks twice, so that the second answer comes from the copy if one is kept.
+    static func status(_ fixture: DaemonFixture) async throws -> StatusResult {
+        let first = try await fixture.status()
+        let second = try await fixture.status()
+        #expect(first == second, "nothing changed between two asks")
+        return second
+    }
+
+    @Test func everyChangeShowsInTheNextStatus() async throws {
+        // Retries far apart, so nothing changes in the background between two asks.
+        let fixture = try await DaemonFixture(outbox: Outbox.Settings(backoff: Backoff(initial: 600, multiplier: 2, maximum: 600)))
+        #expect(try await Self.status(fixture).account == nil)
+        _ = try await fixture.login()
+        #expect(try await Self.status(fixture).account?.user == "alice")
+        _ = try await fixture.call(SetTokenCommand(token: "ABCDEF0123", wait: true))
+        #expect(try await Self.status(fixture).registration.registered?.handle == "ABCDEF0123")
+        _ = try await fixture.call(SetTagsCommand(tags: ["team-blue"], wait: true))
+        #expect(try await Self.status(fixture).device.tags.contains("team-blue"))
+
+        // A send meets an outage and waits for its retry; then it goes out in the background.
+        try fixture.backend.addFault(.init(route: .send, status: 503, count: 1))
+        _ = try await fixture.call(SendCommand(to: "bob", message: "later"))
+        #expect(try await Self.status(fixture).outbox?.waiting == 1)
+        _ = try await fixture.call(OutboxRetryCommand(delivery: nil))
+        #expect(await eventually { (try? await fixture.status().outbox?.waiting) == 0 })
+
+        _ = try await fixture.call(UnregisterCommand())
+        #expect(try await Self.status(fixture).registration.state == .unregistered)
+        _ = try await fixture.call(LogoutCommand(force: true))
+        #expect(try await Self.status(fixture).account == nil)
+    }
+
+    @Test func aPasswordSourceThatFailsShowsInTheNextStatus() async throws {
+        let fixture = try await DaemonFixture(passwordSource: .command("exit 3"))
+        #expect(try await Self.status(fixture).account == nil)
+        _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
+        _ = try await fixture.call(LoginCommand(user: "alice", password: nil))
+        #expect(try await fixture.status().account?.passwordProblem?.contains("exit status 3") == true)
+    }
+}
