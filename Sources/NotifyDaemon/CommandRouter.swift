@@ -34,16 +34,17 @@ struct CommandRouter: RequestHandler {
     static let commands = ["ping", "hello", "status", "login", "logout", "set-token", "set-tags", "register", "unregister", "watch", "send",
                            "outbox", "outbox-retry", "outbox-cancel", "reload", "stop"]
 
-    /// `ping` (and `hello`), and `status` while nothing it reports changed, answered on
-    /// the socket loop with no hop to the concurrency pool: what scripts and health checks
-    /// send most, and the loop's own measure.
-    func immediateReply(to line: [UInt8]) -> [UInt8]? {
+    /// `ping` (and `hello`), and `status` while nothing it reports changed and no earlier
+    /// command on the connection is still running, answered on the socket loop with no hop
+    /// to the concurrency pool: what scripts and health checks send most, and the loop's
+    /// own measure.
+    func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]? {
         guard let shape = try? JSONShape.check(line), let cmd = shape.cmdRange else { return nil }
         let name = line[cmd]
         let result: [UInt8]
         if name.elementsEqual(#""ping""#.utf8) || name.elementsEqual(#""hello""#.utf8) {
             result = pingResult
-        } else if name.elementsEqual(#""status""#.utf8), let copy = statusCopy.current {
+        } else if name.elementsEqual(#""status""#.utf8), !afterRunningCommands, let copy = statusCopy.current {
             result = copy
         } else {
             return nil

@@ -107,7 +107,7 @@ final class ScriptedHandler: RequestHandler {
         }
     }
 
-    func immediateReply(to line: [UInt8]) -> [UInt8]? {
+    func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]? {
         let text = String(decoding: line, as: UTF8.self)
         return text.hasPrefix("now ") ? Self.line(["now": .string(text)]) : nil
     }

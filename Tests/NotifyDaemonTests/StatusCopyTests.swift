@@ -65,4 +65,22 @@ import NotifyTestSupport
         _ = try await fixture.call(LoginCommand(user: "alice", password: nil))
         #expect(try await fixture.status().account?.passwordProblem?.contains("exit status 3") == true)
     }
+
+    /// Requests on one connection take effect in order: a `status` sent right behind a
+    /// change, before its reply, reports the change.
+    @Test func aStatusPipelinedBehindAChangeReportsIt() async throws {
+        let fixture = try await DaemonFixture()
+        _ = try await fixture.login()
+        _ = try await fixture.call(SetTokenCommand(token: "ABCDEF0123", wait: true))
+        _ = try await Self.status(fixture)
+        let connection = try RawConnection(path: fixture.socketPath)
+        try connection.send(#"{"cmd":"set-tags","tags":["pipelined"]}"# + "\n" + #"{"cmd":"status","id":2}"# + "\n")
+        let replies = try await onThread { [connection.receive(), connection.receive()] }
+        #expect(replies[1]?["id"] == .number(2))
+        guard case .object(let result)? = replies[1]?["result"], case .object(let device)? = result["device"] else {
+            Issue.record("no device in \(String(describing: replies[1]))")
+            return
+        }
+        #expect(device["tags"] == .array([.string("pipelined")]))
+    }
 }

@@ -284,7 +284,7 @@ final class SocketServer: Sendable {
             while let line = connection.nextLine(limits) {
                 switch line {
                 case .request(let bytes):
-                    if let reply = server.handler.immediateReply(to: bytes) {
+                    if let reply = server.handler.immediateReply(to: bytes, afterRunningCommands: connection.commandsRunning > 0) {
                         connection.answer(reply)
                     } else {
                         connection.dispatch(bytes)
@@ -343,12 +343,13 @@ protocol RequestHandler: Sendable {
     func handle(_ line: [UInt8], from connection: ConnectionHandle) async -> Reply
     /// The reply to a line that needs no actor and no waiting (`ping`), made on the loop
     /// thread at once; nil sends the line to `handle`. Must be quick: every connection
-    /// waits while it runs.
-    func immediateReply(to line: [UInt8]) -> [UInt8]?
+    /// waits while it runs. `afterRunningCommands`: earlier requests on the connection
+    /// are still running, so a reply about the daemon's state must wait for them.
+    func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]?
 }
 
 extension RequestHandler {
-    func immediateReply(to line: [UInt8]) -> [UInt8]? { nil }
+    func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]? { nil }
 }
 
 /// What a command may know of the connection it came on.
