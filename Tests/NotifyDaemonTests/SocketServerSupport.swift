@@ -64,7 +64,7 @@ final class CallTimes: Sendable {
 
 /// Answers lines by their first word: `hold` waits until `release()`, `watch` subscribes
 /// the connection to events, `big` answers 64 KiB, `now` is answered on the loop at once
-/// (`immediateReply`), anything else is echoed.
+/// (`immediateReply`; `now big` with 4 KiB), anything else is echoed.
 final class ScriptedHandler: RequestHandler {
     private struct State {
         var released = false
@@ -109,6 +109,7 @@ final class ScriptedHandler: RequestHandler {
 
     func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]? {
         let text = String(decoding: line, as: UTF8.self)
+        if text.hasPrefix("now big ") { return Self.line(["now": .string(text + String(repeating: "x", count: 4096))]) }
         return text.hasPrefix("now ") ? Self.line(["now": .string(text)]) : nil
     }
 

@@ -32,6 +32,23 @@ import Testing
         }
     }
 
+    /// Replies made at once can fill the output past its high-water mark in the middle of
+    /// what was read; once the client has taken them, the lines still unread in the
+    /// buffer are answered too, though no more bytes arrive to wake the loop.
+    @Test func linesLeftInTheBufferAtTheHighWaterMarkAreAnsweredOnceItDrains() async throws {
+        try await ServerUnderTest.with(Self.limits { $0.outputHighWater = 4096 }) { server in
+            let connection = try RawConnection(path: server.socketPath)
+            try connection.send((1...50).map { "now big \($0)\n" }.joined())
+            // Stops at the first reply that does not come (the socket's 10 s timeout).
+            let answered = try await onThread { () -> Int in
+                var count = 0
+                while count < 50, connection.receive() != nil { count += 1 }
+                return count
+            }
+            #expect(answered == 50, "\(answered) of 50 answered")
+        }
+    }
+
     /// A reply made at once on the loop waits its turn behind replies still owed.
     @Test func immediateRepliesKeepTheirPlaceInTheOrder() async throws {
         try await ServerUnderTest.with(Self.limits()) { server in

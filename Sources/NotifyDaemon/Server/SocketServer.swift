@@ -280,21 +280,31 @@ final class SocketServer: Sendable {
 
         /// Starts every request the limits allow, writes what can be written, and closes
         /// the connection once everything owed has gone out.
+        ///
+        /// Replies made at once can reach the output's high-water mark with lines still in
+        /// the buffer; when the write then takes all of it, nothing else would wake the
+        /// loop for those lines (their bytes have all been read), so it goes round again
+        /// for as long as a round takes lines.
         private func pump(_ connection: ClientConnection, now: Double) {
-            while let line = connection.nextLine(limits) {
-                switch line {
-                case .request(let bytes):
-                    if let reply = server.handler.immediateReply(to: bytes, afterRunningCommands: connection.commandsRunning > 0) {
-                        connection.answer(reply)
-                    } else {
-                        connection.dispatch(bytes)
+            var tookLines = true
+            while tookLines {
+                tookLines = false
+                while let line = connection.nextLine(limits) {
+                    tookLines = true
+                    switch line {
+                    case .request(let bytes):
+                        if let reply = server.handler.immediateReply(to: bytes, afterRunningCommands: connection.commandsRunning > 0) {
+                            connection.answer(reply)
+                        } else {
+                            connection.dispatch(bytes)
+                        }
+                    case .tooLong:
+                        connection.refuseRest(with: Reply.failure(nil, WireError(code: .lineTooLong, message: "request line longer than \(limits.maximumLineLength) bytes; closing the connection")))
                     }
-                case .tooLong:
-                    connection.refuseRest(with: Reply.failure(nil, WireError(code: .lineTooLong, message: "request line longer than \(limits.maximumLineLength) bytes; closing the connection")))
                 }
+                connection.startBatch()
+                guard flush(connection, now: now) else { return }
             }
-            connection.startBatch()
-            guard flush(connection, now: now) else { return }
             if connection.isDone { close(connection, why: nil) }
         }
 
