@@ -40,6 +40,8 @@ struct CommandRouter: RequestHandler {
     /// own measure.
     func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]? {
         guard let shape = try? JSONShape.check(line), let cmd = shape.cmdRange else { return nil }
+        // An "id" key written with escapes is not where the shape looks: the decoder finds it.
+        if shape.idRange == nil && line.contains(UInt8(ascii: "\\")) { return nil }
         let name = line[cmd]
         let result: [UInt8]
         if name.elementsEqual(#""ping""#.utf8) || name.elementsEqual(#""hello""#.utf8) {

@@ -83,4 +83,16 @@ import NotifyTestSupport
         }
         #expect(device["tags"] == .array([.string("pipelined")]))
     }
+
+    /// The answers made on the loop echo the id however its key is written.
+    @Test(arguments: ["ping", "status"])
+    func anIdWhoseKeyIsEscapedIsEchoed(command: String) async throws {
+        let fixture = try await DaemonFixture()
+        _ = try await Self.status(fixture)
+        let connection = try RawConnection(path: fixture.socketPath)
+        try connection.send(#"{"cmd":"\#(command)","\u0069d":7}"# + "\n")
+        let reply = try await onThread { connection.receive() }
+        #expect(reply?["ok"] == .bool(true))
+        #expect(reply?["id"] == .number(7), "\(String(describing: reply))")
+    }
 }
