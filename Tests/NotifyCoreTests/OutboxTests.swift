@@ -212,6 +212,7 @@ struct OutboxTests {
     }
 }
 
+/// How often a callback was called, from whichever thread.
 final class CallCount: Sendable {
     private let count = Atomic<Int>(0)
     var value: Int { count.load(ordering: .relaxed) }
