@@ -25,7 +25,7 @@ struct CommandRouter: RequestHandler {
         self.info = info
         self.control = control
         let result = PingResult(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid)
-        pingResult = (try? WireCoding.encoder().encode(result)).map(Array.init) ?? Array("{}".utf8)
+        pingResult = Reply.encodedResult(result) ?? Array("{}".utf8)
         statusCopy = StatusCopy(changes: registrar.statusChanges)
     }
 
@@ -86,10 +86,8 @@ struct CommandRouter: RequestHandler {
                 return .now(Reply.success(id, encodedResult: pingResult))
             case StatusCommand.name:
                 let madeAt = statusCopy.changesNow
-                guard let encoded = try? WireCoding.encoder().encode(await status()) else {
-                    return .now(Reply.failure(id, WireError(code: .internalError, message: "the reply could not be encoded")))
-                }
-                statusCopy.keep(Array(encoded), madeAt: madeAt)
+                guard let encoded = Reply.encodedResult(await status()) else { return .now(Reply.unencodable(id)) }
+                statusCopy.keep(encoded, madeAt: madeAt)
                 return .now(Reply.success(id, encodedResult: encoded))
             case LoginCommand.name:
                 let command = try decode(LoginCommand.self)

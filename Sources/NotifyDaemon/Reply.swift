@@ -23,11 +23,19 @@ enum Reply: Sendable {
     /// encoder's sorted order, the id as the client wrote it. The envelope is written by
     /// hand: the encoder spent half a ping's time wrapping the result.
     static func success<R: Codable & Sendable>(_ id: RequestID?, _ result: R) -> [UInt8] {
-        guard let body = try? WireCoding.encoder().encode(result) else {
-            // Only a result that cannot be encoded (a non-finite number) gets here.
-            return failure(id, WireError(code: .internalError, message: "the reply could not be encoded"))
-        }
+        guard let body = encodedResult(result) else { return unencodable(id) }
         return success(id, encodedResult: body)
+    }
+
+    /// A result as the wire carries it, for a reply made now or kept to be sent again;
+    /// nil for one that cannot be encoded (a non-finite number).
+    static func encodedResult<R: Encodable>(_ result: R) -> [UInt8]? {
+        (try? WireCoding.encoder().encode(result)).map(Array.init)
+    }
+
+    /// The reply to a request whose result `encodedResult` could not encode.
+    static func unencodable(_ id: RequestID?) -> [UInt8] {
+        failure(id, WireError(code: .internalError, message: "the reply could not be encoded"))
     }
 
     /// The same around a result already encoded (one that never changes, like ping's).
