@@ -83,7 +83,8 @@ struct SettingKey: Sendable {
         SettingKey(name: "outbox_expiry", flag: nil, summary: "how long an undelivered message is retried (default 7d)", defaultText: "7d") { settings, value throws(SettingError) in
             settings.outbox.expiry = try duration(value, atLeast: 1)
         },
-        SettingKey(name: "max_connections", flag: nil, summary: "most requests to the backend at once (default 16)", defaultText: "16") { settings, value throws(SettingError) in
+        SettingKey(name: "max_connections", flag: nil, summary: "most requests to the backend at once (default \(Outbox.Settings.defaultConcurrency))",
+                   defaultText: "\(Outbox.Settings.defaultConcurrency)") { settings, value throws(SettingError) in
             let digits = value.trimmingSpaces()
             guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
                   let count = Int(digits), (1...Outbox.Settings.mostConnections).contains(count) else {
