@@ -38,19 +38,21 @@ public actor Outbox {
         }
     }
 
-    private let settings: Settings
+    // What is not private here is shared with Outbox+Senders.swift (the senders waiting
+    // for their answer) and Outbox+Attempt.swift (one request to the backend).
+    let settings: Settings
     private let store: OutboxStore
-    private let backend: any BackendAPI
-    private let clock: any WakeClock
+    let backend: any BackendAPI
+    let clock: any WakeClock
     private let logger: Logger
-    private let accounts: AccountKeeper
+    let accounts: AccountKeeper
     private let onEvent: @Sendable (DeliveryStatus) -> Void
     /// Called when an attempt ends and nothing is under way or waiting any more: the end
     /// of a burst, which the socket may not have seen (its senders had their answer).
     private let onEmptied: @Sendable () -> Void
 
     /// Each change is counted for `status` (`StatusChanges`).
-    private var queue: OutboxQueue {
+    var queue: OutboxQueue {
         didSet { accounts.statusChanges.bump() }
     }
     private var nextSequence = 1
@@ -59,10 +61,10 @@ public actor Outbox {
     private var wake: (at: Date, task: Task<Void, Never>)?
     /// The final statuses of deliveries whose senders have not had their answer yet: kept
     /// until they have it, then forgotten, so a burst of sends leaves nothing behind.
-    private var finishedUnanswered: [String: DeliveryStatus] = [:]
-    private var waiters = SenderWaiters()
+    var finishedUnanswered: [String: DeliveryStatus] = [:]
+    var waiters = SenderWaiters()
     private var stopped = false
-    private var deadlineTimer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
+    var deadlineTimer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
     private var commits = GroupCommit()
     private var commitTask: Task<Void, Never>?
 
@@ -206,20 +208,6 @@ public actor Outbox {
         }
         return statuses
     }
-
-    /// Waits until each delivery is delivered, failed or expired (`untilFinal`), or until
-    /// its fate is known for now (sent, or waiting for a retry); bounded by `timeout`.
-    public func wait(for ids: [String], untilFinal: Bool, timeout: Double) async -> [DeliveryStatus] {
-        if isSettled(ids, untilFinal: untilFinal) { return answer(ids) }
-        return await withCheckedContinuation { continuation in
-            let deadline = ContinuousClock.now + .seconds(timeout)
-            waiters.add(.init(ids: ids, untilFinal: untilFinal, continuation: continuation, deadline: deadline))
-            armDeadlineTimer(deadline)
-        }
-    }
-
-    /// Final statuses kept for senders still to be answered (for tests: none once all are).
-    var unansweredStatusCount: Int { finishedUnanswered.count }
 
     public func list() -> [DeliveryStatus] {
         (queue.queued + queue.dead).map(status)
@@ -376,52 +364,7 @@ public actor Outbox {
         }
     }
 
-    /// One request to the backend, interpreted.
-    private func attempt(_ delivery: Delivery) async -> DeliveryResult {
-        guard let key = delivery.account else { return .accountGone }
-        let account: BackendAccount
-        do {
-            account = try await accounts.backendAccount(for: key)
-        } catch {
-            switch error {
-            case .passwordUnavailable(let reason):
-                // A password command that failed once is tried again later, like an outage.
-                return .transient(retryAfter: nil, error: WireError(code: .internalError, message: reason))
-            case .accountGone, .notLoggedIn, .noBackend:
-                // Another login came first: hold this account's messages from now on.
-                queue.setAccount(await accounts.currentKey)
-                return .accountGone
-            default:
-                return .failed(error.wireError)
-            }
-        }
-        let body: String
-        do {
-            body = try NotificationText.body(delivery.message, for: delivery.platform, escaping: settings.escaping)
-        } catch {
-            return .failed(error.wireError)
-        }
-        let pns = delivery.platform.backendName(android: settings.androidName)
-        switch await backend.sendNotification(pns: pns, toTag: delivery.to, body: body, account: account) {
-        case .success:
-            return .delivered
-        case .failure(let error):
-            switch BackendFailure.classify(error, route: .send) {
-            case .unauthorized(let status):
-                await accounts.passwordRefused()
-                return .unauthorized(CoreError.unauthorized(user: account.user, status: status).wireError)
-            case .transient(let retryAfter, let reason):
-                return .transient(retryAfter: retryAfter, error: CoreError.backendUnavailable(reason).wireError)
-            case .rejected(let status, let detail):
-                return .failed(CoreError.backendRejected(status: status, detail: detail).wireError)
-            case .gone(let status):
-                // Not produced for the send route; a 404/410 there is a refusal like any other.
-                return .failed(CoreError.backendRejected(status: status, detail: "").wireError)
-            }
-        }
-    }
-
-    // MARK: Timers and waiters
+    // MARK: The retry timer
 
     /// Arms the timer for the next retry or expiry, only when that is sooner than the time
     /// it is armed for: a cancelled sleep keeps its system timer, and the memory behind it,
@@ -441,70 +384,5 @@ public actor Outbox {
     private func wakeFired(at date: Date) {
         if wake?.at == date { wake = nil }
         pump()
-    }
-
-    private func statuses(_ ids: [String]) -> [DeliveryStatus] {
-        ids.compactMap { id in queue.delivery(id).map(status) ?? finishedUnanswered[id] }
-    }
-
-    /// The statuses a sender is told: from now on a refusal keeps them listed.
-    private func answer(_ ids: [String]) -> [DeliveryStatus] {
-        queue.markAnswered(ids)
-        defer { for id in ids { finishedUnanswered[id] = nil } }
-        return statuses(ids)
-    }
-
-    /// A delivery as listed; a held one says whose it is and why it waits.
-    private func status(_ delivery: Delivery) -> DeliveryStatus {
-        var status = delivery.status
-        if queue.isHeld(delivery) {
-            status.nextAttemptAt = nil
-            status.error = CoreError.accountGone(user: delivery.account?.user ?? "an earlier login").wireError
-        }
-        return status
-    }
-
-    private func isSettled(_ ids: [String], untilFinal: Bool) -> Bool {
-        let now = clock.now()
-        return ids.allSatisfy { id in
-            if finishedUnanswered[id] != nil { return true }
-            guard queue.delivery(id)?.state == .queued else { return true }
-            return !untilFinal && queue.isWaitingForRetry(id, now: now)
-        }
-    }
-
-    /// `changed` nil: every waiter; else only those of these deliveries.
-    private func releaseSettledWaiters(among changed: [String]?) {
-        // Chosen first, removed after: removing while iterating the dictionary copied it
-        // once per removal, quadratic in a burst of pipelined sends.
-        release(waiters.waiting(on: changed).filter { isSettled($0.value.ids, untilFinal: $0.value.untilFinal) })
-    }
-
-    private func release(_ chosen: [UInt64: SenderWaiters.Waiter]) {
-        for (id, waiter) in chosen {
-            waiters.remove(id)
-            waiter.continuation.resume(returning: answer(waiter.ids))
-        }
-    }
-
-    /// One timer for all waiters, set for the earliest deadline. A timer per waiter would
-    /// not do: a cancelled Task.sleep still wakes the process when its time comes (the
-    /// dispatch timer under it stays armed), so a burst of sends answered at once would
-    /// wake an idle daemon hundreds of times half a minute later.
-    private func armDeadlineTimer(_ deadline: ContinuousClock.Instant) {
-        if let timer = deadlineTimer, timer.fires <= deadline { return }
-        deadlineTimer?.task.cancel()
-        let task = Task {
-            do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
-            self.deadlinePassed()
-        }
-        deadlineTimer = (deadline, task)
-    }
-
-    private func deadlinePassed() {
-        deadlineTimer = nil
-        let now = ContinuousClock.now
-        release(waiters.all.filter { $0.value.deadline <= now })
-        if let next = waiters.all.values.map(\.deadline).min() { armDeadlineTimer(next) }
     }
 }

@@ -1,0 +1,89 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import NotifyProtocol
+
+/// The senders waiting to hear what became of their deliveries: answered as soon as they
+/// can be, or when their time runs out.
+extension Outbox {
+    /// Waits until each delivery is delivered, failed or expired (`untilFinal`), or until
+    /// its fate is known for now (sent, or waiting for a retry); bounded by `timeout`.
+    public func wait(for ids: [String], untilFinal: Bool, timeout: Double) async -> [DeliveryStatus] {
+        if isSettled(ids, untilFinal: untilFinal) { return answer(ids) }
+        return await withCheckedContinuation { continuation in
+            let deadline = ContinuousClock.now + .seconds(timeout)
+            waiters.add(.init(ids: ids, untilFinal: untilFinal, continuation: continuation, deadline: deadline))
+            armDeadlineTimer(deadline)
+        }
+    }
+
+    /// Final statuses kept for senders still to be answered (for tests: none once all are).
+    var unansweredStatusCount: Int { finishedUnanswered.count }
+
+    private func statuses(_ ids: [String]) -> [DeliveryStatus] {
+        ids.compactMap { id in queue.delivery(id).map(status) ?? finishedUnanswered[id] }
+    }
+
+    /// The statuses a sender is told: from now on a refusal keeps them listed.
+    private func answer(_ ids: [String]) -> [DeliveryStatus] {
+        queue.markAnswered(ids)
+        defer { for id in ids { finishedUnanswered[id] = nil } }
+        return statuses(ids)
+    }
+
+    /// A delivery as listed; a held one says whose it is and why it waits.
+    func status(_ delivery: Delivery) -> DeliveryStatus {
+        var status = delivery.status
+        if queue.isHeld(delivery) {
+            status.nextAttemptAt = nil
+            status.error = CoreError.accountGone(user: delivery.account?.user ?? "an earlier login").wireError
+        }
+        return status
+    }
+
+    private func isSettled(_ ids: [String], untilFinal: Bool) -> Bool {
+        let now = clock.now()
+        return ids.allSatisfy { id in
+            if finishedUnanswered[id] != nil { return true }
+            guard queue.delivery(id)?.state == .queued else { return true }
+            return !untilFinal && queue.isWaitingForRetry(id, now: now)
+        }
+    }
+
+    /// `changed` nil: every waiter; else only those of these deliveries.
+    func releaseSettledWaiters(among changed: [String]?) {
+        // Chosen first, removed after: removing while iterating the dictionary copied it
+        // once per removal, quadratic in a burst of pipelined sends.
+        release(waiters.waiting(on: changed).filter { isSettled($0.value.ids, untilFinal: $0.value.untilFinal) })
+    }
+
+    func release(_ chosen: [UInt64: SenderWaiters.Waiter]) {
+        for (id, waiter) in chosen {
+            waiters.remove(id)
+            waiter.continuation.resume(returning: answer(waiter.ids))
+        }
+    }
+
+    /// One timer for all waiters, set for the earliest deadline. A timer per waiter would
+    /// not do: a cancelled Task.sleep still wakes the process when its time comes (the
+    /// dispatch timer under it stays armed), so a burst of sends answered at once would
+    /// wake an idle daemon hundreds of times half a minute later.
+    private func armDeadlineTimer(_ deadline: ContinuousClock.Instant) {
+        if let timer = deadlineTimer, timer.fires <= deadline { return }
+        deadlineTimer?.task.cancel()
+        let task = Task {
+            do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
+            self.deadlinePassed()
+        }
+        deadlineTimer = (deadline, task)
+    }
+
+    private func deadlinePassed() {
+        deadlineTimer = nil
+        let now = ContinuousClock.now
+        release(waiters.all.filter { $0.value.deadline <= now })
+        if let next = waiters.all.values.map(\.deadline).min() { armDeadlineTimer(next) }
+    }
+}
