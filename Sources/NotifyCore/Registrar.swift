@@ -51,40 +51,40 @@ public actor Registrar {
         var checked: Bool
     }
 
-    private let settings: Settings
-    private let stateStore: StateStore
-    private let accounts: AccountKeeper
-    private let backend: any BackendAPI
-    private let clock: any WakeClock
+    let settings: Settings
+    let stateStore: StateStore
+    let accounts: AccountKeeper
+    let backend: any BackendAPI
+    let clock: any WakeClock
     let logger: Logger
-    private let onStatus: @Sendable (RegistrationStatus) -> Void
-    private let onAccountChange: @Sendable () async -> Void
+    let onStatus: @Sendable (RegistrationStatus) -> Void
+    let onAccountChange: @Sendable () async -> Void
 
     // What `status` reports: each change is counted (`StatusChanges`).
-    private var device: DeviceState {
+    var device: DeviceState {
         didSet { accounts.statusChanges.bump() }
     }
     /// The saved login, as `accounts` holds it; changed only here, together with it.
-    private var credentials: Credentials? {
+    var credentials: Credentials? {
         didSet { accounts.statusChanges.bump() }
     }
     /// A login waiting for the backend's check; registration passes use it meanwhile.
-    private var trial: Credentials?
-    private var trialCommitting = false
-    private var loginVerdicts: [String: LoginVerdict] = [:]
-    private var machine: RegistrationMachine {
+    var trial: Credentials?
+    var trialCommitting = false
+    var loginVerdicts: [String: LoginVerdict] = [:]
+    var machine: RegistrationMachine {
         didSet { accounts.statusChanges.bump() }
     }
-    private var wakeTask: Task<Void, Never>?
-    private var stepTask: Task<Void, Never>?
+    var wakeTask: Task<Void, Never>?
+    var stepTask: Task<Void, Never>?
     /// The login the backend call in flight uses.
-    private var stepRevision: String?
-    private var waiters: [UInt64: Waiter] = [:]
-    private var nextWaiterID: UInt64 = 0
-    private var lastPublished: RegistrationStatus?
+    var stepRevision: String?
+    var waiters: [UInt64: Waiter] = [:]
+    var nextWaiterID: UInt64 = 0
+    var lastPublished: RegistrationStatus?
 
     /// What a caller waits for: its own outcome, not a counter other commands move too.
-    private enum Awaited {
+    enum Awaited {
         /// The change that raised the machine's generation to this is settled.
         case generation(Int)
         /// The deletion asked for at this generation has ended.
@@ -93,13 +93,13 @@ public actor Registrar {
         case login(revision: String)
     }
 
-    private struct Waiter {
+    struct Waiter {
         var awaited: Awaited
         /// Resumed with true when the outcome is known, false when the wait ran out.
         var continuation: CheckedContinuation<Bool, Never>
     }
 
-    private enum LoginVerdict: Equatable {
+    enum LoginVerdict: Equatable {
         case accepted
         /// Saved without a check (the backend could not be reached, or nothing to register).
         case unchecked
@@ -328,257 +328,6 @@ public actor Registrar {
         for (id, waiter) in waiters {
             waiters[id] = nil
             waiter.continuation.resume(returning: false)
-        }
-    }
-
-    // MARK: Driving the machine
-
-    private var effectiveBackend: String? { credentials?.backend ?? settings.configuredBackend }
-
-    private var stateToSave: DeviceState {
-        var state = device
-        state.registration = machine.record
-        return state
-    }
-
-    private static func inputs(device: DeviceState, account: Credentials?, settings: Settings) -> RegistrationInputs {
-        RegistrationInputs(
-            token: device.token, platform: device.platform, tags: device.tags, account: account?.reference,
-            backend: account?.backend ?? settings.configuredBackend, enabled: device.enabled)
-    }
-
-    /// What registration passes use: a login being checked, else the saved one.
-    private var inputs: RegistrationInputs {
-        Self.inputs(device: device, account: trial ?? credentials, settings: settings)
-    }
-
-    /// Saves `changed` as the device state, and only then makes it the state the machine
-    /// works from: a change that cannot be saved does not take effect.
-    private func change(to changed: DeviceState) throws(CoreError) -> Int {
-        try save(changed)
-        device = changed
-        apply(machine.update(inputs, now: clock.now()))
-        return machine.generation
-    }
-
-    private func save(_ changed: DeviceState) throws(CoreError) {
-        var state = changed
-        state.registration = machine.record
-        do {
-            try stateStore.save(state)
-        } catch {
-            throw .storage("\(error.description); the change was not saved and nothing changed")
-        }
-    }
-
-    private func apply(_ actions: [RegistrationAction]) {
-        for action in actions {
-            switch action {
-            case .perform(let step): perform(step)
-            case .wake(let date): scheduleWake(at: date)
-            case .cancelWake:
-                wakeTask?.cancel()
-                wakeTask = nil
-            case .persist: persist()
-            }
-        }
-        let status = machine.status
-        if status != lastPublished {
-            lastPublished = status
-            onStatus(status)
-        }
-        saveTrialIfNothingWillCheckIt()
-        releaseWaiters()
-    }
-
-    private func isKnown(_ awaited: Awaited) -> Bool {
-        switch awaited {
-        case .generation(let generation): machine.settledGeneration >= generation
-        case .deletion(let generation): (machine.lastDeletion?.generation ?? -1) >= generation
-        case .login(let revision): loginVerdicts[revision] != nil
-        }
-    }
-
-    /// Waits until `awaited` is known (true) or `timeout` seconds pass (false).
-    private func wait(for awaited: Awaited, timeout: Double) async -> Bool {
-        if isKnown(awaited) { return true }
-        let id = nextWaiterID
-        nextWaiterID += 1
-        return await withCheckedContinuation { continuation in
-            waiters[id] = Waiter(awaited: awaited, continuation: continuation)
-            Task {
-                try? await Task.sleep(for: .seconds(timeout))
-                self.expireWaiter(id)
-            }
-        }
-    }
-
-    private func releaseWaiters() {
-        for (id, waiter) in waiters where isKnown(waiter.awaited) {
-            waiters[id] = nil
-            waiter.continuation.resume(returning: true)
-        }
-    }
-
-    private func expireWaiter(_ id: UInt64) {
-        guard let waiter = waiters.removeValue(forKey: id) else { return }
-        waiter.continuation.resume(returning: false)
-    }
-
-    // MARK: Logins being checked
-
-    /// How a step made with the login being checked decides it; nil while its pass goes on.
-    private func judge(_ result: StepResult, user: String) -> LoginVerdict? {
-        switch result {
-        case .created, .failed(.gone): nil
-        case .done, .failed(.rejected): .accepted
-        case .failed(.unauthorized(let status)): .refused(user: user, status: status)
-        case .failed(.transient): .unchecked
-        }
-    }
-
-    /// Saves the checked (or uncheckable) login and makes it the one in force.
-    private func commitTrial(_ candidate: Credentials, _ verdict: LoginVerdict) async {
-        do {
-            try await accounts.commit(candidate, checked: verdict == .accepted)
-        } catch {
-            logger.error("\(error.description); the login of \(candidate.user) was not saved")
-            if trial?.revision == candidate.revision {
-                trial = nil
-                apply(machine.update(inputs, now: clock.now()))
-            }
-            loginVerdicts[candidate.revision] = .notSaved(error)
-            releaseWaiters()
-            return
-        }
-        credentials = candidate
-        if trial?.revision == candidate.revision { trial = nil }
-        loginVerdicts[candidate.revision] = verdict
-        logger.notice("logged in as \(candidate.user)\(verdict == .accepted ? "" : " (the credentials could not be checked yet)")")
-        apply(machine.update(inputs, now: clock.now()))
-        await onAccountChange()
-    }
-
-    /// A login waits for a registration pass; when none will come (the registration was
-    /// turned off meanwhile), it is saved unchecked rather than left hanging.
-    private func saveTrialIfNothingWillCheckIt() {
-        guard let candidate = trial, !trialCommitting, !machine.isBusy, machine.settledGeneration >= machine.generation else { return }
-        trialCommitting = true
-        Task {
-            await self.commitTrial(candidate, .unchecked)
-            self.trialCommitting = false
-        }
-    }
-
-    private func scheduleWake(at date: Date) {
-        wakeTask?.cancel()
-        wakeTask = Task { [clock] in
-            do { try await clock.sleep(until: date) } catch { return }
-            self.wokeUp()
-        }
-    }
-
-    private func wokeUp() {
-        wakeTask = nil
-        apply(machine.wake(now: clock.now()))
-    }
-
-    private func persist() {
-        do {
-            try stateStore.save(stateToSave)
-        } catch {
-            logger.error("\(error.description); the registration will be redone after a restart")
-        }
-    }
-
-    private func perform(_ step: RegistrationStep) {
-        guard let credentials = trial ?? credentials else {
-            // Logged out while the step was being decided; tell the machine nothing was sent.
-            Task { await self.finished(step, .failed(.transient(retryAfter: nil, reason: "not logged in")), with: nil) }
-            return
-        }
-        let backendText: String
-        switch step {
-        case .createId(_, let backend), .delete(_, let backend): backendText = backend
-        case .upsert(_, let target): backendText = target.backend
-        }
-        guard let url = URL(string: backendText) else {
-            Task { await self.finished(step, .failed(.rejected(status: 0, detail: "invalid backend URL \(backendText)")), with: credentials) }
-            return
-        }
-        logger.info(Self.describe(step, user: credentials.user))
-        stepRevision = credentials.revision
-        let backend = self.backend
-        let settings = self.settings
-        let accounts = self.accounts
-        stepTask = Task {
-            var account: BackendAccount
-            do {
-                account = try await accounts.backendAccount(credentials)
-                // The step's backend: a registration is deleted where it was made.
-                account.baseURL = url
-            } catch {
-                self.logger.error("\(error)")
-                await self.finished(step, .failed(.transient(retryAfter: nil, reason: "\(error)")), with: credentials)
-                return
-            }
-            let result: StepResult
-            switch step {
-            case .createId(let handle, _):
-                switch await backend.createRegistrationId(handle: handle, account: account) {
-                case .success(let id): result = .created(id: id)
-                case .failure(let error): result = .failed(BackendFailure.classify(error, route: .create))
-                }
-            case .upsert(let id, let target):
-                let platform = target.platform.backendName(android: settings.androidName)
-                let outcome = await backend.upsertRegistration(id: id, platform: platform, handle: target.handle, tags: target.tags, account: account)
-                result = Self.stepResult(outcome, route: .upsert)
-            case .delete(let id, _):
-                result = Self.stepResult(await backend.deleteRegistration(id: id, account: account), route: .delete)
-            }
-            await self.finished(step, result, with: credentials)
-        }
-    }
-
-    private func finished(_ step: RegistrationStep, _ result: StepResult, with used: Credentials?) async {
-        stepTask = nil
-        stepRevision = nil
-        let checking = used.flatMap { used in trial?.revision == used.revision ? trial : nil }
-        let verdict = checking.flatMap { judge(result, user: $0.user) }
-        // A refused login being checked is reported as such below, not as a stop.
-        if case .refused = verdict {} else { log(step, result) }
-        let commit = checking != nil && (verdict == .accepted || verdict == .unchecked) && !trialCommitting
-        if commit { trialCommitting = true }
-        if let checking, let verdict, case .refused(_, let status) = verdict {
-            // Back to the saved login before the machine looks at its inputs again.
-            trial = nil
-            loginVerdicts[checking.revision] = verdict
-            logger.warning("the backend refused the login of \(checking.user) (HTTP \(status)); it was not saved")
-            apply(machine.stepFinished(result, now: clock.now()))
-            apply(machine.update(inputs, now: clock.now()))
-        } else {
-            apply(machine.stepFinished(result, now: clock.now()))
-        }
-        if case .failed(.unauthorized) = result { await accounts.passwordRefused() }
-        if commit, let checking, let verdict {
-            await commitTrial(checking, verdict)
-            trialCommitting = false
-        }
-    }
-
-    private static func stepResult(_ outcome: Result<Void, BackendCallError>, route: BackendFailure.Route) -> StepResult {
-        switch outcome {
-        case .success: .done
-        case .failure(let error): .failed(BackendFailure.classify(error, route: route))
-        }
-    }
-
-    private func error(for failure: BackendFailure) -> CoreError {
-        switch failure {
-        case .unauthorized(let status): .unauthorized(user: credentials?.user ?? "?", status: status)
-        case .transient(_, let reason): .backendUnavailable(reason)
-        case .rejected(let status, let detail): .backendRejected(status: status, detail: detail)
-        case .gone: .backendUnavailable("the registration was already gone")
         }
     }
 }

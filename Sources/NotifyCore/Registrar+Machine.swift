@@ -1,0 +1,122 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The registrar's side of `RegistrationMachine`: its inputs, applying what it asks for,
+/// saving state, the wake-up timer and the callers waiting on an outcome.
+extension Registrar {
+    var effectiveBackend: String? { credentials?.backend ?? settings.configuredBackend }
+
+    var stateToSave: DeviceState {
+        var state = device
+        state.registration = machine.record
+        return state
+    }
+
+    static func inputs(device: DeviceState, account: Credentials?, settings: Settings) -> RegistrationInputs {
+        RegistrationInputs(
+            token: device.token, platform: device.platform, tags: device.tags, account: account?.reference,
+            backend: account?.backend ?? settings.configuredBackend, enabled: device.enabled)
+    }
+
+    /// What registration passes use: a login being checked, else the saved one.
+    var inputs: RegistrationInputs {
+        Self.inputs(device: device, account: trial ?? credentials, settings: settings)
+    }
+
+    /// Saves `changed` as the device state, and only then makes it the state the machine
+    /// works from: a change that cannot be saved does not take effect.
+    func change(to changed: DeviceState) throws(CoreError) -> Int {
+        try save(changed)
+        device = changed
+        apply(machine.update(inputs, now: clock.now()))
+        return machine.generation
+    }
+
+    func save(_ changed: DeviceState) throws(CoreError) {
+        var state = changed
+        state.registration = machine.record
+        do {
+            try stateStore.save(state)
+        } catch {
+            throw .storage("\(error.description); the change was not saved and nothing changed")
+        }
+    }
+
+    func apply(_ actions: [RegistrationAction]) {
+        for action in actions {
+            switch action {
+            case .perform(let step): perform(step)
+            case .wake(let date): scheduleWake(at: date)
+            case .cancelWake:
+                wakeTask?.cancel()
+                wakeTask = nil
+            case .persist: persist()
+            }
+        }
+        let status = machine.status
+        if status != lastPublished {
+            lastPublished = status
+            onStatus(status)
+        }
+        saveTrialIfNothingWillCheckIt()
+        releaseWaiters()
+    }
+
+    func isKnown(_ awaited: Awaited) -> Bool {
+        switch awaited {
+        case .generation(let generation): machine.settledGeneration >= generation
+        case .deletion(let generation): (machine.lastDeletion?.generation ?? -1) >= generation
+        case .login(let revision): loginVerdicts[revision] != nil
+        }
+    }
+
+    /// Waits until `awaited` is known (true) or `timeout` seconds pass (false).
+    func wait(for awaited: Awaited, timeout: Double) async -> Bool {
+        if isKnown(awaited) { return true }
+        let id = nextWaiterID
+        nextWaiterID += 1
+        return await withCheckedContinuation { continuation in
+            waiters[id] = Waiter(awaited: awaited, continuation: continuation)
+            Task {
+                try? await Task.sleep(for: .seconds(timeout))
+                self.expireWaiter(id)
+            }
+        }
+    }
+
+    func releaseWaiters() {
+        for (id, waiter) in waiters where isKnown(waiter.awaited) {
+            waiters[id] = nil
+            waiter.continuation.resume(returning: true)
+        }
+    }
+
+    func expireWaiter(_ id: UInt64) {
+        guard let waiter = waiters.removeValue(forKey: id) else { return }
+        waiter.continuation.resume(returning: false)
+    }
+
+    func scheduleWake(at date: Date) {
+        wakeTask?.cancel()
+        wakeTask = Task { [clock] in
+            do { try await clock.sleep(until: date) } catch { return }
+            self.wokeUp()
+        }
+    }
+
+    func wokeUp() {
+        wakeTask = nil
+        apply(machine.wake(now: clock.now()))
+    }
+
+    func persist() {
+        do {
+            try stateStore.save(stateToSave)
+        } catch {
+            logger.error("\(error.description); the registration will be redone after a restart")
+        }
+    }
+}

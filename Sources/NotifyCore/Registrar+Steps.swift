@@ -1,0 +1,100 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The backend calls the machine asks for, made with the login in force (or on trial),
+/// and what their results tell the machine and the login being checked.
+extension Registrar {
+    func perform(_ step: RegistrationStep) {
+        guard let credentials = trial ?? credentials else {
+            // Logged out while the step was being decided; tell the machine nothing was sent.
+            Task { await self.finished(step, .failed(.transient(retryAfter: nil, reason: "not logged in")), with: nil) }
+            return
+        }
+        let backendText: String
+        switch step {
+        case .createId(_, let backend), .delete(_, let backend): backendText = backend
+        case .upsert(_, let target): backendText = target.backend
+        }
+        guard let url = URL(string: backendText) else {
+            Task { await self.finished(step, .failed(.rejected(status: 0, detail: "invalid backend URL \(backendText)")), with: credentials) }
+            return
+        }
+        logger.info(Self.describe(step, user: credentials.user))
+        stepRevision = credentials.revision
+        let backend = self.backend
+        let settings = self.settings
+        let accounts = self.accounts
+        stepTask = Task {
+            var account: BackendAccount
+            do {
+                account = try await accounts.backendAccount(credentials)
+                // The step's backend: a registration is deleted where it was made.
+                account.baseURL = url
+            } catch {
+                self.logger.error("\(error)")
+                await self.finished(step, .failed(.transient(retryAfter: nil, reason: "\(error)")), with: credentials)
+                return
+            }
+            let result: StepResult
+            switch step {
+            case .createId(let handle, _):
+                switch await backend.createRegistrationId(handle: handle, account: account) {
+                case .success(let id): result = .created(id: id)
+                case .failure(let error): result = .failed(BackendFailure.classify(error, route: .create))
+                }
+            case .upsert(let id, let target):
+                let platform = target.platform.backendName(android: settings.androidName)
+                let outcome = await backend.upsertRegistration(id: id, platform: platform, handle: target.handle, tags: target.tags, account: account)
+                result = Self.stepResult(outcome, route: .upsert)
+            case .delete(let id, _):
+                result = Self.stepResult(await backend.deleteRegistration(id: id, account: account), route: .delete)
+            }
+            await self.finished(step, result, with: credentials)
+        }
+    }
+
+    func finished(_ step: RegistrationStep, _ result: StepResult, with used: Credentials?) async {
+        stepTask = nil
+        stepRevision = nil
+        let checking = used.flatMap { used in trial?.revision == used.revision ? trial : nil }
+        let verdict = checking.flatMap { judge(result, user: $0.user) }
+        // A refused login being checked is reported as such below, not as a stop.
+        if case .refused = verdict {} else { log(step, result) }
+        let commit = checking != nil && (verdict == .accepted || verdict == .unchecked) && !trialCommitting
+        if commit { trialCommitting = true }
+        if let checking, let verdict, case .refused(_, let status) = verdict {
+            // Back to the saved login before the machine looks at its inputs again.
+            trial = nil
+            loginVerdicts[checking.revision] = verdict
+            logger.warning("the backend refused the login of \(checking.user) (HTTP \(status)); it was not saved")
+            apply(machine.stepFinished(result, now: clock.now()))
+            apply(machine.update(inputs, now: clock.now()))
+        } else {
+            apply(machine.stepFinished(result, now: clock.now()))
+        }
+        if case .failed(.unauthorized) = result { await accounts.passwordRefused() }
+        if commit, let checking, let verdict {
+            await commitTrial(checking, verdict)
+            trialCommitting = false
+        }
+    }
+
+    static func stepResult(_ outcome: Result<Void, BackendCallError>, route: BackendFailure.Route) -> StepResult {
+        switch outcome {
+        case .success: .done
+        case .failure(let error): .failed(BackendFailure.classify(error, route: route))
+        }
+    }
+
+    func error(for failure: BackendFailure) -> CoreError {
+        switch failure {
+        case .unauthorized(let status): .unauthorized(user: credentials?.user ?? "?", status: status)
+        case .transient(_, let reason): .backendUnavailable(reason)
+        case .rejected(let status, let detail): .backendRejected(status: status, detail: detail)
+        case .gone: .backendUnavailable("the registration was already gone")
+        }
+    }
+}
