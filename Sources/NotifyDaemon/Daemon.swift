@@ -92,13 +92,9 @@ public final class Daemon: Sendable {
         let server: SocketServer
         do {
             let router = CommandRouter(registrar: registrar, outbox: outbox, hub: hub, info: info, control: control)
-            // The end of a burst of requests or sends is when the memory it freed can go back;
-            // a longer rest, when the pages it mapped to serve them can.
-            let limits = configuration.serverLimits
-            server = try SocketServer(listener: socket.fd, handler: router, limits: limits, logger: logger, whenQuiet: [
-                .init(after: limits.quietPeriod, run: MallocArenas.releaseFreePages),
-                .init(after: limits.restPeriod, run: MappedFilePages.release),
-            ])
+            // The end of a burst of requests or sends is when the memory it freed can go back.
+            server = try SocketServer(listener: socket.fd, handler: router, limits: configuration.serverLimits, logger: logger,
+                                      whenQuiet: MallocArenas.releaseFreePages)
         } catch {
             socket.closeAndRemove()
             lock.release()

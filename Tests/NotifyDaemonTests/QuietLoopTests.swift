@@ -1,6 +1,5 @@
 import Foundation
 @testable import NotifyDaemon
-import NotifyProtocol
 import NotifyTestSupport
 import Testing
 
@@ -56,44 +55,4 @@ import Testing
             #expect(quiet - noted >= .seconds(Self.period))
         }
     }
-
-    @Test func theRestComesAfterTheQuietOnceAndNeverWhileIdle() async throws {
-        let limits = SocketServerTests.limits { $0.quietPeriod = Self.period; $0.restPeriod = 3 * Self.period }
-        try await ServerUnderTest.with(limits) { server in
-            let connection = try RawConnection(path: server.socketPath)
-            let sent = ContinuousClock.now
-            try connection.send("echo 1\n")
-            _ = try await onThread { connection.receive() }
-            let replied = ContinuousClock.now
-            #expect(await eventually { !server.restMoments.isEmpty })
-            let rest = try #require(server.restMoments.first)
-            #expect(rest - sent >= .seconds(limits.restPeriod))
-            #expect(server.quietMoments.contains { $0 < rest }, "the shorter wait ends first")
-
-            // A loaded machine may stretch the exchange over several quiet periods; once a
-            // rest has come after the reply, the last of its activity, nothing is left to run.
-            #expect(await eventually { server.restMoments.contains { $0 > replied } })
-            let (quiets, rests) = (server.quietMoments.count, server.restMoments.count)
-            try await Task.sleep(for: .seconds(2 * limits.restPeriod))
-            #expect(server.quietMoments.count == quiets && server.restMoments.count == rests, "nothing more while idle")
-            // Work finished elsewhere after the rest is activity again: both come round again.
-            server.server.noteActivity()
-            #expect(await eventually { server.restMoments.count == rests + 1 })
-            #expect(server.quietMoments.count == quiets + 1)
-        }
-    }
-
-    /// The daemon's own rest: the pages of files it mapped are let go of. The test's own
-    /// mapping shows it, since the daemon runs in this process.
-    #if os(Linux)
-    @Test(.stopsFixtures) func aRestedDaemonLetsGoOfMappedFilePages() async throws {
-        let fixture = try await DaemonFixture(serverLimits: SocketServerTests.limits { $0.quietPeriod = 0.1; $0.restPeriod = 0.3 })
-        try await MappedFile.with(bytes: 256 * 1024, protection: PROT_READ) { file in
-            try #require(file.touchUntilResident() > 0)
-            _ = try await fixture.call(PingCommand())
-            #expect(await eventually { file.residentKiB() == 0 })
-            #expect(file.matchesTheFile())
-        }
-    }
-    #endif
 }

@@ -15,11 +15,8 @@ final class ServerUnderTest: Sendable {
     let server: SocketServer
     private let listener: Int32
     private let quietCalls = CallTimes()
-    private let restCalls = CallTimes()
     /// When the loop said it had gone quiet.
     var quietMoments: [ContinuousClock.Instant] { quietCalls.all }
-    /// When the loop said it had been quiet for its longer rest period.
-    var restMoments: [ContinuousClock.Instant] { restCalls.all }
 
     init(limits: ServerLimits) throws {
         directory = "/tmp/nd-loop-" + UUID().uuidString.prefix(8)
@@ -28,10 +25,9 @@ final class ServerUnderTest: Sendable {
         listener = try UnixSocket.listen(path: socketPath)
         let lines = logLines
         let logger = Logger(level: .debug) { level, message in lines.append("\(level.name): \(message)") }
-        let (calls, rests) = (quietCalls, restCalls)
+        let calls = quietCalls
         server = try SocketServer(listener: listener, handler: handler, limits: limits, logger: logger,
-                                  whenQuiet: [.init(after: limits.quietPeriod, run: { calls.add() }),
-                                              .init(after: limits.restPeriod, run: { rests.add() })])
+                                  whenQuiet: { calls.add() })
         server.start()
     }
 

@@ -23,7 +23,7 @@ final class DaemonFixture: Sendable {
     /// `sharing` reuses another fixture's backend (to restart a daemon against the same one).
     init(policy: RegistrationPolicy = DaemonFixture.fastPolicy, backendOptions: DevBackend.Options = .init(quiet: true), stateDirectory: String? = nil,
          startBackend: Bool = true, sharing: DevBackendServer? = nil, outbox: Outbox.Settings = DaemonFixture.fastOutbox,
-         sendPlatforms: [Platform] = [.apns], passwordSource: PasswordSource = .stored, serverLimits: ServerLimits = ServerLimits()) async throws {
+         sendPlatforms: [Platform] = [.apns], passwordSource: PasswordSource = .stored) async throws {
         let started = try StartedFixtures.forNewFixture()
         directory = "/tmp/nd-test-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -34,11 +34,10 @@ final class DaemonFixture: Sendable {
         if startBackend && sharing == nil { try backend.start() }
         let lines = logLines
         let logger = Logger(level: .debug) { level, message in lines.append("\(level.name): \(message)") }
-        var configuration = DaemonConfiguration(
+        let configuration = DaemonConfiguration(
             socket: SocketLocation(path: socketPath, source: .flag), stateDirectory: self.stateDirectory,
             backend: startBackend || sharing != nil ? backend.baseURL.absoluteString : "http://127.0.0.1:9", logLevel: .debug, policy: policy, requestTimeout: 5,
             sendPlatforms: sendPlatforms, outbox: outbox, passwordSource: passwordSource)
-        configuration.serverLimits = serverLimits
         daemon = Daemon(configuration: configuration, logger: logger)
         started.add(self)
         try await daemon.start()

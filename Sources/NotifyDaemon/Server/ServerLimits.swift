@@ -25,13 +25,9 @@ public struct ServerLimits: Sendable {
     /// Refused connections are logged at most once per this many seconds per reason,
     /// with a count of the others.
     public var refusalLogInterval: Double = 10
-    /// Seconds without socket activity after which the daemon gives back the memory a
-    /// burst of requests freed: the end of the burst.
+    /// Seconds without socket activity after which the loop calls its `whenQuiet` once:
+    /// the end of a burst, when the daemon gives back the memory the burst freed.
     public var quietPeriod: Double = 2
-    /// Seconds without socket activity after which the daemon lets go of the code and
-    /// read-only data pages it has mapped: long enough that someone at work with
-    /// `notifyctl` keeps them, since the first command after it maps them again.
-    public var restPeriod: Double = 30
 
     public init() {}
 }

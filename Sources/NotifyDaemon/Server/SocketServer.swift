@@ -25,14 +25,14 @@ final class SocketServer: Sendable {
     private let limits: ServerLimits
     private let inbox: LoopInbox
     private let watchers = Atomic<Int>(0)
-    private let whenQuiet: [QuietSchedule.Task]
-    /// Whether the loop will run the first of `whenQuiet` anyway, after activity it has seen.
+    private let whenQuiet: @Sendable () -> Void
+    /// Whether the loop will call `whenQuiet` anyway, after activity it has seen.
     private let quietPending = Atomic<Bool>(false)
 
-    /// Each of `whenQuiet` runs on the loop's thread once, when activity has stopped for its
-    /// `after` seconds; an idle loop runs none.
+    /// `whenQuiet` runs on the loop's thread once activity has stopped for
+    /// `limits.quietPeriod`; an idle loop never calls it.
     init(listener: Int32, handler: any RequestHandler, limits: ServerLimits, logger: Logger,
-         whenQuiet: [QuietSchedule.Task] = []) throws {
+         whenQuiet: @escaping @Sendable () -> Void = {}) throws {
         self.listener = listener
         self.handler = handler
         self.logger = logger
@@ -75,8 +75,8 @@ final class SocketServer: Sendable {
         inbox.post(.event(line))
     }
 
-    /// Counts as activity, so the loop goes quiet (and runs `whenQuiet`) after it too;
-    /// costs nothing when that is due anyway, as after the sends of a socket client.
+    /// Counts as activity, so the loop goes quiet (and calls `whenQuiet`) after it too;
+    /// costs nothing when a call is due anyway, as after the sends of a socket client.
     func noteActivity() {
         guard !quietPending.load(ordering: .relaxed) else { return }
         inbox.post(.activity)
@@ -97,7 +97,8 @@ final class SocketServer: Sendable {
         var drainDeadline: Double?
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
         var refusals: RefusalLog
-        var quiet: QuietSchedule
+        /// When to call `whenQuiet`, unless activity comes first; nil while idle.
+        var quietDue: Double?
         let ownUID = currentUID()
 
         var limits: ServerLimits { server.limits }
@@ -106,7 +107,6 @@ final class SocketServer: Sendable {
         init(server: SocketServer) {
             self.server = server
             refusals = RefusalLog(interval: server.limits.refusalLogInterval)
-            quiet = QuietSchedule(server.whenQuiet)
         }
 
         func run() {
@@ -143,11 +143,13 @@ final class SocketServer: Sendable {
                 }
                 let after = monotonicNow()
                 if ready > 0 {
-                    quiet.activity(at: after)
-                } else {
-                    for task in quiet.due(at: after) { task.run() }
+                    quietDue = after + limits.quietPeriod
+                    server.quietPending.store(true, ordering: .relaxed)
+                } else if let due = quietDue, after >= due {
+                    quietDue = nil
+                    server.quietPending.store(false, ordering: .relaxed)
+                    server.whenQuiet()
                 }
-                server.quietPending.store(quiet.firstStillDue, ordering: .relaxed)
                 if fds[0].revents != 0 {
                     for message in server.inbox.take() { handle(message, now: after) }
                 }
@@ -183,7 +185,7 @@ final class SocketServer: Sendable {
             if let acceptPausedUntil { deadlines.append(acceptPausedUntil) }
             if let drainDeadline { deadlines.append(drainDeadline) }
             if let refusalsDue = refusals.nextDeadline { deadlines.append(refusalsDue) }
-            if let quietDue = quiet.nextDue { deadlines.append(quietDue) }
+            if let quietDue { deadlines.append(quietDue) }
             guard let next = deadlines.min() else { return -1 }
             return Int32(max(0, min((next - now) * 1000, 60_000)).rounded(.up))
         }
