@@ -26,8 +26,10 @@ public struct ServerLimits: Sendable {
     /// with a count of the others.
     public var refusalLogInterval: Double = 10
     /// Seconds without socket activity after which the loop calls its `whenQuiet` once:
-    /// the end of a burst, when the daemon gives back the memory the burst freed.
-    public var quietPeriod: Double = 2
+    /// the end of a burst, when the daemon gives back the memory the burst freed. Longer
+    /// than libdispatch keeps an idle pool thread (5 s): a thread's malloc cache goes back to
+    /// the heap only when the thread ends, and pins pages of it until then.
+    public var quietPeriod: Double = 6
 
     public init() {}
 }
