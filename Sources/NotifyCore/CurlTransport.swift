@@ -160,6 +160,7 @@ private final class CurlLoop: @unchecked Sendable {
 
     private func finish(_ transfer: UnsafeMutableRawPointer, _ job: Job, _ outcome: HTTPOutcome) {
         running[transfer] = nil
+        running.releaseStorageIfEmpty()
         ncurl_transfer_free(multi, transfer)
         job.continuation.resume(returning: outcome)
     }

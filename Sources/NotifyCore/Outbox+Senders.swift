@@ -29,7 +29,10 @@ extension Outbox {
     /// The statuses a sender is told: from now on a refusal keeps them listed.
     private func answer(_ ids: [String]) -> [DeliveryStatus] {
         queue.markAnswered(ids)
-        defer { for id in ids { finishedUnanswered[id] = nil } }
+        defer {
+            for id in ids { finishedUnanswered[id] = nil }
+            finishedUnanswered.releaseStorageIfEmpty()
+        }
         return statuses(ids)
     }
 

@@ -343,7 +343,12 @@ public actor Outbox {
         // Out of the queue (delivered or refused) settles its own waiters only; a retry
         // or a hold changes what other deliveries wait for.
         pump(changed: delivery.state == .queued ? nil : [id])
-        if attempts.isEmpty && queue.queued.isEmpty { onEmptied() }
+        if attempts.isEmpty && queue.queued.isEmpty {
+            attempts.releaseStorageIfEmpty()
+            queue.releaseStorageIfEmpty()
+            store.releaseStorageIfEmpty()
+            onEmptied()
+        }
     }
 
     private func report(_ delivery: Delivery) {

@@ -224,6 +224,14 @@ public struct OutboxQueue: Sendable {
 
     public func isInFlight(_ id: String) -> Bool { inFlight.contains(id) }
 
+    /// Lets the tables sized for a burst go once the burst is over (see `EmptyStorage`).
+    mutating func releaseStorageIfEmpty() {
+        queued.releaseStorageIfEmpty()
+        inFlight.releaseStorageIfEmpty()
+        retryAt.releaseStorageIfEmpty()
+        failures.releaseStorageIfEmpty()
+    }
+
     /// Forgets the failed and expired deliveries, and those held for an account that is
     /// not logged in; returns them.
     public mutating func purgeDead() -> [Delivery] {

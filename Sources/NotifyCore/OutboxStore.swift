@@ -114,6 +114,11 @@ public struct OutboxStore: Sendable {
 
     /// Not fsynced: a removal lost to a power cut sends the message again, which
     /// at-least-once delivery allows; the next save's directory fsync makes it durable.
+    /// Lets the index sized for a burst go once the burst is over (see `EmptyStorage`).
+    func releaseStorageIfEmpty() {
+        batches.releaseStorageIfEmpty()
+    }
+
     public func remove(_ id: String) throws(CoreError) {
         if unlink(path(id) + ".json") != 0 && errno != ENOENT {
             throw .storage("cannot remove outbox entry \(id): \(String(cString: strerror(errno)))")
@@ -180,6 +185,13 @@ private final class BatchIndex: Sendable {
             guard state.pending[batch]?.isEmpty ?? true else { return .pending(batch) }
             state.pending[batch] = nil
             return .finished(batch)
+        }
+    }
+
+    func releaseStorageIfEmpty() {
+        state.withLock { state in
+            state.batchOf.releaseStorageIfEmpty()
+            state.pending.releaseStorageIfEmpty()
         }
     }
 }

@@ -43,5 +43,9 @@ struct SenderWaiters {
             byDelivery[delivery]?.removeAll { $0 == id }
             if byDelivery[delivery]?.isEmpty == true { byDelivery[delivery] = nil }
         }
+        if all.isEmpty {
+            all.releaseStorageIfEmpty()
+            byDelivery.releaseStorageIfEmpty()
+        }
     }
 }

@@ -104,6 +104,23 @@ struct OutboxTests {
         #expect(await eventually { fixture.emptied.value == 1 }, "once, when the last went out")
     }
 
+    /// The tables that tracked a burst do not keep its size once it is over: a thousand
+    /// sends would otherwise pin their heap pages for the rest of the daemon's life.
+    @Test func aBurstLeavesNoTableSizedForIt() async throws {
+        let fixture = try await Fixture()
+        let ids = try await fixture.acceptedBurstWithTheFirstHeld(200)
+        #expect(await fixture.outbox.queue.queued.capacity >= 200, "sized for the burst while it lasts")
+        let answer = LaterAnswer(fixture, ids)
+        #expect(await eventually { await fixture.outbox.waiters.all.capacity > 0 })
+        fixture.backend.release()
+        #expect(await eventually { answer.value != nil })
+        #expect(answer.value?.allSatisfy { $0.state == .delivered } == true)
+        #expect(await eventually { fixture.emptied.value == 1 })
+        #expect(await fixture.outbox.queue.queued.capacity == 0)
+        #expect(await fixture.outbox.waiters.all.capacity == 0)
+        #expect(await fixture.outbox.finishedUnanswered.capacity == 0)
+    }
+
     /// A wait in the background, as a sender's, with a deadline far beyond the test's.
     final class LaterAnswer: Sendable {
         private let statuses = Mutex<[DeliveryStatus]?>(nil)
