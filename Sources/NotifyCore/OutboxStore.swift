@@ -112,13 +112,13 @@ public struct OutboxStore: Sendable {
         try AtomicFile.write(data, to: path(delivery.id) + ".json")
     }
 
-    /// Not fsynced: a removal lost to a power cut sends the message again, which
-    /// at-least-once delivery allows; the next save's directory fsync makes it durable.
     /// Lets the index sized for a burst go once the burst is over (see `EmptyStorage`).
     func releaseStorageIfEmpty() {
         batches.releaseStorageIfEmpty()
     }
 
+    /// Not fsynced: a removal lost to a power cut sends the message again, which
+    /// at-least-once delivery allows; the next save's directory fsync makes it durable.
     public func remove(_ id: String) throws(CoreError) {
         if unlink(path(id) + ".json") != 0 && errno != ENOENT {
             throw .storage("cannot remove outbox entry \(id): \(String(cString: strerror(errno)))")
