@@ -22,6 +22,7 @@ import Synchronization
 public struct OutboxStore: Sendable {
     public let directory: String
     private let batches = BatchIndex()
+    private let doneLogs = AppendLogs()
 
     public init(stateDirectory: String) {
         directory = FilePath.join(stateDirectory, "outbox")
@@ -67,7 +68,8 @@ public struct OutboxStore: Sendable {
                 forget(batch)
                 continue
             }
-            batches.add(batch, ids: pending.map(\.id))
+            // A member with a file of its own, read or not, has it removed with it.
+            batches.add(batch, ids: pending.map(\.id), withOwnFiles: Set(pending.map(\.id).filter { names.contains($0 + ".json") }))
             deliveries += pending.filter { single[$0.id] == nil }
         }
         deliveries.sort { ($0.sequence, $0.id) < ($1.sequence, $1.id) }
@@ -87,7 +89,7 @@ public struct OutboxStore: Sendable {
         }
         let batch = Self.batchPrefix + last.id
         try AtomicFile.write(data, to: path(batch) + ".json")
-        batches.add(batch, ids: deliveries.map(\.id))
+        batches.add(batch, ids: deliveries.map(\.id), withOwnFiles: [])
     }
 
     /// The highest sequence number any file in the outbox is named with, read or not (a
@@ -110,6 +112,7 @@ public struct OutboxStore: Sendable {
             throw .storage("cannot encode an outbox entry: \(error)")
         }
         try AtomicFile.write(data, to: path(delivery.id) + ".json")
+        batches.noteOwnFile(delivery.id)
     }
 
     /// Lets the index sized for a burst go once the burst is over (see `EmptyStorage`).
@@ -120,22 +123,19 @@ public struct OutboxStore: Sendable {
     /// Not fsynced: a removal lost to a power cut sends the message again, which
     /// at-least-once delivery allows; the next save's directory fsync makes it durable.
     public func remove(_ id: String) throws(CoreError) {
-        if unlink(path(id) + ".json") != 0 && errno != ENOENT {
+        let (removal, ownFile) = batches.remove(id)
+        // A batch member has a file of its own only once it changed after the batch was
+        // written; most never do, and looking for the file costs a path lookup each.
+        if ownFile && unlink(path(id) + ".json") != 0 && errno != ENOENT {
             throw .storage("cannot remove outbox entry \(id): \(String(cString: strerror(errno)))")
         }
-        switch batches.remove(id) {
+        switch removal {
         case .none:
             break
         case .finished(let batch):
             forget(batch)
         case .pending(let batch):
-            let fd = open(path(batch) + ".done", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-            guard fd >= 0 else {
-                throw .storage("cannot record that outbox entry \(id) was sent: \(String(cString: strerror(errno)))")
-            }
-            defer { close(fd) }
-            let line = Array((id + "\n").utf8)
-            if line.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) != line.count {
+            if !doneLogs.append(id + "\n", to: path(batch) + ".done") {
                 throw .storage("cannot record that outbox entry \(id) was sent: \(String(cString: strerror(errno)))")
             }
         }
@@ -146,6 +146,7 @@ public struct OutboxStore: Sendable {
     /// The batch first, then its log: a log without its batch is harmless (removed at load).
     private func forget(_ batch: String) {
         unlink(path(batch) + ".json")
+        doneLogs.closeLog(path(batch) + ".done")
         unlink(path(batch) + ".done")
     }
 
@@ -165,26 +166,42 @@ struct OutboxBatchRecord: Codable {
     }
 }
 
-/// Which batch file each delivery still pending in one lives in.
+/// Which batch file each delivery still pending in one lives in, and which of them have a
+/// file of their own besides.
 private final class BatchIndex: Sendable {
     enum Removal { case none, pending(String), finished(String) }
 
-    private let state = Mutex<(batchOf: [String: String], pending: [String: Set<String>])>(([:], [:]))
+    private struct State {
+        var batchOf: [String: String] = [:]
+        var pending: [String: Set<String>] = [:]
+        var withOwnFile: Set<String> = []
+    }
+    private let state = Mutex(State())
 
-    func add(_ batch: String, ids: [String]) {
+    func add(_ batch: String, ids: [String], withOwnFiles: Set<String>) {
         state.withLock { state in
             state.pending[batch] = Set(ids)
             for id in ids { state.batchOf[id] = batch }
+            state.withOwnFile.formUnion(withOwnFiles)
         }
     }
 
-    func remove(_ id: String) -> Removal {
+    /// A batch member was written to a file of its own.
+    func noteOwnFile(_ id: String) {
         state.withLock { state in
-            guard let batch = state.batchOf.removeValue(forKey: id) else { return .none }
+            if state.batchOf[id] != nil { state.withOwnFile.insert(id) }
+        }
+    }
+
+    /// Where `id` was, and whether it may have a file of its own (always, outside a batch).
+    func remove(_ id: String) -> (Removal, ownFile: Bool) {
+        state.withLock { state in
+            guard let batch = state.batchOf.removeValue(forKey: id) else { return (.none, true) }
+            let ownFile = state.withOwnFile.remove(id) != nil
             state.pending[batch]?.remove(id)
-            guard state.pending[batch]?.isEmpty ?? true else { return .pending(batch) }
+            guard state.pending[batch]?.isEmpty ?? true else { return (.pending(batch), ownFile) }
             state.pending[batch] = nil
-            return .finished(batch)
+            return (.finished(batch), ownFile)
         }
     }
 
@@ -192,6 +209,7 @@ private final class BatchIndex: Sendable {
         state.withLock { state in
             state.batchOf.releaseStorageIfEmpty()
             state.pending.releaseStorageIfEmpty()
+            state.withOwnFile.releaseStorageIfEmpty()
         }
     }
 }

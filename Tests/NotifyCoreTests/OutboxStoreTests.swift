@@ -288,6 +288,48 @@ struct OutboxStoreTests {
         #expect(OutboxStore(stateDirectory: scratch.path).load().0 == [batch[0]])
     }
 
+    @Test func aMemberSavedAgainGoesWithItsOwnFileWithoutARestart() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        var batch = (1...3).map { Self.delivery($0) }
+        try store.save(batch: batch)
+        batch[1].attempts = 2
+        try store.save(batch[1])
+        for delivery in batch { try store.remove(delivery.id) }
+        #expect(try names(store).isEmpty)
+    }
+
+    /// A file of its own that this notifyd could not read (a newer one's) goes with the
+    /// member too, as it did when every removal looked for one.
+    @Test func aMembersUnreadableOwnFileGoesWithItAfterARestart() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        let batch = (1...2).map { Self.delivery($0) }
+        try store.save(batch: batch)
+        let newer = store.directory + "/" + batch[0].id + ".json"
+        #expect(FileManager.default.createFile(atPath: newer, contents: Data(#"{"version": 3, "shape": "unknown"}"#.utf8)))
+        let restarted = OutboxStore(stateDirectory: scratch.path)
+        #expect(restarted.load().0 == batch)
+        try restarted.remove(batch[0].id)
+        #expect(!FileManager.default.fileExists(atPath: newer))
+    }
+
+    /// The removal logs stay open between lines, a few at a time: more batches than that
+    /// part-way through still record every removal.
+    @Test func removalsFromMoreBatchesThanLogsKeptOpenAreAllRecorded() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        let batches = (0..<20).map { number in [Self.delivery(2 * number + 1), Self.delivery(2 * number + 2)] }
+        for batch in batches { try store.save(batch: batch) }
+        for batch in batches.reversed() { try store.remove(batch[0].id) }
+        #expect(OutboxStore(stateDirectory: scratch.path).load().0 == batches.map { $0[1] })
+        for batch in batches { try store.remove(batch[1].id) }
+        #expect(try names(store).isEmpty)
+    }
+
     @Test func aFinishedBatchLeftByACrashIsClearedAtLoad() throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
