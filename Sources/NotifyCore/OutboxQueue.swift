@@ -114,8 +114,12 @@ public struct OutboxQueue: Sendable {
     public mutating func takeReady(now: Date) -> [Delivery] {
         guard !paused else { return [] }
         var started: [Delivery] = []
-        var busyKeys = Set(queued.filter { inFlight.contains($0.id) }.map(\.orderKey))
-        for delivery in queued where inFlight.count < concurrency && !isHeld(delivery) {
+        // Found from the few in flight, not by hashing every queued id: this runs after
+        // every commit and every attempt, over a queue a burst makes long.
+        var busyKeys = Set(inFlight.compactMap { id in queuedIndex(of: id).map { queued[$0].orderKey } })
+        for delivery in queued {
+            guard inFlight.count < concurrency else { break }
+            guard !isHeld(delivery) else { continue }
             let key = delivery.orderKey
             guard !busyKeys.contains(key) else { continue }
             // Whatever happens, later deliveries with this key wait for this one.
@@ -248,7 +252,8 @@ public struct OutboxQueue: Sendable {
         let pending = paused ? [:] : retryAt.filter { $0.value > now }
         for delivery in queued {
             // An expiry that passed while the delivery was in flight is handled when it returns.
-            if !inFlight.contains(delivery.id), earliest.map({ delivery.expiresAt < $0 }) ?? true {
+            // (The cheap comparison first: hashing every id made this pass cost more than it.)
+            if earliest.map({ delivery.expiresAt < $0 }) ?? true, !inFlight.contains(delivery.id) {
                 earliest = delivery.expiresAt
             }
             // Held deliveries only expire: a login, not a retry time, lets them go out.
