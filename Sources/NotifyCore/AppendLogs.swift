@@ -5,10 +5,10 @@ import Darwin
 #endif
 import Synchronization
 
-/// Files appended to a line at a time, kept open between lines: a burst of sends appends
-/// to the `.done` log of the same few batches a thousand times, and opening the file
-/// for each line cost a path lookup and a close each. At most `limit` stay open; the one
-/// used longest ago is closed to make room.
+/// Files of lines appended one at a time, kept open between lines: a burst of sends
+/// appends to the `.done` log of the same few batches a thousand times, and opening the
+/// file for each line cost a path lookup and a close each. At most `limit` stay open; the
+/// one used longest ago is closed to make room.
 final class AppendLogs: Sendable {
     private let limit: Int
     /// Open descriptors by path, the most recently used last.
@@ -24,21 +24,31 @@ final class AppendLogs: Sendable {
         }
     }
 
-    /// Appends `line`, creating the file if needed; false with `errno` set when it could
-    /// not be written whole.
-    func append(_ line: String, to path: String) -> Bool {
+    var openCount: Int { files.withLock { $0.count } }
+
+    /// Appends `line` and a newline, creating the file if needed; the `errno` of a failure.
+    /// Each line also starts on a newline of its own, so one cut short (a full disk) cannot
+    /// run into the next: readers skip the empty lines.
+    func append(_ line: String, to path: String) -> Int32? {
         files.withLock { logs in
             let fd: Int32
             if let index = logs.firstIndex(where: { $0.path == path }) {
                 fd = logs.remove(at: index).fd
             } else {
-                fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-                guard fd >= 0 else { return false }
+                // Room first: when descriptors run short, one of these is the one to give up.
                 if logs.count >= limit { close(logs.removeFirst().fd) }
+                fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+                guard fd >= 0 else { return errno }
+            }
+            let bytes = Array(("\n" + line + "\n").utf8)
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard written == bytes.count else {
+                let error = written < 0 ? errno : ENOSPC
+                close(fd)
+                return error
             }
             logs.append((path, fd))
-            let bytes = Array(line.utf8)
-            return bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count
+            return nil
         }
     }
 

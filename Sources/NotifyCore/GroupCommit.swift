@@ -48,6 +48,8 @@ struct GroupCommit {
             if let failure { failures[delivery.id] = failure }
         }
         for continuation in waiters.removeValue(forKey: number) ?? [] { continuation.resume() }
+        batchOf.releaseStorageIfEmpty()
+        waiters.releaseStorageIfEmpty()
     }
 
     /// The write failure of any of `ids`, forgotten once asked for (each send asks once).
@@ -56,6 +58,7 @@ struct GroupCommit {
         for id in ids {
             if let error = failures.removeValue(forKey: id) { failure = error }
         }
+        failures.releaseStorageIfEmpty()
         return failure
     }
 }

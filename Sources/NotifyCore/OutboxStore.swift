@@ -55,10 +55,12 @@ public struct OutboxStore: Sendable {
                 warnings.append("outbox entry \(path) could not be read; moved it to \(aside)")
             }
         }
+        // Looked up once per batch and per member: a list would make a large outbox slow to load.
+        let present = Set(names)
         for name in names where name.hasPrefix(Self.batchPrefix) && name.hasSuffix(".done") {
             let batch = String(name.dropLast(".done".count))
             // Its batch was finished (or moved aside): the log has nothing left to say.
-            if batched[batch] == nil && !names.contains(batch + ".json") { unlink(path(name)) }
+            if batched[batch] == nil && !present.contains(batch + ".json") { unlink(path(name)) }
         }
         var deliveries = Array(single.values)
         for (batch, members) in batched {
@@ -69,7 +71,7 @@ public struct OutboxStore: Sendable {
                 continue
             }
             // A member with a file of its own, read or not, has it removed with it.
-            batches.add(batch, ids: pending.map(\.id), withOwnFiles: Set(pending.map(\.id).filter { names.contains($0 + ".json") }))
+            batches.add(batch, ids: pending.map(\.id), withOwnFiles: Set(pending.map(\.id).filter { present.contains($0 + ".json") }))
             deliveries += pending.filter { single[$0.id] == nil }
         }
         deliveries.sort { ($0.sequence, $0.id) < ($1.sequence, $1.id) }
@@ -115,6 +117,9 @@ public struct OutboxStore: Sendable {
         batches.noteOwnFile(delivery.id)
     }
 
+    /// How many removal logs are open now.
+    var openLogCount: Int { doneLogs.openCount }
+
     /// Lets the index sized for a burst go once the burst is over (see `EmptyStorage`).
     func releaseStorageIfEmpty() {
         batches.releaseStorageIfEmpty()
@@ -122,6 +127,7 @@ public struct OutboxStore: Sendable {
 
     /// Not fsynced: a removal lost to a power cut sends the message again, which
     /// at-least-once delivery allows; the next save's directory fsync makes it durable.
+    /// One removal at a time (the outbox actor's): the index and the logs change together.
     public func remove(_ id: String) throws(CoreError) {
         let (removal, ownFile) = batches.remove(id)
         // A batch member has a file of its own only once it changed after the batch was
@@ -135,8 +141,8 @@ public struct OutboxStore: Sendable {
         case .finished(let batch):
             forget(batch)
         case .pending(let batch):
-            if !doneLogs.append(id + "\n", to: path(batch) + ".done") {
-                throw .storage("cannot record that outbox entry \(id) was sent: \(String(cString: strerror(errno)))")
+            if let error = doneLogs.append(id, to: path(batch) + ".done") {
+                throw .storage("cannot record that outbox entry \(id) was sent: \(String(cString: strerror(error)))")
             }
         }
     }

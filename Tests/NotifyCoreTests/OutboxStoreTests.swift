@@ -326,8 +326,10 @@ struct OutboxStoreTests {
         for batch in batches { try store.save(batch: batch) }
         for batch in batches.reversed() { try store.remove(batch[0].id) }
         #expect(OutboxStore(stateDirectory: scratch.path).load().0 == batches.map { $0[1] })
+        #expect(store.openLogCount == 8, "a few kept open")
         for batch in batches { try store.remove(batch[1].id) }
         #expect(try names(store).isEmpty)
+        #expect(store.openLogCount == 0, "each closed with its batch")
     }
 
     @Test func aFinishedBatchLeftByACrashIsClearedAtLoad() throws {
