@@ -14,7 +14,7 @@ final class AppendLogs: Sendable {
     /// Open descriptors by path, the most recently used last.
     private let files = Mutex<[(path: String, fd: Int32)]>([])
 
-    init(limit: Int = 8) {
+    init(limit: Int) {
         self.limit = limit
     }
 

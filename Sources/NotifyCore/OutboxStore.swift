@@ -22,7 +22,9 @@ import Synchronization
 public struct OutboxStore: Sendable {
     public let directory: String
     private let batches = BatchIndex()
-    private let doneLogs = AppendLogs()
+    private let doneLogs = AppendLogs(limit: OutboxStore.logsKeptOpen)
+    /// Removal logs open at most (see `AppendLogs`).
+    public static let logsKeptOpen = 8
 
     public init(stateDirectory: String) {
         directory = FilePath.join(stateDirectory, "outbox")

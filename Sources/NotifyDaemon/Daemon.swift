@@ -93,7 +93,10 @@ public final class Daemon: Sendable {
         do {
             let router = CommandRouter(registrar: registrar, outbox: outbox, hub: hub, info: info, control: control)
             // The end of a burst of requests or sends is when the memory it freed can go back.
-            server = try SocketServer(listener: socket.fd, handler: router, limits: configuration.serverLimits, logger: logger,
+            var limits = configuration.serverLimits
+            // Each backend connection and each removal log kept open is a descriptor too.
+            limits.descriptorsForTheDaemon += configuration.outbox.concurrency + OutboxStore.logsKeptOpen
+            server = try SocketServer(listener: socket.fd, handler: router, limits: limits, logger: logger,
                                       whenQuiet: MallocArenas.releaseFreePages)
         } catch {
             socket.closeAndRemove()

@@ -42,6 +42,41 @@ import Testing
     }
 }
 
+extension ConnectionLoadTests {
+    /// Under a low open-file limit, clients get only what the daemon does not keep for its
+    /// backend connections and removal logs, so a crowd of clients cannot take the
+    /// descriptors a send needs. 160 descriptors, 64 backend connections and 8 logs kept
+    /// open leave 160 - 32 - 64 - 8 = 56 for clients (it was 160 - 32 = 128).
+    @Test func clientsGetOnlyWhatTheDaemonDoesNotKeepForItself() async throws {
+        let directory = "/tmp/nd-fds-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/config"
+        try Data("max_connections = 64\n".utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config],
+                                               launcher: ["/usr/bin/prlimit", "--nofile=160:160"])
+        let socket = daemon.socket
+        let refused = try await onDedicatedThread { () -> Int in
+            var fds: [Int32] = []
+            defer { fds.forEach { close($0) } }
+            for _ in 0..<100 { fds.append(try UnixSocket.connect(path: socket)) }
+            // A refused client is told so at once; an accepted one hears nothing until it asks.
+            // So after a moment, the readable ones are the refused ones.
+            Thread.sleep(forTimeInterval: 2)
+            var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&polled, nfds_t(polled.count), 0)
+            return polled.filter { $0.revents != 0 }.filter { entry in
+                UnixSocket.setReceiveTimeout(entry.fd, seconds: 5)
+                guard case .line(let reply) = LineReader(fd: entry.fd, maximumLength: 4096).next() else { return false }
+                return String(decoding: reply, as: UTF8.self).contains("too_many_connections")
+            }.count
+        }
+        #expect(refused == 100 - 56, "\(100 - refused) clients accepted")
+        #expect(await daemon.stop() == 0)
+        await daemon.cleanUp()
+    }
+}
+
 enum OpenFiles {
     /// The test opens more sockets than a default soft limit of 1024 allows.
     static func raiseSoftLimit(to wanted: Int) {

@@ -32,7 +32,7 @@ struct AppendLogsTests {
         defer { scratch.remove() }
         let path = scratch.file("batch.done")
         try Data("0000000001-apns\n0000000002-ap".utf8).write(to: URL(fileURLWithPath: path))
-        let logs = AppendLogs()
+        let logs = AppendLogs(limit: 8)
         #expect(logs.append("0000000003-apns", to: path) == nil)
         #expect(try lines(path) == ["0000000001-apns", "0000000002-ap", "0000000003-apns"])
     }
@@ -40,7 +40,7 @@ struct AppendLogsTests {
     @Test func aLogThatCannotBeOpenedSaysWhyAndKeepsNothingOpen() throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        let logs = AppendLogs()
+        let logs = AppendLogs(limit: 8)
         #expect(logs.append("x", to: scratch.file("missing/dir/log")) == ENOENT)
         #expect(logs.openCount == 0)
     }

@@ -25,6 +25,12 @@ enum OpenFileLimit {
         return Int(clamping: limit.rlim_cur)
     }
 
+    /// How many clients may connect under `limit` while the daemon keeps `kept` for itself
+    /// (at least one, so a client can always be told why it waits).
+    static func clientShare(of limit: Int, wanted: Int, keeping kept: Int) -> Int {
+        max(1, min(wanted, limit - kept))
+    }
+
     #if canImport(Glibc)
     private static let resourceNoFile = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
     #else

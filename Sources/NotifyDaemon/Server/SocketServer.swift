@@ -39,7 +39,8 @@ final class SocketServer: Sendable {
         self.whenQuiet = whenQuiet
         self.inbox = try LoopInbox()
         var limits = limits
-        limits.maximumConnections = min(limits.maximumConnections, OpenFileLimit.raise() - 32)
+        limits.maximumConnections = OpenFileLimit.clientShare(of: OpenFileLimit.raise(), wanted: limits.maximumConnections,
+                                                              keeping: limits.descriptorsForTheDaemon)
         self.limits = limits
         // poll() says when to accept; accept() itself must never block.
         _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
