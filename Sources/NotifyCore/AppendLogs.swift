@@ -36,7 +36,7 @@ final class AppendLogs: Sendable {
                 fd = logs.remove(at: index).fd
             } else {
                 // Room first: when descriptors run short, one of these is the one to give up.
-                if logs.count >= limit { close(logs.removeFirst().fd) }
+                if logs.count >= limit, !logs.isEmpty { close(logs.removeFirst().fd) }
                 fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
                 guard fd >= 0 else { return errno }
             }

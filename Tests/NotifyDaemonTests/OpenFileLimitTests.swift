@@ -11,6 +11,7 @@ import Testing
     }
 
     @Test func evenATinyLimitLetsOneClientInToHearWhy() {
+        #expect(OpenFileLimit.clientShare(of: 106, wanted: 1024, keeping: 104) == 2)
         #expect(OpenFileLimit.clientShare(of: 105, wanted: 1024, keeping: 104) == 1)
         #expect(OpenFileLimit.clientShare(of: 104, wanted: 1024, keeping: 104) == 1)
         #expect(OpenFileLimit.clientShare(of: 20, wanted: 1024, keeping: 104) == 1)

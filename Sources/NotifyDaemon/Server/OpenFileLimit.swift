@@ -25,6 +25,10 @@ enum OpenFileLimit {
         return Int(clamping: limit.rlim_cur)
     }
 
+    /// Below this many client connections at once, notifyd says at start that its limit is
+    /// too low: one `notifyctl watch` could then keep other commands out.
+    static let fewClients = 64
+
     /// How many clients may connect under `limit` while the daemon keeps `kept` for itself
     /// (at least one, so a client can always be told why it waits).
     static func clientShare(of limit: Int, wanted: Int, keeping kept: Int) -> Int {

@@ -39,8 +39,14 @@ final class SocketServer: Sendable {
         self.whenQuiet = whenQuiet
         self.inbox = try LoopInbox()
         var limits = limits
-        limits.maximumConnections = OpenFileLimit.clientShare(of: OpenFileLimit.raise(), wanted: limits.maximumConnections,
-                                                              keeping: limits.descriptorsForTheDaemon)
+        let openFiles = OpenFileLimit.raise()
+        let share = OpenFileLimit.clientShare(of: openFiles, wanted: limits.maximumConnections, keeping: limits.descriptorsForTheDaemon)
+        if share < min(limits.maximumConnections, OpenFileLimit.fewClients) {
+            logger.warning("the open-file limit of \(openFiles) leaves room for \(share) client connection(s) at once "
+                           + "(notifyd keeps \(limits.descriptorsForTheDaemon) descriptors for its backend connections and files); "
+                           + "raise it (LimitNOFILE= in the service, or ulimit -n) to let more clients in")
+        }
+        limits.maximumConnections = share
         self.limits = limits
         // poll() says when to accept; accept() itself must never block.
         _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
