@@ -40,10 +40,7 @@ final class AppendLogs: Sendable {
                 fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
                 guard fd >= 0 else { return errno }
             }
-            let bytes = Array(("\n" + line + "\n").utf8)
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            guard written == bytes.count else {
-                let error = written < 0 ? errno : ENOSPC
+            if let error = Array(("\n" + line + "\n").utf8).withUnsafeBytes({ writeWhole(fd, $0) }) {
                 close(fd)
                 return error
             }

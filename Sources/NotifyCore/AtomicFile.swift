@@ -21,17 +21,8 @@ public enum AtomicFile {
             throw .storage("cannot write \(temporary): \(String(cString: strerror(errno)))")
         }
         var failure: String?
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = writeBytes(fd, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = "cannot write \(path): \(String(cString: strerror(errno)))"
-                    return
-                }
-                offset += written
-            }
+        if let error = data.withUnsafeBytes({ writeWhole(fd, $0) }) {
+            failure = "cannot write \(path): \(String(cString: strerror(error)))"
         }
         if failure == nil, fsync(fd) != 0 {
             failure = "cannot flush \(path) to disk: \(String(cString: strerror(errno)))"
@@ -104,7 +95,17 @@ extension AtomicFile {
     }
 }
 
-// Inside `AtomicFile`, `write` names the static method; this reaches the system call.
-private func writeBytes(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    write(fd, bytes, count)
+/// Writes all of `bytes`, going on after a short write or a signal; the `errno` of a
+/// failure. (Outside `AtomicFile`, whose `write` would hide the system call.)
+func writeWhole(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
+    var offset = 0
+    while offset < bytes.count {
+        let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+        if written < 0 {
+            if errno == EINTR { continue }
+            return errno
+        }
+        offset += written
+    }
+    return nil
 }
