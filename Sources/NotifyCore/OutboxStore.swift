@@ -73,7 +73,8 @@ public struct OutboxStore: Sendable {
                 continue
             }
             // A member with a file of its own, read or not, has it removed with it.
-            batches.add(batch, ids: pending.map(\.id), withOwnFiles: Set(pending.map(\.id).filter { present.contains($0 + ".json") }))
+            let ids = pending.map(\.id)
+            batches.add(batch, ids: ids, withOwnFiles: Set(ids.filter { present.contains($0 + ".json") }))
             deliveries += pending.filter { single[$0.id] == nil }
         }
         deliveries.sort { ($0.sequence, $0.id) < ($1.sequence, $1.id) }

@@ -43,9 +43,7 @@ struct SenderWaiters {
             byDelivery[delivery]?.removeAll { $0 == id }
             if byDelivery[delivery]?.isEmpty == true { byDelivery[delivery] = nil }
         }
-        if all.isEmpty {
-            all.releaseStorageIfEmpty()
-            byDelivery.releaseStorageIfEmpty()
-        }
+        all.releaseStorageIfEmpty()
+        byDelivery.releaseStorageIfEmpty()
     }
 }
