@@ -48,10 +48,9 @@ extension ConnectionLoadTests {
     /// descriptors a send needs. 160 descriptors, 64 backend connections and 8 logs kept
     /// open leave 160 - 32 - 64 - 8 = 56 for clients (it was 160 - 32 = 128).
     @Test func clientsGetOnlyWhatTheDaemonDoesNotKeepForItself() async throws {
-        let directory = "/tmp/nd-fds-" + UUID().uuidString.prefix(8)
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let config = directory + "/config"
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let config = scratch.file("config")
         try Data("max_connections = 64\n".utf8).write(to: URL(fileURLWithPath: config))
         let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config],
                                                launcher: ["/usr/bin/prlimit", "--nofile=160:160"])
