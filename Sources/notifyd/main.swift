@@ -182,12 +182,14 @@ ReloadSignal.install {
         _ = await daemon.reload()
     }
 }
-do {
-    try await daemon.start()
-} catch {
-    fail(error.description, code: 1)
+MainThread.park {
+    do throws(DaemonError) {
+        try await daemon.start()
+    } catch {
+        fail(error.description, code: 1)
+    }
+    let signalNumber = await ShutdownSignals.wait()
+    logger.notice(signalNumber == SIGTERM ? "shutting down on request (SIGTERM or `notifyctl stop`)" : "received signal \(signalNumber), shutting down")
+    await daemon.stop()
+    exit(0)
 }
-let signalNumber = await ShutdownSignals.wait()
-logger.notice(signalNumber == SIGTERM ? "shutting down on request (SIGTERM or `notifyctl stop`)" : "received signal \(signalNumber), shutting down")
-await daemon.stop()
-exit(0)

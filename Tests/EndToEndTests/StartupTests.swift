@@ -56,4 +56,26 @@ import NotifyTestSupport
         #expect(permissionBits(log) == 0o600)
         await daemon.cleanUp()
     }
+
+    #if os(Linux) && (arch(x86_64) || arch(arm64))
+    /// The main thread sleeps through the daemon's life. An `await` at the top level of
+    /// main.swift would hand it to `dispatch_main()`, which ends it with `pthread_exit`
+    /// (libdispatch then keeps it in `rt_sigsuspend`): unwinding it left libgcc_s loaded and
+    /// the executable's unwind tables mapped for good.
+    @Test func theMainThreadIsParkedNotEnded() async throws {
+        // Core dumps allowed: only then may a non-root test read the daemon's /proc/PID/syscall.
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--allow-core-dumps"])
+        #expect(try await daemon.notifyctl(["ping"]).status == 0)
+        let pid = daemon.child.pid
+        let syscall = try String(contentsOfFile: "/proc/\(pid)/task/\(pid)/syscall", encoding: .utf8)
+        #if arch(x86_64)
+        let sigsuspend = "130"
+        #else
+        let sigsuspend = "133"
+        #endif
+        #expect(syscall.split(separator: " ").first.map(String.init) != sigsuspend, "the main thread ended in dispatch_main: \(syscall)")
+        #expect(await daemon.stop() == 0)
+        await daemon.cleanUp()
+    }
+    #endif
 }
