@@ -76,6 +76,20 @@ if [ "$(uname -s)" = Linux ]; then
     else
         printf 'build-release.sh: no libstdc++.a found (Debian: libstdc++-12-dev); linking the C++ runtime as a shared library\n' >&2
     fi
+    # notifyd's relocations packed (see Package.swift) where both the toolchain's linker and
+    # this machine's C library know DT_RELR. A binary built so needs glibc 2.36 or later
+    # where it runs: the loader refuses it clearly elsewhere. NOTIFYD_PACK_RELOCATIONS=0
+    # in the environment turns it off.
+    if [ -z "${NOTIFYD_PACK_RELOCATIONS:-}" ]; then
+        toolchain=$(dirname "$(readlink -f "$(command -v swift)")")
+        glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null || true)
+        if [ -x "$toolchain/ld.lld" ] && printf '%s\n' "$glibc" | awk '$1 == "glibc" { split($2, v, "."); ok = v[1] > 2 || (v[1] == 2 && v[2] >= 36) } END { exit !ok }'; then
+            NOTIFYD_PACK_RELOCATIONS=1
+        else
+            NOTIFYD_PACK_RELOCATIONS=0
+        fi
+    fi
+    export NOTIFYD_PACK_RELOCATIONS
 fi
 
 cd "$repository"
