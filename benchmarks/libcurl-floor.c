@@ -40,8 +40,10 @@ int main(int argc, char **argv) {
         return 1;
     }
     void *easy = easy_init();
-    easy_setopt(easy, OPT_URL, argv[1]);
-    easy_setopt(easy, OPT_WRITEFUNCTION, discard);
+    if (!easy || easy_setopt(easy, OPT_URL, argv[1]) != 0 || easy_setopt(easy, OPT_WRITEFUNCTION, discard) != 0) {
+        fprintf(stderr, "libcurl-floor: libcurl would not take the request\n");
+        return 1;
+    }
     int result = easy_perform(easy);
     if (result != 0) {
         fprintf(stderr, "libcurl-floor: the request failed (CURLcode %d)\n", result);
