@@ -3,9 +3,12 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Synchronization
 
 /// The one owner of who is logged in, with which password, at which backend. The
 /// registrar and the outbox both ask it; only it reads and writes `credentials.json`.
+/// The login in force can be read without a hop onto this actor (`loggedIn`), so the
+/// registrar works from it directly instead of keeping a copy of its own.
 ///
 /// The password source runs once at a time: callers arriving while it runs wait for that
 /// run (a `pass` or pinentry prompt appears once, not once per waiting message). Its last
@@ -14,7 +17,7 @@ public actor AccountKeeper {
     private let store: CredentialStore
     private let configuredBackend: String?
     private let passwords: PasswordProvider
-    private var credentials: Credentials?
+    private let login: Mutex<Credentials?>
     private var fetching: Task<Result<String, CoreError>, Never>?
     /// Why the password source failed last, until it works again.
     public private(set) var passwordProblem: String? {
@@ -29,29 +32,33 @@ public actor AccountKeeper {
         self.configuredBackend = configuredBackend
         self.passwords = passwords
         let (credentials, warning) = store.load()
-        self.credentials = credentials
-        self.savedAtStart = credentials
+        self.login = Mutex(credentials)
         self.loadWarning = warning
     }
-
-    /// The login found on disk at start, for owners that set themselves up before any await.
-    public nonisolated let savedAtStart: Credentials?
 
     /// Why the credentials file could not be read at start, if it could not.
     public nonisolated let loadWarning: String?
 
     public nonisolated var passwordSource: PasswordSource { passwords.source }
 
-    /// Who is logged in now, without the password.
-    public var current: Credentials? { credentials }
+    /// The login in force: changed only by `commit` and `remove`, once its file is written.
+    public nonisolated var loggedIn: Credentials? { login.withLock { $0 } }
+
+    private var credentials: Credentials? {
+        get { loggedIn }
+        set {
+            login.withLock { $0 = newValue }
+            statusChanges.bump()
+        }
+    }
 
     /// The account a message queued now belongs to.
-    public var currentKey: AccountKey? {
-        guard let credentials, let backend = credentials.backend ?? configuredBackend else { return nil }
+    public nonisolated var currentKey: AccountKey? {
+        guard let credentials = loggedIn, let backend = backend(of: credentials) else { return nil }
         return AccountKey(user: credentials.user, backend: backend)
     }
 
-    public func backend(of credentials: Credentials) -> String? {
+    public nonisolated func backend(of credentials: Credentials) -> String? {
         credentials.backend ?? configuredBackend
     }
 

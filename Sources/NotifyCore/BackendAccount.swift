@@ -44,4 +44,6 @@ public protocol BackendAPI: Sendable {
     func upsertRegistration(id: String, platform: String, handle: String, tags: [String], account: BackendAccount) async -> Result<Void, BackendCallError>
     func deleteRegistration(id: String, account: BackendAccount) async -> Result<Void, BackendCallError>
     func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount) async -> Result<Void, BackendCallError>
+    /// A request whose only purpose is to learn whether the backend accepts `account`.
+    func checkCredentials(account: BackendAccount) async -> Result<Void, BackendCallError>
 }

@@ -21,6 +21,9 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
     case passwordUnavailable(String)
     /// `login` was refused by the backend; the previous credentials stay in force.
     case loginRefused(user: String, status: Int, previous: String?)
+    /// `login` could not be checked (the backend cannot be reached) while another login is
+    /// in force: it is not saved, and the one in force stays.
+    case loginUnchecked(user: String, reason: String, previous: String?)
 
     public var description: String {
         switch self {
@@ -29,7 +32,7 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .notLoggedIn:
             return "not logged in: run `notifyctl login USER` first"
         case .noBackend:
-            return "no backend URL is configured: run `notifyctl login --backend URL USER`, or start notifyd with --backend URL"
+            return "no backend URL is configured: run `notifyctl login --backend URL USER`, or set `backend = URL` in notifyd's config file (`notifyd --check-config` names it) and restart notifyd"
         case .noToken:
             return "no device token is set: run `notifyctl set-token TOKEN` first"
         case .unauthorized(let user, let status):
@@ -49,6 +52,9 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .loginRefused(let user, let status, let previous):
             let kept = previous.map { "the credentials of '\($0)' stay in force" } ?? "no one is logged in"
             return "the backend refused the password of '\(user)' (HTTP \(status)); the login was not saved and \(kept)"
+        case .loginUnchecked(let user, let reason, let previous):
+            let kept = previous.map { "'\($0)' stays logged in" } ?? "no one is logged in"
+            return "the password of '\(user)' could not be checked (\(reason)); the login was not saved and \(kept): log in again once the backend can be reached"
         case .stillLoggedIn(let reason):
             return "the registration could not be deleted (\(reason)), so you are still logged in; try again later, or run `notifyctl logout --force` to forget the credentials anyway"
         }
@@ -71,6 +77,7 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .accountGone: code = .notLoggedIn
         case .passwordUnavailable: code = .internalError
         case .loginRefused: code = .unauthorized
+        case .loginUnchecked: code = .backendUnavailable
         }
         return WireError(code: code, message: description)
     }

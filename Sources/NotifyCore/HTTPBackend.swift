@@ -56,6 +56,13 @@ public final class HTTPBackend: BackendAPI {
         return await call("POST", "api/notifications", query: [("pns", pns), ("to_tag", toTag)], body: encoded, account: account).map { _ in () }
     }
 
+    /// `POST /api/register` without a handle: the tutorial's controller then only reserves a
+    /// registration id (no registration is looked up, made or deleted), and every AppBackend
+    /// authenticates it. Any 2xx is an acceptance; the id is not needed.
+    public func checkCredentials(account: BackendAccount) async -> Result<Void, BackendCallError> {
+        await call("POST", "api/register", query: [], body: nil, account: account).map { _ in () }
+    }
+
     private func call(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount) async -> Result<Data, BackendCallError> {
         // Checked here as well as where the URL is configured: a credentials file written
         // by an older version may still name a plain-http backend.

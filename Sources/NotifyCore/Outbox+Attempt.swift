@@ -19,7 +19,7 @@ extension Outbox {
                 return .transient(retryAfter: nil, error: WireError(code: .internalError, message: reason))
             case .accountGone, .notLoggedIn, .noBackend:
                 // Another login came first: hold this account's messages from now on.
-                queue.setAccount(await accounts.currentKey)
+                queue.setAccount(accounts.currentKey)
                 return .accountGone
             default:
                 return .failed(error.wireError)

@@ -87,7 +87,7 @@ public actor Outbox {
     public func start() async {
         let (deliveries, warnings) = store.load()
         for warning in warnings { logger.warning(warning) }
-        let account = await accounts.currentKey
+        let account = accounts.currentKey
         queue.setAccount(account)
         for var delivery in deliveries {
             // Entries from before accounts were recorded belong to the login they were queued under.
@@ -116,7 +116,7 @@ public actor Outbox {
     /// Not accepted yet: `committed(_:)` says when they are on disk and queued, and only
     /// then may the sender hear so. All copies of one message go in the same batch.
     public func enqueue(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [String] {
-        guard let account = await accounts.currentKey else { throw await accounts.current == nil ? .notLoggedIn : .noBackend }
+        guard let account = accounts.currentKey else { throw accounts.loggedIn == nil ? .notLoggedIn : .noBackend }
         guard !stopped else { throw .shuttingDown }
         let platforms = distinctAtTheBackend(platforms)
         for platform in platforms { try NotificationText.checkSize(message, sender: account.user, for: platform) }
@@ -184,7 +184,7 @@ public actor Outbox {
 
     /// One attempt per platform, nothing kept: for `send --no-queue`.
     public func sendOnce(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [DeliveryStatus] {
-        guard let account = await accounts.currentKey else { throw await accounts.current == nil ? .notLoggedIn : .noBackend }
+        guard let account = accounts.currentKey else { throw accounts.loggedIn == nil ? .notLoggedIn : .noBackend }
         let platforms = distinctAtTheBackend(platforms)
         for platform in platforms { try NotificationText.checkSize(message, sender: account.user, for: platform) }
         var statuses: [DeliveryStatus] = []
@@ -259,7 +259,7 @@ public actor Outbox {
     /// After a login or logout: the new account's deliveries go out (also those held for
     /// refused credentials); the others are held.
     public func accountChanged() async {
-        let account = await accounts.currentKey
+        let account = accounts.currentKey
         let changed = account != queue.account
         guard queue.paused || changed else { return }
         queue.resume()

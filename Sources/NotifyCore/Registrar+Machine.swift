@@ -35,6 +35,20 @@ extension Registrar {
         return machine.generation
     }
 
+    /// Turns registration on or off after a login or a logout. It takes effect even if the
+    /// state cannot be saved: the credentials it follows are saved (or removed) already.
+    func setRegistration(enabled: Bool) {
+        var changed = device
+        changed.enabled = enabled
+        do {
+            try save(changed)
+        } catch {
+            logger.warning(error.description)
+        }
+        device = changed
+        apply(machine.update(inputs, now: clock.now()))
+    }
+
     func save(_ changed: DeviceState) throws(CoreError) {
         var state = changed
         state.registration = machine.record
@@ -61,7 +75,7 @@ extension Registrar {
             lastPublished = status
             onStatus(status)
         }
-        saveTrialIfNothingWillCheckIt()
+        checkTrialIfNoPassWill()
         releaseWaiters()
     }
 

@@ -61,25 +61,13 @@ extension Registrar {
         stepRevision = nil
         let checking = used.flatMap { used in trial?.revision == used.revision ? trial : nil }
         let verdict = checking.flatMap { judge(result, user: $0.user) }
-        // A refused login being checked is reported as such below, not as a stop.
+        // A login on trial that the backend refused is reported as such, not as a stop.
         if case .refused = verdict {} else { log(step, result) }
-        let commit = checking != nil && (verdict == .accepted || verdict == .unchecked) && !trialCommitting
-        if commit { trialCommitting = true }
-        if let checking, let verdict, case .refused(_, let status) = verdict {
-            // Back to the saved login before the machine looks at its inputs again.
-            trial = nil
-            loginVerdicts[checking.revision] = verdict
-            logger.warning("the backend refused the login of \(checking.user) (HTTP \(status)); it was not saved")
-            apply(machine.stepFinished(result, now: clock.now()))
-            apply(machine.update(inputs, now: clock.now()))
-        } else {
-            apply(machine.stepFinished(result, now: clock.now()))
-        }
         if case .failed(.unauthorized) = result { await accounts.passwordRefused() }
-        if commit, let checking, let verdict {
-            await commitTrial(checking, verdict)
-            trialCommitting = false
-        }
+        // Decided while the step still counts as in flight: no check request of the login
+        // starts meanwhile, and the machine goes on with the login that is then in force.
+        if let checking, let verdict { await decide(checking, verdict) }
+        apply(machine.stepFinished(result, now: clock.now()))
     }
 
     static func stepResult(_ outcome: Result<Void, BackendCallError>, route: BackendFailure.Route) -> StepResult {

@@ -44,11 +44,10 @@ public actor Registrar {
         public var passwordProblem: String?
     }
 
-    /// A login being answered: its revision, and whether it waits for the backend's check.
+    /// A login being answered: its revision, and the generation its check started at.
     public struct PendingLogin: Sendable {
         public var revision: String
         public var generation: Int
-        var checked: Bool
     }
 
     let settings: Settings
@@ -64,14 +63,16 @@ public actor Registrar {
     var device: DeviceState {
         didSet { accounts.statusChanges.bump() }
     }
-    /// The saved login, as `accounts` holds it; changed only here, together with it.
-    var credentials: Credentials? {
-        didSet { accounts.statusChanges.bump() }
-    }
+    /// The login in force, as `accounts` holds it.
+    var credentials: Credentials? { accounts.loggedIn }
     /// A login waiting for the backend's check; registration passes use it meanwhile.
     var trial: Credentials?
     var trialCommitting = false
+    /// The check request of the login on trial, when no registration pass checks it.
+    var checkTask: Task<Void, Never>?
     var loginVerdicts: [String: LoginVerdict] = [:]
+    /// The registration generation a saved login started, for its caller to wait on.
+    var loginGenerations: [String: Int] = [:]
     var machine: RegistrationMachine {
         didSet { accounts.statusChanges.bump() }
     }
@@ -99,15 +100,6 @@ public actor Registrar {
         var continuation: CheckedContinuation<Bool, Never>
     }
 
-    enum LoginVerdict: Equatable {
-        case accepted
-        /// Saved without a check (the backend could not be reached, or nothing to register).
-        case unchecked
-        case refused(user: String, status: Int)
-        case notSaved(CoreError)
-        case superseded
-    }
-
     public init(
         settings: Settings, stateDirectory: String, backend: any BackendAPI, accounts: AccountKeeper? = nil,
         clock: any WakeClock = SystemWakeClock(), logger: Logger, onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in },
@@ -123,11 +115,10 @@ public actor Registrar {
         self.onStatus = onStatus
         self.onAccountChange = onAccountChange
         let (state, stateWarning) = stateStore.load()
-        let credentials = accounts.savedAtStart
+        let credentials = accounts.loggedIn
         if let stateWarning { logger.warning(stateWarning) }
         if let credentialsWarning = accounts.loadWarning { logger.warning(credentialsWarning) }
         self.device = state
-        self.credentials = credentials
         self.machine = RegistrationMachine(
             inputs: Self.inputs(device: state, account: credentials, settings: settings),
             record: state.registration, policy: settings.policy, seed: UInt64.random(in: 0...UInt64.max))
@@ -157,9 +148,10 @@ public actor Registrar {
         return try change(to: changed)
     }
 
-    /// `password` may be nil when it comes from a command or a systemd credential. With a
-    /// device token set, the new credentials are checked by a registration pass before they
-    /// are saved (`loginOutcome` tells the verdict); without one they are saved at once.
+    /// `password` may be nil when it comes from a command or a systemd credential. The new
+    /// credentials replace the login in force only once the backend accepted them
+    /// (`Registrar+LoginCheck`); `loginOutcome` tells the verdict. Without `backend`, the
+    /// login in force keeps its backend: a re-login needs no `--backend` again.
     public func login(user: String, password: String?, backend: String?) async throws(CoreError) -> PendingLogin {
         try Credentials.validateUser(user)
         let external = accounts.passwordSource != .stored
@@ -168,54 +160,49 @@ public actor Registrar {
             throw .invalidArgument("no password given (and no password_command or systemd credential is configured)")
         }
         let chosen = try backend.map { (url: String) throws(CoreError) in try BackendURL.validate(url, allowInsecureHTTP: settings.allowInsecureHTTP) }
-        guard chosen ?? settings.configuredBackend != nil else { throw .noBackend }
+            ?? credentials?.backend
+        guard let shown = chosen ?? settings.configuredBackend else { throw .noBackend }
         // An external password is never stored: it is fetched when needed.
         let candidate = Credentials(user: user, password: external ? "" : password, backend: chosen)
-        if device.token == nil {
-            var enabled = device
-            enabled.enabled = true
-            try save(enabled)
-            device = enabled
-            try await accounts.commit(candidate)
-            credentials = candidate
-            logger.notice("logged in as \(user) at \(chosen ?? settings.configuredBackend ?? "?"); the credentials are checked at the first registration")
-            loginVerdicts[candidate.revision] = .unchecked
-            apply(machine.update(inputs, now: clock.now()))
-            await onAccountChange()
-            return PendingLogin(revision: candidate.revision, generation: machine.generation, checked: false)
-        }
-        // The only wait of a checked login comes first, so that what follows sees one state.
+        // The only wait comes first, so that what follows sees one state.
         await accounts.loginStarted()
-        var enabled = device
-        enabled.enabled = true
-        try save(enabled)
-        device = enabled
         if let earlier = trial { loginVerdicts[earlier.revision] = .superseded }
         trial = candidate
-        logger.notice("checking the credentials of \(user) at \(chosen ?? settings.configuredBackend ?? "?") with a registration")
-        apply(machine.update(inputs, now: clock.now()))
-        // A pass with the new credentials checks them, even when nothing else changed.
-        if stepRevision != candidate.revision { apply(machine.forceRegister(now: clock.now())) }
-        return PendingLogin(revision: candidate.revision, generation: machine.generation, checked: true)
+        logger.notice("checking the credentials of \(user) at \(shown)")
+        var actions = machine.update(inputs, now: clock.now())
+        // A pass with the new credentials checks them, even when nothing else changed; with
+        // no token or registration off, none comes and a request of its own checks them.
+        let passStarts = actions.contains { if case .perform = $0 { true } else { false } }
+        if device.token != nil, device.enabled, !passStarts {
+            actions += machine.forceRegister(now: clock.now())
+        }
+        apply(actions)
+        return PendingLogin(revision: candidate.revision, generation: machine.generation)
     }
 
     /// Waits (bounded) for the verdict on a login: the registration outcome when the
-    /// credentials were accepted or saved, an error when the backend refused them.
+    /// credentials were saved, an error when they were not.
     public func loginOutcome(_ pending: PendingLogin, timeout: Double?) async throws(CoreError) -> RegistrationOutcome {
-        if pending.checked, loginVerdicts[pending.revision] == nil, let timeout, timeout > 0 {
+        if loginVerdicts[pending.revision] == nil, let timeout, timeout > 0 {
             _ = await wait(for: .login(revision: pending.revision), timeout: timeout)
         }
-        switch loginVerdicts.removeValue(forKey: pending.revision) {
+        let generation = loginGenerations.removeValue(forKey: pending.revision) ?? pending.generation
+        let verdict = loginVerdicts.removeValue(forKey: pending.revision)
+        switch verdict {
         case .refused(let user, let status):
             throw .loginRefused(user: user, status: status, previous: credentials?.user)
+        case .uncheckable(let user, let reason):
+            throw .loginUnchecked(user: user, reason: reason, previous: credentials?.user)
         case .notSaved(let error):
             throw error
         case .superseded:
             throw .invalidArgument("a later login replaced this one before the backend answered")
         case .accepted, .unchecked:
-            var outcome = await waitForOutcome(generation: pending.generation, timeout: pending.checked ? timeout : 0)
-            if !pending.checked, outcome.registration.state == .noToken {
-                outcome.registration.message = "no device token yet: the credentials will be checked at the first registration (after `notifyctl set-token TOKEN`)"
+            var outcome = await waitForOutcome(generation: generation, timeout: timeout)
+            if outcome.registration.state == .noToken {
+                outcome.registration.message = verdict == .accepted
+                    ? "no device token yet: notifyd registers once one is set (`notifyctl set-token TOKEN`)"
+                    : "the backend could not be reached, so the credentials are checked at the first request; no device token yet (`notifyctl set-token TOKEN`)"
                 outcome.settled = true
             }
             return outcome
@@ -255,16 +242,21 @@ public actor Registrar {
     }
 
     /// Unregisters, then forgets the credentials. With `force`, forgets them even if the
-    /// registration could not be deleted (it then expires at the hub on its own).
+    /// registration could not be deleted (it then expires at the hub on its own); without,
+    /// a logout that fails changes nothing: registration goes on as before.
     public func logout(force: Bool) async throws(CoreError) -> LogoutResult {
         guard let loggedIn = credentials else { throw .notLoggedIn }
         let user = loggedIn.user
+        let wasEnabled = device.enabled
         var deletedId: String?
         var warning: String?
         do {
             deletedId = try await unregister().deletedId
         } catch {
-            guard force else { throw .stillLoggedIn(because: error) }
+            guard force else {
+                setRegistration(enabled: wasEnabled)
+                throw .stillLoggedIn(because: error)
+            }
             warning = "the registration could not be deleted (\(error.description)); forgot the credentials anyway"
             logger.warning(warning!)
         }
@@ -274,17 +266,8 @@ public actor Registrar {
             logger.notice(kept)
             return LogoutResult(user: user, deletedId: deletedId, warning: [warning, kept].compactMap { $0 }.joined(separator: "; "))
         }
-        if credentials?.revision == loggedIn.revision { credentials = nil }
         // The credentials are gone whatever happens to state.json: the machine must know.
-        var enabled = device
-        enabled.enabled = true
-        do {
-            try save(enabled)
-        } catch {
-            logger.warning(error.description)
-        }
-        device = enabled
-        apply(machine.update(inputs, now: clock.now()))
+        setRegistration(enabled: true)
         await onAccountChange()
         logger.notice("logged out \(user)")
         return LogoutResult(user: user, deletedId: deletedId, warning: warning)

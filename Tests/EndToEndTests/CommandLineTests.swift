@@ -19,7 +19,7 @@ import NotifyTestSupport
         let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
         #expect(login.status == 0, "logged in, no token yet: \(login.output)\(login.error)")
         #expect(login.output.contains("Logged in as alice"))
-        #expect(login.output.contains("checked at the first registration"))
+        #expect(login.output.contains("no device token yet"))
 
         let token = try await daemon.notifyctl(["set-token", "<3f2a1b9c 5d7e8f00>"])
         #expect(token.status == 0, "\(token.error)")

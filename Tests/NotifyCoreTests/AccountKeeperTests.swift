@@ -16,10 +16,10 @@ struct AccountKeeperTests {
         try await keeper.commit(alice)
         try await keeper.commit(bob)
         #expect(try await keeper.remove(revision: alice.revision) == false)
-        #expect(await keeper.current == bob)
+        #expect(keeper.loggedIn == bob)
         #expect(CredentialStore(directory: directory.path).load().0?.revision == bob.revision)
         #expect(try await keeper.remove(revision: bob.revision))
-        #expect(await keeper.current == nil)
+        #expect(keeper.loggedIn == nil)
     }
 
     @Test func credentialsAreHandedOutOnlyForTheirOwnAccount() async throws {

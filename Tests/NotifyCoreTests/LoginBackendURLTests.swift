@@ -27,7 +27,7 @@ struct LoginBackendURLTests {
     @Test func allowInsecureHTTPAcceptsIt() async throws {
         let fixture = try RegistrarTests.Fixture()
         let registrar = registrar(fixture, allowInsecureHTTP: true)
-        _ = try await registrar.login(user: "alice", password: "alice", backend: "http://backend.invalid")
+        _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: "http://backend.invalid"), timeout: 30)
         #expect(await registrar.snapshot().backend == "http://backend.invalid")
     }
 

@@ -54,13 +54,13 @@ struct RegistrarTests {
         for index in 0..<100 {
             generation = try await registrar.setToken(String(format: "%04X", index), platform: .apns)
         }
-        #expect(fixture.backend.calls.isEmpty, "nothing is sent while changes keep coming")
+        #expect(fixture.backend.registrationCalls.isEmpty, "nothing is sent while changes keep coming")
         fixture.clock.advance(by: 0.05)
         let outcome = await registrar.waitForOutcome(generation: generation, timeout: 10)
         #expect(outcome.settled)
         #expect(outcome.registration.state == .registered)
         #expect(outcome.registration.registered?.handle == "0063")
-        #expect(fixture.backend.calls.count == 2, "got \(fixture.backend.calls.count) backend calls for 100 changes")
+        #expect(fixture.backend.registrationCalls.count == 2, "got \(fixture.backend.registrationCalls.count) backend calls for 100 changes")
         #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "0063", tags: []))
     }
 
@@ -160,15 +160,15 @@ struct RegistrarTests {
         #expect(await eventually { await registrar.registrationStatus.state == .registered })
     }
 
-    @Test func withoutATokenALoginIsSavedAndCheckedAtTheFirstRegistration() async throws {
+    @Test func withoutATokenALoginIsCheckedByARequestOfItsOwn() async throws {
         let fixture = try Fixture()
         let registrar = fixture.registrar()
         let outcome = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)
         #expect(outcome.settled)
         #expect(outcome.registration.state == .noToken)
-        #expect(outcome.registration.message?.contains("checked at the first registration") == true)
+        #expect(outcome.registration.message?.contains("notifyd registers once one is set") == true)
         #expect(CredentialStore(directory: fixture.directory.path).load().0?.user == "alice")
-        #expect(fixture.backend.calls.isEmpty)
+        #expect(fixture.backend.calls == [.check])
     }
 
     @Test func logoutDeletesThenForgetsTheCredentials() async throws {
@@ -217,7 +217,7 @@ struct RegistrarTests {
         // Stays unregistered: the periodic refresh does not bring it back.
         fixture.clock.advance(by: 7200)
         try await Task.sleep(for: .milliseconds(20))
-        #expect(fixture.backend.calls.count == 3)
+        #expect(fixture.backend.registrationCalls.count == 3)
     }
 
     @Test func waitingIsBoundedByTheTimeout() async throws {

@@ -65,10 +65,13 @@ import NotifyTestSupport
     }
 
     @Test func aPasswordCommandThatFailsOnceIsRetriedNotAStop() async throws {
-        let flag = "/tmp/nd-flag-" + UUID().uuidString.prefix(8)
-        defer { try? FileManager.default.removeItem(atPath: flag) }
+        let runs = "/tmp/nd-runs-" + UUID().uuidString.prefix(8)
+        defer { try? FileManager.default.removeItem(atPath: runs) }
+        // Fails its first two runs: the login's check (which then saves the login unchecked,
+        // nobody being logged in) and the send's first attempt.
+        let command = "n=$(cat \(runs) 2>/dev/null || echo 0); echo $((n + 1)) > \(runs); [ $n -ge 2 ] || exit 7; echo alice"
         let fixture = try await DaemonFixture(outbox: Outbox.Settings(backoff: Backoff(initial: 1, multiplier: 2, maximum: 2)),
-                                              passwordSource: .command("if [ -e \(flag) ]; then echo alice; else touch \(flag); exit 7; fi"))
+                                              passwordSource: .command(command))
         _ = try await fixture.call(LoginCommand(user: "alice", password: nil))
         let sent = try #require(try await fixture.call(SendCommand(to: "bob", message: "hi")).deliveries.first)
         // Queued for a retry (or, on a slow machine, already retried and delivered): not failed.

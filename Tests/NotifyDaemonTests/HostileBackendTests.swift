@@ -15,8 +15,8 @@ import Testing
     @Test(arguments: [512, 513, 514])
     func aDeeplyNestedRegistrationReplyIsRetriedAndNotifydLivesOn(depth: Int) async throws {
         let fixture = try await DaemonFixture()
-        try fixture.backend.addFault(.init(route: .create, status: 200, count: 1, body: String(repeating: "[", count: depth)))
         _ = try await fixture.login()
+        try fixture.backend.addFault(.init(route: .create, status: 200, count: 1, body: String(repeating: "[", count: depth)))
         let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
         #expect(outcome.registration.state == .retrying)
         #expect(outcome.registration.message?.contains("instead of a JSON string id") == true)
@@ -26,8 +26,8 @@ import Testing
 
     @Test func aHugeRetryAfterIsCappedAtRetryMaxAndStatusSaysSo() async throws {
         let fixture = try await DaemonFixture()
-        try fixture.backend.addFault(.init(route: .create, status: 503, retryAfter: 999_999_999, count: 1))
         _ = try await fixture.login()
+        try fixture.backend.addFault(.init(route: .create, status: 503, retryAfter: 999_999_999, count: 1))
         let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
         #expect(outcome.registration.state == .retrying)
         #expect(outcome.registration.message?.contains("the backend asked to wait 999999999 s, capped at retry_max (0.2 s)") == true)

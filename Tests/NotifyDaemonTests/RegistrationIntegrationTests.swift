@@ -34,12 +34,13 @@ import NotifyTestSupport
     @Test func tagsReRegisterUnderTheSameId() async throws {
         let fixture = try await DaemonFixture()
         _ = try await fixture.login()
+        let loginChecks = fixture.count(.create)
         let first = try await fixture.call(SetTokenCommand(token: "ABCD"))
         let second = try await fixture.call(SetTagsCommand(tags: ["sports", "news"]))
         #expect(second.registration.state == .registered)
         #expect(second.registration.id == first.registration.id)
         #expect(Set(fixture.backend.registrations().first?.tags ?? []) == ["sports", "news", "username:alice"])
-        #expect(fixture.count(.create) == 1)
+        #expect(fixture.count(.create) - loginChecks == 1)
         #expect(fixture.count(.upsert) == 2)
     }
 
@@ -123,8 +124,8 @@ import NotifyTestSupport
         // retry_max caps a Retry-After: leave room for the 2 s asked.
         let fixture = try await DaemonFixture(policy: RegistrationPolicy(
             refreshInterval: 3600, backoff: Backoff(initial: 0.05, multiplier: 2, maximum: 5), debounce: 0.01, maximumDebounce: 0.2))
-        try fixture.backend.addFault(.init(route: .create, status: 429, retryAfter: 2, count: 1))
         _ = try await fixture.login()
+        try fixture.backend.addFault(.init(route: .create, status: 429, retryAfter: 2, count: 1))
         let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
         #expect(outcome.registration.state == .retrying)
         let attempt = try #require(outcome.registration.lastAttemptAt)
@@ -134,8 +135,8 @@ import NotifyTestSupport
 
     @Test func throttling403WithRetryAfterIsNotACredentialFailure() async throws {
         let fixture = try await DaemonFixture()
-        try fixture.backend.addFault(.init(route: .create, status: 403, retryAfter: 1, count: 1))
         _ = try await fixture.login()
+        try fixture.backend.addFault(.init(route: .create, status: 403, retryAfter: 1, count: 1))
         let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
         #expect(outcome.registration.state == .retrying)
         #expect(await eventually { (try? await fixture.status().registration.state) == .registered })

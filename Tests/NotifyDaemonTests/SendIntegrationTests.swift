@@ -74,12 +74,13 @@ import NotifyTestSupport
 
     @Test func aMessageThatCannotFitIsRefusedBeforeSending() async throws {
         let fixture = try await Self.loggedIn()
+        let requestsAfterLogin = fixture.backend.requests().count
         let quotes = String(repeating: "\"", count: 2100)
         await #expect(throws: Error.self) { try await fixture.call(SendCommand(to: "bob", message: quotes)) }
         let error = try await fixture.callExpectingError(SendCommand(to: "bob", message: quotes))
         #expect(error.code == .messageTooLarge)
         #expect(error.message.contains("4096"))
-        #expect(fixture.backend.requests().isEmpty)
+        #expect(fixture.backend.requests().count == requestsAfterLogin)
         #expect(try await fixture.call(OutboxCommand()).deliveries.isEmpty)
     }
 
@@ -93,8 +94,9 @@ import NotifyTestSupport
     }
 
     @Test func refusedCredentialsFailAndAreNotQueued() async throws {
-        let fixture = try await DaemonFixture()
-        _ = try await fixture.login("alice", password: "wrong")
+        let fixture = try await Self.loggedIn()
+        // The password changed at the backend after the login.
+        try fixture.backend.addFault(.init(route: .send, status: 403, count: 2))
         let result = try await fixture.call(SendCommand(to: "bob", message: "hi"))
         let delivery = try #require(result.deliveries.first)
         #expect(delivery.state == .failed)

@@ -11,13 +11,17 @@ final class FakeBackend: BackendAPI {
         case upsert(id: String, handle: String, tags: [String])
         case delete(id: String)
         case send(pns: String, toTag: String, body: String)
+        case check
     }
 
-    private struct State {
+    fileprivate struct State {
         var calls: [Call] = []
         var createAnswers: [BackendCallError] = []
         var upsertAnswers: [BackendCallError] = []
         var deleteAnswers: [BackendCallError] = []
+        var checkAnswers: [BackendCallError] = []
+        /// The tutorial's rule: a request is refused (403) unless password == user.
+        var passwordMustBeUser = false
         /// Answers for sends in order; nil is a success.
         var sendAnswers: [BackendCallError?] = []
         var holdNext: Set<String> = []
@@ -29,12 +33,29 @@ final class FakeBackend: BackendAPI {
 
     private let state = Mutex(State())
 
+    func checkCredentials(account: BackendAccount) async -> Result<Void, BackendCallError> {
+        await Task.yield()
+        return state.withLock { state in
+            state.calls.append(.check)
+            state.users.append(account.user)
+            if let error = state.alwaysFail { return .failure(error) }
+            if let refusal = state.refusal(of: account) { return .failure(refusal) }
+            if !state.checkAnswers.isEmpty { return .failure(state.checkAnswers.removeFirst()) }
+            return .success(())
+        }
+    }
+
     var calls: [Call] { state.withLock { $0.calls } }
+    /// The calls but the logins' own checks.
+    var registrationCalls: [Call] { calls.filter { $0 != .check } }
     var users: [String] { state.withLock { $0.users } }
 
     func failNextCreate(_ error: BackendCallError) { state.withLock { $0.createAnswers.append(error) } }
     func failNextUpsert(_ error: BackendCallError) { state.withLock { $0.upsertAnswers.append(error) } }
     func failNextDelete(_ error: BackendCallError) { state.withLock { $0.deleteAnswers.append(error) } }
+    func failNextCheck(_ error: BackendCallError) { state.withLock { $0.checkAnswers.append(error) } }
+    /// From now on every call is refused with 403 unless its password equals its user.
+    func refuseWrongPasswords() { state.withLock { $0.passwordMustBeUser = true } }
     /// Every call fails with `error` until set back to nil (an outage).
     func failEverything(_ error: BackendCallError?) { state.withLock { $0.alwaysFail = error } }
     /// The next sends answer these, in order (nil: success).
@@ -65,6 +86,7 @@ final class FakeBackend: BackendAPI {
             state.calls.append(.create(handle: handle))
             state.users.append(account.user)
             if let error = state.alwaysFail { return .failure(error) }
+            if let refusal = state.refusal(of: account) { return .failure(refusal) }
             if !state.createAnswers.isEmpty { return .failure(state.createAnswers.removeFirst()) }
             defer { state.nextId += 1 }
             return .success("id-\(state.nextId)")
@@ -78,6 +100,7 @@ final class FakeBackend: BackendAPI {
             state.calls.append(.upsert(id: id, handle: handle, tags: tags))
             state.users.append(account.user)
             if let error = state.alwaysFail { return .failure(error) }
+            if let refusal = state.refusal(of: account) { return .failure(refusal) }
             if !state.upsertAnswers.isEmpty { return .failure(state.upsertAnswers.removeFirst()) }
             return .success(())
         }
@@ -89,6 +112,7 @@ final class FakeBackend: BackendAPI {
         return state.withLock { state in
             state.calls.append(.delete(id: id))
             if let error = state.alwaysFail { return .failure(error) }
+            if let refusal = state.refusal(of: account) { return .failure(refusal) }
             if !state.deleteAnswers.isEmpty { return .failure(state.deleteAnswers.removeFirst()) }
             return .success(())
         }
@@ -100,8 +124,15 @@ final class FakeBackend: BackendAPI {
             state.calls.append(.send(pns: pns, toTag: toTag, body: body))
             state.users.append(account.user)
             if let error = state.alwaysFail { return .failure(error) }
+            if let refusal = state.refusal(of: account) { return .failure(refusal) }
             if !state.sendAnswers.isEmpty, let error = state.sendAnswers.removeFirst() { return .failure(error) }
             return .success(())
         }
+    }
+}
+
+private extension FakeBackend.State {
+    func refusal(of account: BackendAccount) -> BackendCallError? {
+        passwordMustBeUser && account.password != account.user ? .status(403, retryAfter: nil, body: "") : nil
     }
 }

@@ -1,0 +1,138 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Every login is checked by the backend before it replaces the one in force. While it is
+/// checked it is the registrar's `trial`, saved nowhere:
+///
+/// - with a device token and registration on, the next registration pass uses it (a
+///   registration the device needs anyway, forced when nothing changed);
+/// - otherwise, or when no pass will come (registration turned off meanwhile, a pass that
+///   gave up without an answer about the credentials), a request of its own checks it.
+///
+/// A refused login is dropped. One that cannot be checked because the backend cannot be
+/// reached is saved only when nobody is logged in (it replaces nothing, and the first
+/// request checks it); otherwise it is dropped too and the login in force stays.
+extension Registrar {
+    enum LoginVerdict: Equatable {
+        case accepted
+        /// Saved without a check: nobody was logged in and the backend could not be reached.
+        case unchecked
+        /// Not saved: the backend could not be reached while another login was in force.
+        case uncheckable(user: String, reason: String)
+        case refused(user: String, status: Int)
+        case notSaved(CoreError)
+        case superseded
+
+        var isSaved: Bool { self == .accepted || self == .unchecked }
+    }
+
+    /// What a registration step made with the login on trial says of it; nil while its
+    /// pass goes on (a new id is made, or a dead one replaced).
+    func judge(_ result: StepResult, user: String) -> LoginVerdict? {
+        switch result {
+        case .created, .failed(.gone): nil
+        // The backend looked at the request itself only after the credentials passed.
+        case .done, .failed(.rejected): .accepted
+        case .failed(.unauthorized(let status)): .refused(user: user, status: status)
+        case .failed(.transient(_, let reason)): unreachableVerdict(user: user, reason: reason)
+        }
+    }
+
+    /// What the check request of `checkByItself` says of a login. Only a 2xx accepts it:
+    /// a 404 to a route every AppBackend has says the URL is wrong, not that the password is right.
+    func judge(check result: Result<Void, BackendCallError>, user: String) -> LoginVerdict {
+        switch result {
+        case .success: return .accepted
+        case .failure(let error):
+            switch BackendFailure.classify(error, route: .create) {
+            case .unauthorized(let status): return .refused(user: user, status: status)
+            case .transient(_, let reason): return unreachableVerdict(user: user, reason: reason)
+            case .rejected(let status, let detail):
+                return .notSaved(.backendRejected(status: status, detail: detail.isEmpty
+                    ? "the login could not be checked; is the backend URL right?" : detail))
+            case .gone(let status):
+                return .notSaved(.backendRejected(status: status, detail: "the login could not be checked; is the backend URL right?"))
+            }
+        }
+    }
+
+    private func unreachableVerdict(user: String, reason: String) -> LoginVerdict {
+        credentials == nil ? .unchecked : .uncheckable(user: user, reason: reason)
+    }
+
+    /// Ends the trial of `candidate` with `verdict`, once: a second verdict (a pass and a
+    /// check request both answered) or one for a login replaced meanwhile changes nothing.
+    func decide(_ candidate: Credentials, _ verdict: LoginVerdict) async {
+        guard trial?.revision == candidate.revision, !trialCommitting else { return }
+        guard verdict.isSaved else {
+            trial = nil
+            loginVerdicts[candidate.revision] = verdict
+            switch verdict {
+            case .refused(_, let status):
+                logger.warning("the backend refused the login of \(candidate.user) (HTTP \(status)); it was not saved")
+            case .uncheckable(_, let reason):
+                logger.warning("the login of \(candidate.user) could not be checked (\(reason)); it was not saved")
+            case .notSaved(let error):
+                logger.warning("the login of \(candidate.user) was not saved: \(error.description)")
+            default: break
+            }
+            // Back to the login in force before the machine looks at its inputs again.
+            apply(machine.update(inputs, now: clock.now()))
+            return
+        }
+        trialCommitting = true
+        defer { trialCommitting = false }
+        do {
+            try await accounts.commit(candidate, checked: verdict == .accepted)
+        } catch {
+            logger.error("\(error.description); the login of \(candidate.user) was not saved")
+            if trial?.revision == candidate.revision { trial = nil }
+            loginVerdicts[candidate.revision] = .notSaved(error)
+            apply(machine.update(inputs, now: clock.now()))
+            return
+        }
+        if trial?.revision == candidate.revision { trial = nil }
+        logger.notice("logged in as \(candidate.user)\(verdict == .accepted ? "" : " (the backend could not be reached: the credentials are checked at the first request)")")
+        // A login brings registration back on (after an `unregister`, say).
+        setRegistration(enabled: true)
+        loginVerdicts[candidate.revision] = verdict
+        loginGenerations[candidate.revision] = machine.generation
+        releaseWaiters()
+        await onAccountChange()
+    }
+
+    /// Starts the check request of the login on trial when no registration pass will
+    /// check it: nothing to register, registration off, or a pass that ended without an
+    /// answer about the credentials.
+    func checkTrialIfNoPassWill() {
+        guard let candidate = trial, checkTask == nil, !trialCommitting, !machine.isBusy,
+              machine.settledGeneration >= machine.generation else { return }
+        checkByItself(candidate)
+    }
+
+    /// `POST /api/register` without a handle: the tutorial's controller then only reserves
+    /// a registration id, and touches no registration. Every AppBackend authenticates it.
+    private func checkByItself(_ candidate: Credentials) {
+        logger.info("checking the credentials of \(candidate.user) at \(accounts.backend(of: candidate) ?? "?")")
+        let accounts = self.accounts, backend = self.backend
+        checkTask = Task {
+            let verdict: LoginVerdict
+            do throws(CoreError) {
+                let account = try await accounts.backendAccount(candidate)
+                verdict = self.judge(check: await backend.checkCredentials(account: account), user: candidate.user)
+            } catch {
+                verdict = self.unreachableVerdict(user: candidate.user, reason: error.description)
+            }
+            await self.checkEnded(candidate, verdict)
+        }
+    }
+
+    private func checkEnded(_ candidate: Credentials, _ verdict: LoginVerdict) async {
+        checkTask = nil
+        if case .refused = verdict { await accounts.passwordRefused() }
+        await decide(candidate, verdict)
+    }
+}
