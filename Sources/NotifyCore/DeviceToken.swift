@@ -19,12 +19,25 @@ public enum DeviceToken {
         }
     }
 
+    /// The platform of a token given without `--platform`: `current` (the platform of the
+    /// token before, or the configured default), unless the token can only be an APNs one.
+    /// `<`, `>` and spaces appear in no FCM, GCM or WNS token, but are the old
+    /// `[token description]` form of APNs's: such a token that is whole hex bytes is APNs.
+    public static func platform(of raw: String, current: Platform) -> Platform {
+        guard current != .apns, raw.contains(where: { apnsDecoration.contains($0) }),
+              (try? normalizeAPNs(raw)) != nil else { return current }
+        return .apns
+    }
+
+    private static let apnsDecoration: Set<Character> = [" ", "<", ">", "\t"]
+
     private static func normalizeAPNs(_ raw: String) throws(CoreError) -> String {
         var hex = ""
         for character in raw {
-            if character == " " || character == "<" || character == ">" || character == "\t" { continue }
+            if apnsDecoration.contains(character) { continue }
             guard character.isASCII, character.isHexDigit else {
-                throw .invalidArgument("an APNs token is hexadecimal (0-9, A-F), optionally with spaces and <>; \(describe(character)) is not allowed")
+                throw .invalidArgument("an APNs token is hexadecimal (0-9, A-F), optionally with spaces and <>; \(describe(character)) is not allowed"
+                    + " (for an FCM, GCM or WNS token, add --platform fcm, gcm or wns)")
             }
             hex.append(character)
         }
@@ -42,7 +55,8 @@ public enum DeviceToken {
             throw .invalidArgument("the \(platform) token is empty")
         }
         if let bad = raw.unicodeScalars.first(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) {
-            throw .invalidArgument("\(platform.rawValue.uppercased()) tokens may not contain whitespace or control characters (found U+\(String(bad.value, radix: 16, uppercase: true)))")
+            let apns = (try? normalizeAPNs(raw)) != nil ? "; this one looks like an APNs token: add --platform apns" : ""
+            throw .invalidArgument("\(platform.rawValue.uppercased()) tokens may not contain whitespace or control characters (found U+\(String(bad.value, radix: 16, uppercase: true)))\(apns)")
         }
         return raw
     }

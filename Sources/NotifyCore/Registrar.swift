@@ -133,7 +133,7 @@ public actor Registrar {
 
     /// Returns the generation to wait on. A change that cannot be saved is not made.
     public func setToken(_ raw: String, platform: Platform?) throws(CoreError) -> Int {
-        let platform = platform ?? (device.token == nil ? settings.defaultPlatform : device.platform)
+        let platform = platform ?? DeviceToken.platform(of: raw, current: device.token == nil ? settings.defaultPlatform : device.platform)
         var changed = device
         changed.token = try DeviceToken.normalize(raw, for: platform)
         changed.platform = platform

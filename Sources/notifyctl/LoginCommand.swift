@@ -7,13 +7,16 @@ enum Login: Subcommand {
         usage: notifyctl login [--backend URL] [--password-stdin] [--no-wait] [--timeout SECONDS] USER
 
         Stores the credentials notifyd uses with the backend (in a 0600 file) and registers
-        the device if a token is set. With a token set, the credentials are checked with
-        that registration first: a password the backend refuses is not saved, the previous
-        login stays in force, and the exit status is 1. Without a token they are saved and
-        checked at the first registration. The password is prompted without echo; scripts
-        pass it on standard input with --password-stdin. It is never taken on the command line.
+        the device if a token is set. The credentials are checked by the backend first (with
+        that registration, or a request of their own): a password the backend refuses is
+        not saved, the previous login stays in force, and the exit status is 1. When the
+        backend cannot be reached, the login is saved unchecked only if nobody is logged in;
+        otherwise nothing changes and the exit status is 1. The password is prompted
+        without echo; scripts pass it on standard input with --password-stdin. It is never
+        taken on the command line.
 
-          --backend URL      the backend for this account (default: notifyd's --backend)
+          --backend URL      the backend for this account (default: the backend of the
+                             login in force, else notifyd's `backend` setting)
           --password-stdin   read the password from standard input
           --no-wait          return at once instead of waiting for the registration
           --timeout SECONDS  how long to wait for the registration (default 10)

@@ -94,4 +94,27 @@ struct DeviceTokenTests {
             #expect(message.contains("(found \(named))"), "\(message)")
         }
     }
+
+    /// Without `--platform`, a token in APNs's `<…>`/spaced form is APNs whatever came
+    /// before; anything an FCM, GCM or WNS token can be keeps the platform before.
+    @Test(arguments: [
+        ("<3f2a1b9c 5d7e8f00>", Platform.fcm, Platform.apns),
+        ("3f2a1b9c 5d7e8f00", .wns, .apns),
+        ("<3F2A>", .gcm, .apns),
+        ("3f2a1b9c5d7e8f00", .fcm, .fcm),
+        ("fcm:abc-def", .fcm, .fcm),
+        ("<3f2a1b9c 5d7e8f0>", .fcm, .fcm),
+        ("<not hex>", .fcm, .fcm),
+        ("fcm:abc-def", .apns, .apns),
+    ])
+    func aTokenOnlyAPNsCanHaveIsAPNs(raw: String, current: Platform, expected: Platform) {
+        #expect(DeviceToken.platform(of: raw, current: current) == expected)
+    }
+
+    @Test func aMismatchedTokenNamesThePlatformToUse() throws {
+        let fcm = #expect(throws: CoreError.self) { try DeviceToken.normalize("fcm:abc-def", for: .apns) }
+        #expect(try #require(invalidArgumentText(fcm)).contains("--platform fcm, gcm or wns"))
+        let apns = #expect(throws: CoreError.self) { try DeviceToken.normalize("<3f2a 1b9c>", for: .fcm) }
+        #expect(try #require(invalidArgumentText(apns)).contains("add --platform apns"))
+    }
 }

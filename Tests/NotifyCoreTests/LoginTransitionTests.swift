@@ -139,4 +139,13 @@ struct LoginTransitionTests {
         #expect(await eventually { fixture.backend.calls.count > calls })
         #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "AB", tags: []))
     }
+
+    @Test func anAPNsTokenAfterAnFCMOneNeedsNoPlatform() async throws {
+        let (fixture, registrar) = try await Self.aliceLoggedIn(token: nil)
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("fcm:abc", platform: .fcm), timeout: 30)
+        let outcome = await registrar.waitForOutcome(generation: try await registrar.setToken("<3f2a1b9c 5d7e8f00>", platform: nil), timeout: 30)
+        #expect(outcome.registration.state == .registered)
+        #expect(await registrar.snapshot().device.platform == .apns)
+        #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "3F2A1B9C5D7E8F00", tags: []))
+    }
 }

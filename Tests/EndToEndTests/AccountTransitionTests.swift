@@ -1,0 +1,71 @@
+import DevBackend
+import Foundation
+import Testing
+import NotifyTestSupport
+
+/// The built notifyd and notifyctl through the account changes of a normal day: a
+/// re-login, a mistyped password, a logout while the backend is down.
+@Suite struct AccountTransitionTests {
+    /// notifyd started without a backend: alice chose hers at login.
+    static func aliceRegistered() async throws -> (DevBackendServer, DaemonUnderTest, backend: String) {
+        let backend = DevBackendServer(options: .init(quiet: true))
+        try backend.start()
+        let url = backend.baseURL.absoluteString
+        let daemon = try await DaemonUnderTest(backend: nil)
+        let login = try await daemon.notifyctl(["login", "--backend", url, "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(login.status == 0, "\(login.output)\(login.error)")
+        let token = try await daemon.notifyctl(["set-token", "3f2a1b"])
+        #expect(token.status == 0, "\(token.output)\(token.error)")
+        return (backend, daemon, url)
+    }
+
+    @Test func aMistypedPasswordForTheUserLoggedInChangesNothing() async throws {
+        let (backend, daemon, url) = try await Self.aliceRegistered()
+        defer { backend.stop() }
+        let credentials = daemon.stateDirectory + "/credentials.json"
+        let saved = try Data(contentsOf: URL(fileURLWithPath: credentials))
+
+        // A re-login needs no --backend: the account keeps the one it chose.
+        let again = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(again.status == 0, "\(again.output)\(again.error)")
+        let good = try Data(contentsOf: URL(fileURLWithPath: credentials))
+
+        let wrong = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("wrong\n".utf8))
+        #expect(wrong.status == 1, "\(wrong.output)\(wrong.error)")
+        #expect(wrong.error.contains("refused the password of 'alice'"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: credentials)) == good, "the good password is still the one saved")
+        #expect(good != saved, "the good re-login was saved")
+        let status = try await daemon.notifyctl(["status"])
+        #expect(status.output.contains("registration: registered"), "\(status.output)")
+        #expect(status.output.contains("backend:      \(url)"))
+        let send = try await daemon.notifyctl(["send", "--to", "bob", "still here"])
+        #expect(send.status == 0, "\(send.output)\(send.error)")
+        #expect(backend.pushes().count == 1)
+        await daemon.cleanUp()
+    }
+
+    @Test func aLogoutWhileTheBackendIsDownKeepsTheRegistrationGoing() async throws {
+        let (backend, daemon, _) = try await Self.aliceRegistered()
+        defer { backend.stop() }
+        try backend.addFault(.init(route: .delete, status: 503, count: 1))
+        let logout = try await daemon.notifyctl(["logout"])
+        #expect(logout.status == 1, "\(logout.output)\(logout.error)")
+        #expect(logout.error.contains("still logged in"))
+        let status = try await daemon.notifyctl(["status"])
+        #expect(status.output.contains("registration: registered"), "\(status.output)")
+        #expect(status.output.contains("user:         alice"))
+        // Registration is still on, on disk too: a restart keeps the device fresh.
+        let state = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: daemon.stateDirectory + "/state.json"))) as? [String: Any]
+        #expect(state?["enabled"] as? Bool == true)
+        await daemon.cleanUp()
+    }
+
+    @Test func withoutABackendTheHintNamesTheConfigFile() async throws {
+        let daemon = try await DaemonUnderTest(backend: nil)
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(login.status == 1)
+        #expect(login.error.contains("notifyctl login --backend URL"), "\(login.error)")
+        #expect(login.error.contains("`backend = URL`"), "\(login.error)")
+        await daemon.cleanUp()
+    }
+}
