@@ -86,6 +86,81 @@ import NotifyTestSupport
     }
 }
 
+extension SecretsTests {
+    /// A password the tutorial backend accepts for `user` (it compares the user name with the
+    /// text up to the first ':'), unique to this run; `wrong` gives one it refuses.
+    static func password(for user: String, wrong: Bool = false) -> String {
+        (wrong ? "x" + user : user) + ":" + "Pw\(wrong ? "Bad" : "")-" + UUID().uuidString.prefix(8)
+    }
+
+    /// Every way a login goes, at debug level: before a token (checked by a request of its
+    /// own), with one (checked by the registration), refused for the same user and for
+    /// another, unchecked while the backend is down, with registration off, and a logout
+    /// the backend refuses to carry out.
+    @Test func everyLoginPathKeepsTheStoredPasswordOut() async throws {
+        let fixture = try await DaemonFixture()
+        var seen = Seen(fixture: fixture)
+        var passwords: [String] = []
+        func login(_ user: String, wrong: Bool = false) async throws {
+            let password = Self.password(for: user, wrong: wrong)
+            passwords.append(password)
+            try await seen.call(LoginCommand(user: user, password: password))
+        }
+
+        try await login("alice")
+        try await login("alice", wrong: true)
+        try await login("bob", wrong: true)
+        try await login("bob")
+        try await seen.call(SetTokenCommand(token: "ABCD"))
+        try await login("bob", wrong: true)
+        try await login("alice", wrong: true)
+        try await login("alice")
+        try await seen.call(SendCommand(to: "bob", message: "hi"))
+        try fixture.backend.addFault(.init(route: .any, status: 503))
+        try await login("bob")
+        try await seen.call(LogoutCommand())
+        fixture.backend.clearFaults()
+        try await seen.call(UnregisterCommand())
+        try await login("alice", wrong: true)
+        try await login("alice")
+        try await seen.call(StatusCommand())
+        try seen.readStateDirectory()
+        try await seen.call(LogoutCommand())
+        try seen.readStateDirectory()
+
+        #expect(fixture.log.contains("refused the login of bob"), "the refusals were logged")
+        #expect(fixture.log.contains("could not be checked"), "the login while the backend was down was logged")
+        seen.expectNoSecret(passwords: passwords)
+    }
+
+    /// A password notifyd fetches itself (a command, a systemd credential) on a login
+    /// before a token, a refused one and a login with a token, at debug level.
+    @Test(arguments: ["command", "systemd-credential"])
+    func aPasswordNotifydFetchesIsNeverShown(source: String) async throws {
+        let directory = "/tmp/nd-secret-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/notifyd-password"
+        let good = Self.password(for: "alice"), wrong = Self.password(for: "alice", wrong: true)
+        try Data(wrong.utf8).write(to: URL(fileURLWithPath: file))
+        let passwordSource: PasswordSource = source == "command" ? .command("cat \(file)") : .systemdCredential(path: file)
+        let fixture = try await DaemonFixture(passwordSource: passwordSource)
+        var seen = Seen(fixture: fixture)
+
+        try await seen.call(LoginCommand(user: "alice", password: nil))
+        try Data(good.utf8).write(to: URL(fileURLWithPath: file))
+        try await seen.call(LoginCommand(user: "alice", password: nil))
+        try await seen.call(SetTokenCommand(token: "ABCD"))
+        try await seen.call(LoginCommand(user: "alice", password: nil))
+        try await seen.call(SendCommand(to: "bob", message: "hi"))
+        try await seen.call(StatusCommand())
+        try seen.readStateDirectory(includingCredentials: true)
+
+        #expect(fixture.log.contains("refused the login of alice"), "the wrong password was tried and refused")
+        seen.expectNoSecret(passwords: [good, wrong])
+    }
+}
+
 /// Everything of the daemon's a person or program could see: log lines, reply lines
 /// exactly as written on the socket, and the state directory's files.
 private struct Seen {
@@ -128,9 +203,9 @@ private struct Seen {
         let everything = (texts + [fixture.log]).joined(separator: "\n")
         #expect(fixture.log.contains("registered"), "the log was captured", sourceLocation: sourceLocation)
         for password in passwords {
-            let basic = Data("alice:\(password)".utf8).base64EncodedString()
             let secret = String(password.split(separator: ":").last!)
-            for (what, needle) in [("password", password), ("its secret part", secret), ("base64 of user:password", basic)] {
+            let basics = ["alice", "bob"].map { ("base64 of \($0):password", Data("\($0):\(password)".utf8).base64EncodedString()) }
+            for (what, needle) in [("password", password), ("its secret part", secret)] + basics {
                 let line = everything.split(separator: "\n").first { $0.contains(needle) }
                 // The failure names the line with the secret blanked out: test output shows none either.
                 let shown = line?.replacingOccurrences(of: needle, with: "<\(what)>")
