@@ -50,6 +50,8 @@ public actor Outbox {
     /// Called when an attempt ends and nothing is under way or waiting any more: the end
     /// of a burst, which the socket may not have seen (its senders had their answer).
     private let onEmptied: @Sendable () -> Void
+    /// Told of each delivery, and of whether deliveries wait on a backend that failed.
+    private let recovery: BackendRecovery?
 
     /// Each change is counted for `status` (`StatusChanges`).
     var queue: OutboxQueue {
@@ -69,7 +71,7 @@ public actor Outbox {
     private var commitTask: Task<Void, Never>?
 
     public init(settings: Settings, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
-                logger: Logger, accounts: AccountKeeper,
+                logger: Logger, accounts: AccountKeeper, recovery: BackendRecovery? = nil,
                 onEvent: @escaping @Sendable (DeliveryStatus) -> Void = { _ in },
                 onEmptied: @escaping @Sendable () -> Void = {}) {
         self.settings = settings
@@ -80,6 +82,7 @@ public actor Outbox {
         self.accounts = accounts
         self.onEvent = onEvent
         self.onEmptied = onEmptied
+        self.recovery = recovery
         self.queue = OutboxQueue(backoff: settings.backoff, concurrency: settings.concurrency, seed: UInt64.random(in: 0...UInt64.max))
     }
 
@@ -320,6 +323,8 @@ public actor Outbox {
     private func finished(_ id: String, _ result: DeliveryResult) {
         attempts[id] = nil
         guard let delivery = queue.finished(id, result, now: clock.now()) else { return }
+        if delivery.state == .delivered, let backend = delivery.account?.backend { recovery?.backendAnswered(backend) }
+        recovery?.setWaiting(.outbox, queue.waitsOnBackend)
         // Delivered, or refused at once (the sender has the answer): nothing to keep.
         let done = delivery.state == .delivered || (delivery.state == .failed && queue.delivery(id) == nil)
         if done {
@@ -349,6 +354,15 @@ public actor Outbox {
             store.releaseStorageIfEmpty()
             onEmptied()
         }
+    }
+
+    /// The backend at `backend` answered another request: deliveries waiting on it after
+    /// a failure go out now.
+    public func backendWorks(_ backend: String) {
+        guard queue.backendWorks(backend) else { return }
+        recovery?.setWaiting(.outbox, queue.waitsOnBackend)
+        logger.info("outbox: \(BackendText.withoutUserInfo(backend)) answered; retrying what waited on it")
+        pump()
     }
 
     private func report(_ delivery: Delivery) {

@@ -34,6 +34,12 @@ public struct OutboxQueue: Sendable {
     private var inFlight = Set<String>()
     private var retryAt: [String: Date] = [:]
     private var failures: [String: Int] = [:]
+    /// Keys waiting out their own backoff after a failure without `Retry-After`, with their
+    /// backend: an answer from that backend to another request ends the wait (`backendWorks`).
+    private var recoverable: [String: String] = [:]
+    /// Keys whose wait a recovery ended: if they fail again at once, they wait their backoff
+    /// out, so a recipient whose own messages fail is not retried at every other success.
+    private var cutShort: Set<String> = []
     private var random: SplitMix64
 
     public init(backoff: Backoff, concurrency: Int, seed: UInt64 = 0x6F75_7462_6F78) {
@@ -150,10 +156,13 @@ public struct OutboxQueue: Sendable {
             delivery.nextAttemptAt = nil
             failures[key] = nil
             retryAt[key] = nil
+            endRecoverableWait(key)
             return delivery
         case .transient(let retryAfter, let error):
             let count = (failures[key] ?? 0) + 1
             failures[key] = count
+            let wasCutShort = cutShort.remove(key) != nil
+            recoverable[key] = retryAfter == nil && !wasCutShort ? delivery.account?.backend : nil
             let next = now.addingTimeInterval(backoff.delay(failures: count, retryAfter: retryAfter, unit: random.nextUnit()))
             retryAt[key] = next
             delivery.nextAttemptAt = next
@@ -169,6 +178,7 @@ public struct OutboxQueue: Sendable {
             // Refused for good: the next message to this recipient need not wait.
             failures[key] = nil
             retryAt[key] = nil
+            endRecoverableWait(key)
             queued.remove(at: index)
             delivery.state = .failed
             delivery.lastError = error
@@ -178,6 +188,28 @@ public struct OutboxQueue: Sendable {
         }
         queued[index] = delivery
         return delivery
+    }
+
+    private mutating func endRecoverableWait(_ key: String) {
+        recoverable[key] = nil
+        cutShort.remove(key)
+    }
+
+    /// True while a delivery waits on its backend's recovery (`backendWorks`).
+    public var waitsOnBackend: Bool { !recoverable.isEmpty }
+
+    /// The backend at `backend` answered another request: the deliveries waiting on it
+    /// after a failure go out at the next `takeReady` (still one at a time per recipient,
+    /// and within `concurrency`). A `Retry-After` the backend gave is not cut short.
+    /// Returns whether any wait ended.
+    public mutating func backendWorks(_ backend: String) -> Bool {
+        let keys = recoverable.compactMap { $0.value == backend ? $0.key : nil }
+        for key in keys {
+            retryAt[key] = nil
+            recoverable[key] = nil
+            cutShort.insert(key)
+        }
+        return !keys.isEmpty
     }
 
     /// Credentials changed: try again.
@@ -234,6 +266,8 @@ public struct OutboxQueue: Sendable {
         inFlight.releaseStorageIfEmpty()
         retryAt.releaseStorageIfEmpty()
         failures.releaseStorageIfEmpty()
+        recoverable.releaseStorageIfEmpty()
+        cutShort.releaseStorageIfEmpty()
     }
 
     /// Forgets the failed and expired deliveries, and those held for an account that is

@@ -132,6 +132,7 @@ extension Registrar {
 
     private func checkEnded(_ candidate: Credentials, _ verdict: LoginVerdict) async {
         checkTask = nil
+        if verdict == .accepted, let backend = accounts.backend(of: candidate) { recovery?.backendAnswered(backend) }
         if case .refused = verdict { await accounts.passwordRefused() }
         await decide(candidate, verdict)
     }

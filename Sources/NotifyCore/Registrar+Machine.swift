@@ -76,6 +76,7 @@ extension Registrar {
             onStatus(status)
         }
         checkTrialIfNoPassWill()
+        recovery?.setWaiting(.registrar, machine.waitsOnBackend)
         releaseWaiters()
     }
 

@@ -13,11 +13,7 @@ extension Registrar {
             Task { await self.finished(step, .failed(.transient(retryAfter: nil, reason: "not logged in")), with: nil) }
             return
         }
-        let backendText: String
-        switch step {
-        case .createId(_, let backend), .delete(_, let backend): backendText = backend
-        case .upsert(_, let target): backendText = target.backend
-        }
+        let backendText = step.backend
         guard let url = URL(string: backendText) else {
             Task { await self.finished(step, .failed(.rejected(status: 0, detail: "invalid backend URL \(backendText)")), with: credentials) }
             return
@@ -59,6 +55,10 @@ extension Registrar {
     func finished(_ step: RegistrationStep, _ result: StepResult, with used: Credentials?) async {
         stepTask = nil
         stepRevision = nil
+        switch result {
+        case .done, .created: recovery?.backendAnswered(step.backend)
+        case .failed: break
+        }
         let checking = used.flatMap { used in trial?.revision == used.revision ? trial : nil }
         let verdict = checking.flatMap { judge(result, user: $0.user) }
         // A login on trial that the backend refused is reported as such, not as a stop.

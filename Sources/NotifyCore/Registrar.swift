@@ -58,6 +58,8 @@ public actor Registrar {
     let logger: Logger
     let onStatus: @Sendable (RegistrationStatus) -> Void
     let onAccountChange: @Sendable () async -> Void
+    /// Told of each backend call that succeeded, and of whether a retry waits on a failed backend.
+    let recovery: BackendRecovery?
 
     // What `status` reports: each change is counted (`StatusChanges`).
     var device: DeviceState {
@@ -102,7 +104,8 @@ public actor Registrar {
 
     public init(
         settings: Settings, stateDirectory: String, backend: any BackendAPI, accounts: AccountKeeper? = nil,
-        clock: any WakeClock = SystemWakeClock(), logger: Logger, onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in },
+        clock: any WakeClock = SystemWakeClock(), logger: Logger, recovery: BackendRecovery? = nil,
+        onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in },
         onAccountChange: @escaping @Sendable () async -> Void = {}
     ) {
         self.settings = settings
@@ -114,6 +117,7 @@ public actor Registrar {
         self.logger = logger
         self.onStatus = onStatus
         self.onAccountChange = onAccountChange
+        self.recovery = recovery
         let (state, stateWarning) = stateStore.load()
         let credentials = accounts.loggedIn
         if let stateWarning { logger.warning(stateWarning) }
@@ -288,6 +292,12 @@ public actor Registrar {
     }
 
     public var registrationStatus: RegistrationStatus { machine.status }
+
+    /// The backend at `backend` answered another request: a retry waiting on it goes now.
+    public func backendWorks(_ backend: String) {
+        guard inputs.backend == backend else { return }
+        apply(machine.backendWorks(now: clock.now()))
+    }
 
     /// Counts the changes to what `status` reports, here and in the account keeper and
     /// the outbox that share it.

@@ -30,6 +30,11 @@ public struct RegistrationMachine: Sendable {
     /// The end of a wait the backend asked for (`Retry-After`): unlike our own backoff, a
     /// newer change does not cut it short; the latest inputs go out once it is over.
     private var backendWaitUntil: Date?
+    /// The wait after the last failure is our own backoff, which an answer from the backend
+    /// to another request ends (`backendWorks`); once per failure, so that a registration
+    /// that fails again at once waits its backoff out.
+    private var recoverableWait = false
+    private var waitCutShort = false
 
     private struct InFlight: Sendable {
         var step: RegistrationStep
@@ -57,6 +62,9 @@ public struct RegistrationMachine: Sendable {
     }
 
     public var isBusy: Bool { inFlight != nil }
+
+    /// True while a retry waits for the end of a backoff a working backend may cut short.
+    public var waitsOnBackend: Bool { recoverableWait && retryAt != nil }
 
     // MARK: Events
 
@@ -104,6 +112,16 @@ public struct RegistrationMachine: Sendable {
         reconcile(now: now)
     }
 
+    /// The backend answered another request (a delivery): a retry waiting on our own
+    /// backoff goes now. A `Retry-After` still in force is kept.
+    public mutating func backendWorks(now: Date) -> [RegistrationAction] {
+        guard waitsOnBackend, backendWait(now: now) == nil else { return [] }
+        recoverableWait = false
+        waitCutShort = true
+        retryAt = nil
+        return reconcile(now: now)
+    }
+
     public mutating func stepFinished(_ result: StepResult, now: Date) -> [RegistrationAction] {
         guard let finished = inFlight else { return [] }
         inFlight = nil
@@ -122,6 +140,8 @@ public struct RegistrationMachine: Sendable {
             failures = 0
             retryAt = nil
             backendWaitUntil = nil
+            recoverableWait = false
+            waitCutShort = false
             lastReason = nil
             forcedPassUnfinished = false
             settle(finished.generation)
@@ -255,6 +275,8 @@ public struct RegistrationMachine: Sendable {
         let when = now.addingTimeInterval(delay)
         retryAt = when
         backendWaitUntil = retryAfter == nil ? nil : when
+        recoverableWait = retryAfter == nil && !waitCutShort
+        waitCutShort = false
         settle(finished.generation)
         // Changes made while the call was in flight wait for the retry too: the backend is down.
         if generation > finished.generation { settle(generation) }

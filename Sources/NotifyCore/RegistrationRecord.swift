@@ -95,6 +95,14 @@ public enum RegistrationStep: Equatable, Sendable {
     case createId(handle: String, backend: String)
     case upsert(id: String, target: RegisteredTarget)
     case delete(id: String, backend: String)
+
+    /// The backend the step goes to: a registration is deleted where it was made.
+    public var backend: String {
+        switch self {
+        case .createId(_, let backend), .delete(_, let backend): backend
+        case .upsert(_, let target): target.backend
+        }
+    }
 }
 
 /// How a step ended.

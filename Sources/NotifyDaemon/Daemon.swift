@@ -52,18 +52,23 @@ public final class Daemon: Sendable {
         // One owner of the login, asked by both the registrar and the outbox.
         let accounts = AccountKeeper(stateDirectory: configuration.stateDirectory, configuredBackend: configuration.backend,
                                      passwords: PasswordProvider(source: configuration.passwordSource))
+        // A backend that answers either of them ends what waits on it in both.
+        let recovery = BackendRecovery()
         let outbox = Outbox(
             settings: configuration.outbox, stateDirectory: configuration.stateDirectory, backend: backend, clock: clock, logger: logger,
-            accounts: accounts, onEvent: { delivery in hub.publish(SendEvent(time: Date(), delivery: delivery)) },
+            accounts: accounts, recovery: recovery, onEvent: { delivery in hub.publish(SendEvent(time: Date(), delivery: delivery)) },
             onEmptied: { hub.workEnded() })
         self.outbox = outbox
         self.registrar = Registrar(
             settings: .init(configuredBackend: configuration.backend, policy: configuration.policy,
                             defaultPlatform: configuration.platform, androidName: configuration.outbox.androidName,
                             allowInsecureHTTP: configuration.allowInsecureHTTP),
-            stateDirectory: configuration.stateDirectory, backend: backend, accounts: accounts, clock: clock, logger: logger,
+            stateDirectory: configuration.stateDirectory, backend: backend, accounts: accounts, clock: clock, logger: logger, recovery: recovery,
             onStatus: { status in hub.publish(RegistrationEvent(time: Date(), registration: status)) },
             onAccountChange: { await outbox.accountChanged() })
+        let registrar = self.registrar
+        recovery.attach(.outbox) { await outbox.backendWorks($0) }
+        recovery.attach(.registrar) { await registrar.backendWorks($0) }
         reloadBox.daemon = self
     }
 
