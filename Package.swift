@@ -34,7 +34,7 @@ let package = Package(
         // The socket client used by notifyctl and the tests.
         .target(name: "NotifyClient", dependencies: ["NotifyProtocol", "NotifySocket"]),
         // In-memory stand-in for the tutorial's ASP.NET AppBackend.
-        .target(name: "DevBackend", dependencies: ["NotifySocket"]),
+        .target(name: "DevBackend", dependencies: ["NotifySocket", "NotifyProtocol"]),
 
         .executableTarget(name: "notifyd", dependencies: ["NotifyDaemon"], linkerSettings: notifydLinkerSettings),
         .executableTarget(name: "notifyctl", dependencies: ["NotifyClient"]),
@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(name: "NotifyProtocolTests", dependencies: ["NotifyProtocol"]),
         .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "DevBackend", "NotifyTestSupport"]),
         .testTarget(name: "NotifyDaemonTests", dependencies: ["NotifyDaemon", "NotifyClient", "DevBackend", "NotifyTestSupport"]),
-        .testTarget(name: "DevBackendTests", dependencies: ["DevBackend", "NotifyTestSupport"]),
+        .testTarget(name: "DevBackendTests", dependencies: ["DevBackend", "NotifyProtocol", "NotifyTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["NotifyClient", "DevBackend", "NotifyTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -56,32 +56,9 @@ public enum NotificationText {
 
     static func escape(_ message: String, for platform: Platform) throws(CoreError) -> String {
         switch platform {
-        case .apns, .fcm, .gcm: return jsonStringContent(message)
+        case .apns, .fcm, .gcm: return JSONStringText.escaped(message)
         case .wns: return try xmlText(message)
         }
-    }
-
-    /// The inside of a JSON string literal: quotes, backslashes and control characters
-    /// escaped; everything else (emoji included) as UTF-8.
-    static func jsonStringContent(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case "\u{08}": result += "\\b"
-            case "\u{0C}": result += "\\f"
-            case _ where scalar.value < 0x20 || scalar == "\u{2028}" || scalar == "\u{2029}":
-                result += "\\u" + CFormat.string("%04X", scalar.value)
-            default:
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
     }
 
     /// XML character data. XML 1.0 cannot carry most control characters at all, escaped

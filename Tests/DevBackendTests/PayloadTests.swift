@@ -1,10 +1,11 @@
 @testable import DevBackend
+import NotifyProtocol
 import Testing
 
 /// The pure pieces, checked directly where the HTTP tests would be indirect.
 @Suite struct PayloadTests {
     @Test func jsonEscapingCoversQuotesBackslashesAndControls() {
-        #expect(PayloadBuilder.escapedForJSONString("a\"b\\c\nd\u{01}é") == #"a\"b\\c\nd\u0001é"#)
+        #expect(JSONStringText.escaped("a\"b\\c\nd\u{01}é\u{2028}") == #"a\"b\\c\nd\u0001é\u2028"#)
     }
 
     @Test func xmlEscapingCoversTheFiveEntities() {
