@@ -25,7 +25,8 @@ let usage = """
     sends notifications, and answers notifyctl on a Unix socket. It runs in the foreground;
     a service manager (systemd, launchd) or `notifyd &` puts it in the background.
     SIGTERM (or `notifyctl stop`) stops it; SIGHUP (or `notifyctl reload`) reloads the config.
-    Exit status: 0 stopped normally, 1 could not start, 2 usage error, 78 configuration error.
+    Exit status: 0 stopped normally, 1 could not start, 2 usage error, 78 configuration error
+    (also from --check-config when it finds a problem).
 
       --socket PATH            control socket (default $NOTIFYD_SOCKET, else
                                $XDG_RUNTIME_DIR/notifyd/notifyd.sock)
@@ -138,7 +139,8 @@ if checkOnly {
     print("socket: \(configuration.socket.path)")
     print("state directory: \(configuration.stateDirectory)")
     print(problems.isEmpty ? "settings OK" : problems.count == 1 ? "1 problem" : "\(problems.count) problems")
-    exit(problems.isEmpty ? 0 : 1)
+    // The status a start would end with for the same settings: one problem, one status.
+    exit(problems.isEmpty ? 0 : configurationErrorStatus)
 }
 // A setting that cannot be used stops the start: running with a value the user did not
 // mean (a default instead of their backend) would be worse than not running.
