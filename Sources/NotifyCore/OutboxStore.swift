@@ -25,6 +25,12 @@ public struct OutboxStore: Sendable {
     private let doneLogs = AppendLogs(limit: OutboxStore.logsKeptOpen)
     /// Removal logs open at most (see `AppendLogs`).
     public static let logsKeptOpen = 8
+    /// The largest file the outbox writes, and so the most it reads of one: a batch stops
+    /// short of it (`GroupCommit`), and whatever one message holds, its copies fit (each
+    /// string of an entry comes from the `send` request line or the `login` one, at most
+    /// 256 KiB each, and `OutboxEntryRecord.sizeBound` allows for JSON's escapes). A larger
+    /// file is not one notifyd wrote: it is moved aside unread, like any unreadable entry.
+    public static let largestFile = 16 * FileContents.mebibyte
 
     public init(stateDirectory: String) {
         directory = FilePath.join(stateDirectory, "outbox")
@@ -39,7 +45,7 @@ public struct OutboxStore: Sendable {
         for name in names.sorted() where name.hasSuffix(".json") {
             let path = FilePath.join(directory, name)
             do {
-                guard let data = FileManager.default.contents(atPath: path) else { throw UnreadableFile() }
+                let data = try FileContents.load(path, limit: Self.largestFile)
                 _ = try DiskFormat.checkVersion(of: data, supported: OutboxEntryRecord.currentVersion)
                 if name.hasPrefix(Self.batchPrefix) {
                     let record = try JSONDecoder.decodeStateFile(OutboxBatchRecord.self, from: data)
@@ -54,7 +60,8 @@ public struct OutboxStore: Sendable {
             } catch {
                 let aside = path + ".unreadable"
                 rename(path, aside)
-                warnings.append("outbox entry \(path) could not be read; moved it to \(aside)")
+                let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? ""
+                warnings.append("outbox entry \(path) could not be read\(reason); moved it to \(aside)")
             }
         }
         // Looked up once per batch and per member: a list would make a large outbox slow to load.

@@ -148,6 +148,13 @@ if !problems.isEmpty {
     fail(problems.map(\.description).joined(separator: "\nnotifyd: ") + "\n(run `notifyd --check-config` after fixing)", code: configurationErrorStatus)
 }
 
+// Before anything reads the state directory: the daemon reads it as it is made.
+do throws(DaemonError) {
+    try StateDirectoryCheck.run(configuration.stateDirectory)
+} catch {
+    fail(error.description, code: configurationErrorStatus)
+}
+
 ShutdownSignals.install()
 var logEnvironment = environment
 if let logFile = settings.logFile {
@@ -188,7 +195,7 @@ MainThread.park {
     do throws(DaemonError) {
         try await daemon.start()
     } catch {
-        fail(error.description, code: 1)
+        fail(error.description, code: error.isConfigurationError ? configurationErrorStatus : 1)
     }
     let signalNumber = await ShutdownSignals.wait()
     logger.notice(signalNumber == SIGTERM ? "shutting down on request (SIGTERM or `notifyctl stop`)" : "received signal \(signalNumber), shutting down")

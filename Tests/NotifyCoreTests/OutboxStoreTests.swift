@@ -185,6 +185,22 @@ struct OutboxStoreTests {
         #expect(store.load().0 == [delivery])
     }
 
+    /// Larger than any file the outbox writes (here 200 MB, sparse): moved aside unread,
+    /// as an entry that cannot be read is, and the others load.
+    @Test func aHugeEntryIsMovedAsideUnread() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        try store.save(Self.delivery(1))
+        try store.save(Self.delivery(2))
+        let huge = store.directory + "/0000000002-apns.json"
+        #expect(truncate(huge, 200 << 20) == 0)
+        let (loaded, warnings) = store.load()
+        #expect(loaded.map(\.id) == ["0000000001-apns"])
+        #expect(warnings == ["outbox entry \(huge) could not be read (it is larger than 16 MiB, more than notifyd reads); moved it to \(huge).unreadable"])
+        #expect(FileManager.default.fileExists(atPath: huge + ".unreadable"))
+    }
+
     @Test func anEntryFromANewerNotifydIsLeftInPlaceNotMisread() throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
