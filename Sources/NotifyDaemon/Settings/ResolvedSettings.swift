@@ -45,8 +45,12 @@ public struct ResolvedSettings: Sendable {
             if explicit { problems.append(SettingProblem(origin: configPath, key: nil, message: "the config file cannot be read")) }
         } catch {
             // Present but unusable, named or not: starting without the settings it holds
-            // would run notifyd with values the user did not mean.
-            problems.append(SettingProblem(origin: configPath, key: nil, message: "the config file cannot be read: \(error)"))
+            // would run notifyd with values the user did not mean. (A default file in a
+            // directory this user may not search, such as another user's home, is not seen
+            // to be there, and is as absent.)
+            if explicit || FileManager.default.fileExists(atPath: configPath) {
+                problems.append(SettingProblem(origin: configPath, key: nil, message: "the config file cannot be read: \(error)"))
+            }
         }
         for key in SettingKey.all {
             if let value = environment[key.environmentName], !value.isEmpty {
