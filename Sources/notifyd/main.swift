@@ -132,15 +132,26 @@ do {
 } catch {
     fail(error.message, code: configurationErrorStatus)
 }
+/// Whether notifyd may use the state directory as it is (see `StateDirectoryCheck`).
+func stateDirectoryProblem(_ directory: String) -> String? {
+    do throws(DaemonError) {
+        try StateDirectoryCheck.run(directory)
+        return nil
+    } catch {
+        return error.description
+    }
+}
+
 if checkOnly {
-    for problem in problems { writeToStandardError("notifyd: \(problem)\n") }
+    let found = problems.map(\.description) + [stateDirectoryProblem(configuration.stateDirectory)].compactMap { $0 }
+    for problem in found { writeToStandardError("notifyd: \(problem)\n") }
     print("config file: \(settings.configPath)\(FileManager.default.fileExists(atPath: settings.configPath) ? "" : " (none; defaults apply)")")
     for line in settings.summary(environment: environment) { print("  \(line)") }
     print("socket: \(configuration.socket.path)")
     print("state directory: \(configuration.stateDirectory)")
-    print(problems.isEmpty ? "settings OK" : problems.count == 1 ? "1 problem" : "\(problems.count) problems")
+    print(found.isEmpty ? "settings OK" : found.count == 1 ? "1 problem" : "\(found.count) problems")
     // The status a start would end with for the same settings: one problem, one status.
-    exit(problems.isEmpty ? 0 : configurationErrorStatus)
+    exit(found.isEmpty ? 0 : configurationErrorStatus)
 }
 // A setting that cannot be used stops the start: running with a value the user did not
 // mean (a default instead of their backend) would be worse than not running.
@@ -149,11 +160,7 @@ if !problems.isEmpty {
 }
 
 // Before anything reads the state directory: the daemon reads it as it is made.
-do throws(DaemonError) {
-    try StateDirectoryCheck.run(configuration.stateDirectory)
-} catch {
-    fail(error.description, code: configurationErrorStatus)
-}
+if let problem = stateDirectoryProblem(configuration.stateDirectory) { fail(problem, code: configurationErrorStatus) }
 
 ShutdownSignals.install()
 var logEnvironment = environment
