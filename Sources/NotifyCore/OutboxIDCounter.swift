@@ -16,7 +16,7 @@ import Synchronization
 /// one message for the life of the state directory, never a later one that took its id.
 ///
 /// The mark is written ahead, to the next multiple of `step`, and always before an entry
-/// above it is written (and fsynced with it, by `AtomicFile`): a restart continues after
+/// above it is written (`AtomicFile` fsyncs it before it returns): a restart continues after
 /// the mark, skipping at most a step of ids, and a burst of sends costs one more write
 /// per thousand messages, not one per message.
 final class OutboxIDCounter: Sendable {

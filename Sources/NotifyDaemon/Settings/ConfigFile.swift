@@ -82,7 +82,7 @@ public enum ConfigFile {
     }
 
     /// The first byte of `line` that does not begin a well-formed UTF-8 sequence, and its
-    /// column (in characters, counted from 1).
+    /// column (counted in Unicode scalars, from 1).
     static func firstInvalidUTF8(_ line: ArraySlice<UInt8>) -> (byte: UInt8, column: Int)? {
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = line.makeIterator()
