@@ -78,6 +78,7 @@ public final class Daemon: Sendable {
         } catch {
             throw .startup(error.description)
         }
+        try StateDirectoryCheck.run(configuration.stateDirectory)
         let lock = try StateDirectoryLock(directory: configuration.stateDirectory)
         removeStaleTemporaries()
         let socket: ListeningSocket

@@ -37,10 +37,17 @@ final class StateDirectoryLock {
 public enum DaemonError: Error, CustomStringConvertible, Equatable {
     case alreadyRunning(String)
     case startup(String)
+    /// Something only the user can fix (an unsafe state directory, a file a newer notifyd
+    /// wrote): `main` exits with EX_CONFIG, and the service manager does not restart it.
+    case configuration(String)
 
     public var description: String {
         switch self {
-        case .alreadyRunning(let message), .startup(let message): message
+        case .alreadyRunning(let message), .startup(let message), .configuration(let message): message
         }
+    }
+
+    public var isConfigurationError: Bool {
+        if case .configuration = self { true } else { false }
     }
 }

@@ -98,18 +98,14 @@ public func preparePrivateDirectory(_ directory: String, uid: UInt32 = currentUI
 /// be handed the password by the next `notifyctl login`.
 public func checkSocketDirectory(holding path: String, uid: UInt32 = currentUID()) throws(SocketError) {
     let directory = parentDirectory(of: path)
-    var info = stat()
-    guard stat(directory, &info) == 0 else {
-        throw SocketError(.unsafeDirectory, "cannot use \(directory) for the socket: \(errnoText())")
-    }
-    let owner = UInt32(info.st_uid)
-    guard owner == uid || owner == 0 else {
+    switch PathSafety.problem(at: directory, uid: uid, stickyAllowed: true) {
+    case nil:
+        return
+    case .cannotInspect(let reason):
+        throw SocketError(.unsafeDirectory, "cannot use \(directory) for the socket: \(reason)")
+    case .ownedBy(let owner):
         throw SocketError(.unsafeDirectory, "\(directory) belongs to uid \(owner), who could replace the socket; choose a directory of your own with --socket or NOTIFYD_SOCKET")
-    }
-    let writableByOthers = info.st_mode & 0o022 != 0
-    let sticky = info.st_mode & mode_t(S_ISVTX) != 0
-    if writableByOthers && !sticky {
-        let mode = String(info.st_mode & 0o7777, radix: 8)
+    case .writableByOthers(let mode):
         throw SocketError(.unsafeDirectory, "\(directory) is writable by other users (mode \(mode)) and has no sticky bit, so another user could replace the socket; run `chmod go-w \(directory)` (or `chmod +t`), or choose a private directory with --socket or NOTIFYD_SOCKET")
     }
 }

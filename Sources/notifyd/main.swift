@@ -25,7 +25,8 @@ let usage = """
     sends notifications, and answers notifyctl on a Unix socket. It runs in the foreground;
     a service manager (systemd, launchd) or `notifyd &` puts it in the background.
     SIGTERM (or `notifyctl stop`) stops it; SIGHUP (or `notifyctl reload`) reloads the config.
-    Exit status: 0 stopped normally, 1 could not start, 2 usage error, 78 configuration error.
+    Exit status: 0 stopped normally, 1 could not start, 2 usage error, 78 configuration error
+    (also from --check-config when it finds a problem).
 
       --socket PATH            control socket (default $NOTIFYD_SOCKET, else
                                $XDG_RUNTIME_DIR/notifyd/notifyd.sock)
@@ -131,20 +132,35 @@ do {
 } catch {
     fail(error.message, code: configurationErrorStatus)
 }
+/// Whether notifyd may use the state directory as it is (see `StateDirectoryCheck`).
+func stateDirectoryProblem(_ directory: String) -> String? {
+    do throws(DaemonError) {
+        try StateDirectoryCheck.run(directory)
+        return nil
+    } catch {
+        return error.description
+    }
+}
+
 if checkOnly {
-    for problem in problems { writeToStandardError("notifyd: \(problem)\n") }
+    let found = problems.map(\.description) + [stateDirectoryProblem(configuration.stateDirectory)].compactMap { $0 }
+    for problem in found { writeToStandardError("notifyd: \(problem)\n") }
     print("config file: \(settings.configPath)\(FileManager.default.fileExists(atPath: settings.configPath) ? "" : " (none; defaults apply)")")
     for line in settings.summary(environment: environment) { print("  \(line)") }
     print("socket: \(configuration.socket.path)")
     print("state directory: \(configuration.stateDirectory)")
-    print(problems.isEmpty ? "settings OK" : problems.count == 1 ? "1 problem" : "\(problems.count) problems")
-    exit(problems.isEmpty ? 0 : 1)
+    print(found.isEmpty ? "settings OK" : found.count == 1 ? "1 problem" : "\(found.count) problems")
+    // The status a start would end with for the same settings: one problem, one status.
+    exit(found.isEmpty ? 0 : configurationErrorStatus)
 }
 // A setting that cannot be used stops the start: running with a value the user did not
 // mean (a default instead of their backend) would be worse than not running.
 if !problems.isEmpty {
     fail(problems.map(\.description).joined(separator: "\nnotifyd: ") + "\n(run `notifyd --check-config` after fixing)", code: configurationErrorStatus)
 }
+
+// Before anything reads the state directory: the daemon reads it as it is made.
+if let problem = stateDirectoryProblem(configuration.stateDirectory) { fail(problem, code: configurationErrorStatus) }
 
 ShutdownSignals.install()
 var logEnvironment = environment
@@ -186,7 +202,7 @@ MainThread.park {
     do throws(DaemonError) {
         try await daemon.start()
     } catch {
-        fail(error.description, code: 1)
+        fail(error.description, code: error.isConfigurationError ? configurationErrorStatus : 1)
     }
     let signalNumber = await ShutdownSignals.wait()
     logger.notice(signalNumber == SIGTERM ? "shutting down on request (SIGTERM or `notifyctl stop`)" : "received signal \(signalNumber), shutting down")

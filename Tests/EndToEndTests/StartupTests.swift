@@ -22,10 +22,25 @@ import NotifyTestSupport
         let config = directory.file("config")
         try Data("refresh_interval = often\nthis line has no equals sign\nescape = sometimes\n".utf8).write(to: URL(fileURLWithPath: config))
         let result = try await run(BuiltProducts.path("notifyd"), ["--config", config, "--check-config"])
-        #expect(result.status == 1)
+        #expect(result.status == 78, "the status a start ends with for the same problems")
         let lines = result.error.split(separator: "\n").map(String.init)
         let order = [":1: refresh_interval", ":2: expected", ":3: escape"].map { marker in lines.firstIndex { $0.contains(config + marker) } }
         #expect(order.allSatisfy { $0 != nil } && order == order.sorted { ($0 ?? 0) < ($1 ?? 0) }, "\(lines)")
+    }
+
+    /// One byte that is not UTF-8, in a comment: the line and the byte are named, and
+    /// checking the file ends with the status a start ends with.
+    @Test func aByteThatIsNotUTF8IsNamedAndCheckingAndStartingAgreeOnTheStatus() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        try Data(Array("log_level = info\n# caf".utf8) + [0xE9] + Array("\n".utf8)).write(to: URL(fileURLWithPath: config))
+        let checked = try await run(BuiltProducts.path("notifyd"), ["--config", config, "--check-config"])
+        let started = try await run(BuiltProducts.path("notifyd"), ["--config", config, "--socket", directory.file("s.sock"), "--state-dir", directory.file("state")])
+        for result in [checked, started] {
+            #expect(result.status == 78)
+            #expect(result.error.contains("\(config):2: byte 0xe9 (column 6) is not UTF-8; the config file must be UTF-8 text"), "\(result.error)")
+        }
     }
 
     @Test func aConfigurationErrorUnderTheJournalIsAnErrorWithItsOwnExitStatus() async throws {

@@ -113,4 +113,30 @@ struct CredentialStoreTests {
         #expect(loaded == nil)
         #expect(warning != nil)
     }
+
+    /// A huge file (200 MB, sparse) is not read at all; like any unreadable credentials it
+    /// stays where it is, since it may hold a password someone wants back.
+    @Test func aHugeFileIsNotReadAndStaysInPlace() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = CredentialStore(directory: directory.path)
+        try store.save(Credentials(user: "alice", password: "pw", backend: nil))
+        #expect(truncate(store.path, 200 << 20) == 0)
+        let (loaded, warning) = store.load()
+        #expect(loaded == nil)
+        #expect(warning == "credentials file \(store.path) could not be read (it is larger than 1 MiB, more than notifyd reads); log in again with `notifyctl login USER`")
+        #expect(try directory.entries() == ["credentials.json"])
+    }
+
+    @Test func aFileFromANewerNotifydStopsAStart() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = CredentialStore(directory: directory.path)
+        try store.refuseNewerFormat()
+        try store.save(Credentials(user: "alice", password: "pw", backend: nil))
+        try store.refuseNewerFormat()
+        #expect(FileManager.default.createFile(atPath: store.path, contents: Data(#"{"version": 99, "user": "alice"}"#.utf8)))
+        let refusal = #expect(throws: CoreError.self) { try store.refuseNewerFormat() }
+        #expect(refusal?.description.hasPrefix("\(store.path) was written by a newer notifyd (format 99; this one reads formats up to 1); refusing to overwrite it") == true)
+    }
 }

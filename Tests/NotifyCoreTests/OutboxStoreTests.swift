@@ -185,6 +185,22 @@ struct OutboxStoreTests {
         #expect(store.load().0 == [delivery])
     }
 
+    /// Larger than any file the outbox writes (here 200 MB, sparse): moved aside unread,
+    /// as an entry that cannot be read is, and the others load.
+    @Test func aHugeEntryIsMovedAsideUnread() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        try store.save(Self.delivery(1))
+        try store.save(Self.delivery(2))
+        let huge = store.directory + "/0000000002-apns.json"
+        #expect(truncate(huge, 200 << 20) == 0)
+        let (loaded, warnings) = store.load()
+        #expect(loaded.map(\.id) == ["0000000001-apns"])
+        #expect(warnings == ["outbox entry \(huge) could not be read (it is larger than 16 MiB, more than notifyd reads); moved it to \(huge).unreadable"])
+        #expect(FileManager.default.fileExists(atPath: huge + ".unreadable"))
+    }
+
     @Test func anEntryFromANewerNotifydIsLeftInPlaceNotMisread() throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
@@ -371,7 +387,42 @@ struct OutboxStoreTests {
         defer { scratch.remove() }
         let store = OutboxStore(stateDirectory: scratch.path)
         try store.save(batch: (7...9).map { Self.delivery($0) })
-        #expect(store.highestSequence() == 9)
+        // As in an outbox from before the id counter was kept: the names count.
+        try FileManager.default.removeItem(atPath: scratch.file("outbox-ids"))
+        #expect(OutboxStore(stateDirectory: scratch.path).highestSequence() == 9)
+    }
+
+    /// Ids handed out are counted on disk ahead of the entries, so that an outbox emptied
+    /// by deliveries does not start its ids again at 1.
+    @Test func theHighestIdOutlivesTheEntries() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        try store.save(Self.delivery(1))
+        try store.remove(Self.delivery(1).id)
+        #expect(try names(store).isEmpty)
+        let restarted = OutboxStore(stateDirectory: scratch.path)
+        #expect(restarted.load().warnings.isEmpty)
+        #expect(restarted.highestSequence() == 1000)
+        // Past the mark, it moves on before the entry is written.
+        try restarted.save(batch: (1000...1001).map { Self.delivery($0) })
+        #expect(OutboxStore(stateDirectory: scratch.path).highestSequence() == 2000)
+        let text = try String(contentsOfFile: scratch.file("outbox-ids"), encoding: .utf8)
+        #expect(text.contains(#""reserved_through" : 2000"#) && text.contains(#""version" : 1"#), "\(text)")
+        #expect(permissionBits(scratch.file("outbox-ids")) == 0o600)
+    }
+
+    @Test func aDamagedIdCounterIsMovedAsideWithAWarning() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        try store.save(Self.delivery(5))
+        try Data("{\"reserved".utf8).write(to: URL(fileURLWithPath: scratch.file("outbox-ids")))
+        let restarted = OutboxStore(stateDirectory: scratch.path)
+        let (loaded, warnings) = restarted.load()
+        #expect(loaded.map(\.sequence) == [5])
+        #expect(warnings.count == 1 && warnings[0].contains("moved it to \(scratch.file("outbox-ids")).unreadable"), "\(warnings)")
+        #expect(restarted.highestSequence() == 5, "the entries still count")
     }
 
 }

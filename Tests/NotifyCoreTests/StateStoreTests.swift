@@ -158,14 +158,47 @@ struct StateStoreTests {
         #expect(state.registration.registeredAt == Date(timeIntervalSince1970: 1_800_000_000))
     }
 
-    @Test func aFileFromANewerNotifydIsRefusedWithAMessage() throws {
+    /// Never misread, never moved or replaced: the notifyd that wrote it may run again, and
+    /// a daemon refuses to start over it (`refuseNewerFormat`).
+    @Test func aFileFromANewerNotifydIsRefusedWithAMessageAndLeftAlone() throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let store = StateStore(directory: directory.path)
-        #expect(FileManager.default.createFile(atPath: store.path, contents: Data(#"{"version": 2, "token": "AB"}"#.utf8)))
+        let newer = Data(#"{"version": 99, "token": "AB"}"#.utf8)
+        #expect(FileManager.default.createFile(atPath: store.path, contents: newer))
         let (state, warning) = store.load(now: Date(timeIntervalSince1970: 7))
         #expect(state == DeviceState())
-        #expect(warning?.contains("written by a newer notifyd (format 2; this one reads formats up to 1)") == true)
-        #expect(try directory.entries() == ["state.json.corrupt-7"], "kept, not overwritten")
+        #expect(warning?.contains("written by a newer notifyd (format 99; this one reads formats up to 1)") == true)
+        #expect(try directory.entries() == ["state.json"])
+        #expect(FileManager.default.contents(atPath: store.path) == newer)
+        let refusal = #expect(throws: CoreError.self) { try store.refuseNewerFormat() }
+        #expect(refusal?.description == "\(store.path) was written by a newer notifyd (format 99; this one reads formats up to 1); refusing to overwrite it. Run that newer notifyd, or move the file away to start without it")
+    }
+
+    /// Only a newer format stops a start: a missing, damaged or current file is for `load`.
+    @Test func onlyANewerFormatIsRefused() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = StateStore(directory: directory.path)
+        try store.refuseNewerFormat()
+        for text in [#"{"version": 1}"#, "{\"token", #"{"version": "two"}"#, ""] {
+            #expect(FileManager.default.createFile(atPath: store.path, contents: Data(text.utf8)))
+            try store.refuseNewerFormat()
+        }
+    }
+
+    /// A state file is small; a huge one (here 200 MB, sparse) is not notifyd's: it is moved
+    /// aside from its size alone, unread, like any file that cannot be read.
+    @Test func aHugeFileIsMovedAsideUnread() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = StateStore(directory: directory.path)
+        try store.save(sampleState())
+        #expect(truncate(store.path, 200 << 20) == 0)
+        let (state, warning) = store.load(now: Date(timeIntervalSince1970: 9))
+        #expect(state == DeviceState())
+        #expect(warning == "state file \(store.path) could not be read (it is larger than 1 MiB, more than notifyd reads); moved it to \(store.path).corrupt-9 and starting with a fresh state")
+        #expect(try directory.entries() == ["state.json.corrupt-9"])
+        try store.refuseNewerFormat()
     }
 }

@@ -86,6 +86,28 @@ import NotifyTestSupport
         await fixture.stop()
     }
 
+    /// An id names one message for the life of the state directory. The outbox was emptied
+    /// (everything delivered) and notifyd restarted: a new message must not take the id of
+    /// a delivered one, or `outbox cancel` with the old id would drop it.
+    @Test func anIdIsNeverGivenAgainAfterARestartWithAnEmptyOutbox() async throws {
+        let first = try await Self.loggedIn()
+        let delivered = try #require(try await first.call(SendCommand(to: "bob", message: "before the restart")).deliveries.first)
+        #expect(delivered.state == .delivered)
+        #expect(try await first.call(OutboxCommand()).deliveries.isEmpty)
+        await first.daemon.stop()
+
+        let second = try await DaemonFixture(stateDirectory: first.stateDirectory, sharing: first.backend, outbox: Self.slowOutbox)
+        try second.backend.addFault(.init(route: .send, status: 503))
+        let queued = try #require(try await second.call(SendCommand(to: "bob", message: "after the restart")).deliveries.first)
+        #expect(queued.state == .queued)
+        #expect(queued.id != delivered.id)
+        let cancel = try await second.callExpectingError(OutboxCancelCommand(delivery: delivered.id))
+        #expect(cancel.code == .invalidArgument)
+        #expect(try await second.call(OutboxCommand()).deliveries.map(\.id) == [queued.id], "the new message is still there")
+        await second.stop()
+        await first.stop()
+    }
+
     @Test func unknownIdsAreRefusedWithTheirName() async throws {
         let fixture = try await Self.loggedIn()
         let cancel = try await fixture.callExpectingError(OutboxCancelCommand(delivery: "0000000042-apns"))

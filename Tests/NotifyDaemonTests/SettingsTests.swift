@@ -10,7 +10,10 @@ import Testing
     static let home = ["HOME": "/home/alice"]
 
     static func resolve(file: String?, environment: [String: String] = home, flags: [SettingValue] = [], configFlag: String? = nil) -> (ResolvedSettings, [SettingProblem]) {
-        ResolvedSettings.resolve(flags: flags, configFlag: configFlag, environment: environment, readFile: { _ in file })
+        ResolvedSettings.resolve(flags: flags, configFlag: configFlag, environment: environment) { _ throws(FileContents.Problem) in
+            guard let file else { throw .missing }
+            return Data(file.utf8)
+        }
     }
 
     @Test func defaultsWithoutAnyFile() {
@@ -132,6 +135,9 @@ import Testing
     @Test func retryMinMayNotExceedRetryMax() {
         let (_, problems) = Self.resolve(file: "retry_min = 1h\nretry_max = 1m\n")
         #expect(problems.map(\.description) == ["\(Self.path):1: retry_min: is longer than retry_max"])
+        // Only retry_max given, below the default retry_min: its own line is named.
+        let (_, alone) = Self.resolve(file: "\nretry_max = 1s\n")
+        #expect(alone.map(\.description) == ["\(Self.path):2: retry_max: is shorter than retry_min, which is 5s by default"])
     }
 
     @Test func thePasswordSourceFollowsTheSettings() throws {

@@ -60,18 +60,28 @@ public struct CredentialStore: Sendable {
         path = FilePath.join(directory, "credentials.json")
     }
 
+    /// A user, a password and a URL: a larger file is not one notifyd wrote, and is not read.
+    public static let largestFile = FileContents.mebibyte
+
     public func load() -> (Credentials?, warning: String?) {
-        guard FileManager.default.fileExists(atPath: path) else { return (nil, nil) }
         do {
-            guard let data = FileManager.default.contents(atPath: path) else { throw UnreadableFile() }
+            let data = try FileContents.load(path, limit: Self.largestFile)
             _ = try DiskFormat.checkVersion(of: data, supported: CredentialsRecord.currentVersion)
             return (try JSONDecoder.decodeStateFile(CredentialsRecord.self, from: data).credentials, nil)
+        } catch FileContents.Problem.missing {
+            return (nil, nil)
         } catch let newer as DiskFormat.NewerFormat {
             return (nil, "credentials file \(path) was not read: \(newer); log in again with `notifyctl login USER`, or run the newer notifyd")
         } catch {
             // Do not move the file: it may hold a password a person wants to recover.
-            return (nil, "credentials file \(path) could not be read; log in again with `notifyctl login USER`")
+            let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? ""
+            return (nil, "credentials file \(path) could not be read\(reason); log in again with `notifyctl login USER`")
         }
+    }
+
+    /// Throws when the file was written by a newer notifyd, which a start must not overwrite.
+    public func refuseNewerFormat() throws(CoreError) {
+        try DiskFormat.refuseNewer(path, supported: CredentialsRecord.currentVersion, limit: Self.largestFile)
     }
 
     public func save(_ credentials: Credentials) throws(CoreError) {

@@ -1,31 +1,54 @@
 /// The outbox's group commit: new deliveries gather while the previous batch is being
 /// written, then go to disk together. Batches are numbered in the order they are taken,
 /// and written one at a time, so a batch is written once `written` reached its number.
+///
+/// A batch is one file, which notifyd reads back whole at start: it takes what gathered
+/// up to `OutboxStore.largestFile` (by `OutboxEntryRecord.sizeBound`), and the rest goes
+/// in the next one. The copies of one message are never parted: they are stored together
+/// or not at all.
 struct GroupCommit {
-    private var collecting: [Delivery] = []
+    private var collecting: [(copies: [Delivery], size: Int)] = []
     private var nextNumber = 1
     private var writtenUpTo = 0
     private var batchOf: [String: Int] = [:]
     private var failures: [String: CoreError] = [:]
     private var waiters: [Int: [CheckedContinuation<Void, Never>]] = [:]
 
-    mutating func collect(_ delivery: Delivery) {
-        collecting.append(delivery)
-        batchOf[delivery.id] = nextNumber
+    /// The copies of one message (one per platform), to be written in the same batch.
+    mutating func collect(_ copies: [Delivery]) {
+        collecting.append((copies, copies.reduce(0) { $0 + OutboxEntryRecord.sizeBound(of: $1) }))
+        for delivery in copies { batchOf[delivery.id] = nextNumber }
     }
 
-    /// What has gathered, as the next batch to write; nil when nothing has.
-    mutating func takeBatch() -> (Int, [Delivery])? {
+    /// What has gathered, up to `budget` bytes of file (at least one message whatever its
+    /// size), as the next batch to write; nil when nothing has.
+    mutating func takeBatch(budget: Int = OutboxStore.largestFile) -> (Int, [Delivery])? {
         guard !collecting.isEmpty else { return nil }
-        defer {
-            collecting = []
-            nextNumber += 1
+        var size = 0
+        var taken = 0
+        for message in collecting {
+            guard taken == 0 || size + message.size <= budget else { break }
+            size += message.size
+            taken += 1
         }
-        return (nextNumber, collecting)
+        let batch = collecting.prefix(taken).flatMap(\.copies)
+        collecting.removeFirst(taken)
+        nextNumber += 1
+        // What did not fit waits for the next batch; its senders wait for that one.
+        for message in collecting {
+            for delivery in message.copies { batchOf[delivery.id] = nextNumber }
+        }
+        return (nextNumber - 1, batch)
     }
 
     func batch(of id: String) -> Int? {
         batchOf[id]
+    }
+
+    /// A batch holding some of `ids` that is not written yet, to wait for; nil once they
+    /// all are. Asked again after each wait: what did not fit in a batch moved to the next.
+    func unwrittenBatch(of ids: [String]) -> Int? {
+        ids.lazy.compactMap { batchOf[$0] }.first { !isWritten($0) }
     }
 
     func isWritten(_ batch: Int) -> Bool {

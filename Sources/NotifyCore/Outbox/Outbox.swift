@@ -124,15 +124,16 @@ public actor Outbox {
         let platforms = distinctAtTheBackend(platforms)
         for platform in platforms { try NotificationText.checkSize(message, sender: account.user, for: platform) }
         let now = clock.now()
-        var ids: [String] = []
+        var copies: [Delivery] = []
         for platform in platforms {
             var delivery = Delivery(sequence: nextSequence, to: to, platform: platform, message: message,
                                     createdAt: now, expiresAt: now.addingTimeInterval(settings.expiry), account: account)
             delivery.senderWaiting = true
-            commits.collect(delivery)
+            copies.append(delivery)
             nextSequence += 1
-            ids.append(delivery.id)
         }
+        commits.collect(copies)
+        let ids = copies.map(\.id)
         // The account that just sent is the one logged in, whether or not its login was announced yet.
         if queue.account != account {
             queue.setAccount(account)
@@ -147,7 +148,7 @@ public actor Outbox {
     /// Returns once the deliveries `submit` returned are on disk and queued, or throws
     /// why they could not be written (then they were never accepted).
     public func committed(_ ids: [String]) async throws(CoreError) {
-        for batch in Set(ids.compactMap { commits.batch(of: $0) }) where !commits.isWritten(batch) {
+        while let batch = commits.unwrittenBatch(of: ids) {
             await withCheckedContinuation { continuation in commits.waitFor(batch, continuation) }
         }
         if let error = commits.takeFailure(ids) { throw error }

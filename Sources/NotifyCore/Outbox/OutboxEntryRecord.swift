@@ -47,6 +47,16 @@ struct OutboxEntryRecord: Codable {
         account = delivery.account
     }
 
+    /// The most bytes `delivery` can take in a file, in a batch's deeper indentation too:
+    /// each string at six bytes per byte (`\u0000`, JSON's longest escape, for a control
+    /// character), and 2 KiB for the keys, numbers, dates and spaces around them.
+    static func sizeBound(of delivery: Delivery) -> Int {
+        let strings = [delivery.id, delivery.to, delivery.message, delivery.platform.rawValue, delivery.state.rawValue,
+                       delivery.account?.user ?? "", delivery.account?.backend ?? "",
+                       delivery.lastError?.code.rawValue ?? "", delivery.lastError?.message ?? ""]
+        return 2048 + 6 * strings.reduce(0) { $0 + $1.utf8.count }
+    }
+
     struct UnknownPlatform: Error, CustomStringConvertible {
         var name: String
         var description: String { "unknown platform '\(name)'" }

@@ -23,11 +23,20 @@ public struct OutboxStore: Sendable {
     public let directory: String
     private let batches = BatchIndex()
     private let doneLogs = AppendLogs(limit: OutboxStore.logsKeptOpen)
+    private let ids: OutboxIDCounter
     /// Removal logs open at most (see `AppendLogs`).
     public static let logsKeptOpen = 8
+    /// The largest file the outbox writes, and so the most it reads of one: a batch stops
+    /// short of it (`GroupCommit`), and whatever one message holds, its copies fit (each
+    /// string of an entry comes from the `send` request line or the `login` one, at most
+    /// 256 KiB each, and `OutboxEntryRecord.sizeBound` allows for JSON's escapes). A larger
+    /// file is not one notifyd wrote: it is moved aside unread, like any unreadable entry.
+    public static let largestFile = 16 * FileContents.mebibyte
 
     public init(stateDirectory: String) {
         directory = FilePath.join(stateDirectory, "outbox")
+        // Beside the outbox, not in it: the outbox holds messages, and is empty when none wait.
+        ids = OutboxIDCounter(path: FilePath.join(stateDirectory, "outbox-ids"))
     }
 
     /// Every delivery on disk, and warnings for files that could not be read (moved aside).
@@ -36,10 +45,11 @@ public struct OutboxStore: Sendable {
         var single: [String: Delivery] = [:]
         var batched: [String: [Delivery]] = [:]
         var warnings: [String] = []
+        if let warning = ids.load() { warnings.append(warning) }
         for name in names.sorted() where name.hasSuffix(".json") {
             let path = FilePath.join(directory, name)
             do {
-                guard let data = FileManager.default.contents(atPath: path) else { throw UnreadableFile() }
+                let data = try FileContents.load(path, limit: Self.largestFile)
                 _ = try DiskFormat.checkVersion(of: data, supported: OutboxEntryRecord.currentVersion)
                 if name.hasPrefix(Self.batchPrefix) {
                     let record = try JSONDecoder.decodeStateFile(OutboxBatchRecord.self, from: data)
@@ -54,7 +64,8 @@ public struct OutboxStore: Sendable {
             } catch {
                 let aside = path + ".unreadable"
                 rename(path, aside)
-                warnings.append("outbox entry \(path) could not be read; moved it to \(aside)")
+                let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? ""
+                warnings.append("outbox entry \(path) could not be read\(reason); moved it to \(aside)")
             }
         }
         // Looked up once per batch and per member: a list would make a large outbox slow to load.
@@ -86,6 +97,7 @@ public struct OutboxStore: Sendable {
         guard let last = deliveries.last else { return }
         guard deliveries.count > 1 else { return try save(last) }
         try AtomicFile.ensureDirectory(directory)
+        try ids.cover(deliveries.map(\.sequence).max() ?? 0)
         let data: Data
         do {
             data = try JSONEncoder.state.encode(OutboxBatchRecord(deliveries))
@@ -97,19 +109,27 @@ public struct OutboxStore: Sendable {
         batches.add(batch, ids: deliveries.map(\.id), withOwnFiles: [])
     }
 
-    /// The highest sequence number any file in the outbox is named with, read or not (a
-    /// newer notifyd's entry is left in place, and a new entry must not take its name).
+    /// The highest sequence number that may have been handed out: that of the id counter,
+    /// or of any file in the outbox, read or not (a newer notifyd's entry is left in place,
+    /// and a new entry must not take its name), whichever is higher.
     public func highestSequence() -> Int {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         // A batch is named after its last (highest) member.
-        return names.compactMap { name in
+        let named = names.compactMap { name in
             let entry = name.hasPrefix(Self.batchPrefix) ? name.dropFirst(Self.batchPrefix.count) : name[...]
             return Int(entry.prefix { $0.isASCII && $0.isNumber })
         }.max() ?? 0
+        return max(named, ids.highest)
+    }
+
+    /// Throws when the id counter was written by a newer notifyd, which a start must not overwrite.
+    public func refuseNewerFormat() throws(CoreError) {
+        try ids.refuseNewerFormat()
     }
 
     public func save(_ delivery: Delivery) throws(CoreError) {
         try AtomicFile.ensureDirectory(directory)
+        try ids.cover(delivery.sequence)
         let data: Data
         do {
             data = try JSONEncoder.state.encode(OutboxEntryRecord(delivery))

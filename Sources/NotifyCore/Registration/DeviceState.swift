@@ -27,9 +27,13 @@ public struct DeviceState: Equatable, Sendable {
 }
 
 /// Reads and writes `state.json` in the state directory. A file that cannot be read is
-/// moved aside (never silently dropped) and the daemon starts fresh.
+/// moved aside (never silently dropped) and the daemon starts fresh; one written by a
+/// newer notifyd is left alone, and notifyd does not start (`refuseNewerFormat`).
 public struct StateStore: Sendable {
     public let path: String
+    /// Far more than a state file holds (a token, some tags, two registrations): a larger
+    /// file is not one notifyd wrote, and is not read.
+    public static let largestFile = FileContents.mebibyte
 
     public init(directory: String) {
         path = FilePath.join(directory, "state.json")
@@ -37,13 +41,16 @@ public struct StateStore: Sendable {
 
     /// The saved state, and a warning to log when the file was unreadable and moved aside.
     public func load(now: Date = Date()) -> (DeviceState, warning: String?) {
-        guard FileManager.default.fileExists(atPath: path) else {
-            return (DeviceState(), nil)
-        }
         do {
-            guard let data = FileManager.default.contents(atPath: path) else { throw UnreadableFile() }
+            let data = try FileContents.load(path, limit: Self.largestFile)
             _ = try DiskFormat.checkVersion(of: data, supported: DeviceState.currentVersion)
             return (try JSONDecoder.decodeStateFile(StateRecord.self, from: data).state(), nil)
+        } catch FileContents.Problem.missing {
+            return (DeviceState(), nil)
+        } catch let newer as DiskFormat.NewerFormat {
+            // Kept for the notifyd that wrote it: a daemon checks `refuseNewerFormat` before it
+            // starts, so nothing replaces it.
+            return (DeviceState(), "state file \(path) was not read: \(newer)")
         } catch {
             let aside = path + ".corrupt-" + String(Int(now.timeIntervalSince1970))
             let moved = rename(path, aside) == 0
@@ -64,8 +71,16 @@ public struct StateStore: Sendable {
         try AtomicFile.write(data, to: path)
     }
 
+    /// Throws when the file was written by a newer notifyd, which a start must not overwrite.
+    public func refuseNewerFormat() throws(CoreError) {
+        try DiskFormat.refuseNewer(path, supported: DeviceState.currentVersion, limit: Self.largestFile)
+    }
+
     private static func reason(_ error: any Error) -> String {
-        if error is UnreadableFile { return "it cannot be read" }
+        if let problem = error as? FileContents.Problem {
+            if case .tooLarge = problem { return "\(problem)" }
+            return "it cannot be read: \(problem)"
+        }
         if let newer = error as? DiskFormat.NewerFormat { return "\(newer)" }
         if let unknown = error as? StateRecord.UnknownPlatform { return "\(unknown)" }
         if let problem = error as? JSONShape.Problem { return "not valid JSON: \(problem)" }
@@ -74,8 +89,6 @@ public struct StateStore: Sendable {
         return "\(error)"
     }
 }
-
-struct UnreadableFile: Error {}
 
 extension JSONEncoder {
     /// Files on disk: readable by a person who opens them, dates as ISO 8601.

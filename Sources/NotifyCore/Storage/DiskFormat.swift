@@ -19,13 +19,29 @@ enum DiskFormat {
         return version
     }
 
+    /// Refuses a file a newer notifyd wrote, before this one starts and overwrites it with
+    /// what it knows of. A file that is missing or cannot be read is left to its store's
+    /// `load`, which reports it.
+    static func refuseNewer(_ path: String, supported: Int, limit: Int) throws(CoreError) {
+        guard let data = try? FileContents.load(path, limit: limit) else { return }
+        do {
+            _ = try checkVersion(of: data, supported: supported)
+        } catch let newer as NewerFormat {
+            throw .storage("\(path) was \(newer.writtenBy); refusing to overwrite it. Run that newer notifyd, or move the file away to start without it")
+        } catch {
+            return
+        }
+    }
+
     /// A file in a format this notifyd does not know.
     struct NewerFormat: Error, CustomStringConvertible {
         var version: Int
         var supported: Int
 
-        var description: String {
-            "it was written by a newer notifyd (format \(version); this one reads formats up to \(supported))"
+        var description: String { "it was " + writtenBy }
+
+        var writtenBy: String {
+            "written by a newer notifyd (format \(version); this one reads formats up to \(supported))"
         }
     }
 }

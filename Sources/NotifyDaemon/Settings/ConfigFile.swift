@@ -25,28 +25,40 @@ public struct SettingValue: Sendable, Equatable {
 }
 
 /// A setting that could not be used, located precisely: `config:12: retry_min: ...`.
+/// What a file holds reaches the message as it is written there, except its control
+/// characters, which are shown escaped (see `escapingControlCharacters`).
 public struct SettingProblem: Error, Sendable, Equatable, CustomStringConvertible {
     public var origin: String
     public var key: String?
     public var message: String
 
     public var description: String {
-        "\(origin): " + (key.map { "\($0): " } ?? "") + message
+        ("\(origin): " + (key.map { "\($0): " } ?? "") + message).escapingControlCharacters()
     }
 }
 
 /// The config file: `key = value` lines, `#` comments, blank lines; a value may be put in
-/// double quotes to keep leading or trailing spaces or a `#`.
+/// double quotes to keep leading or trailing spaces or a `#`. Lines end with LF or CRLF.
 public enum ConfigFile {
-    public static func parse(_ text: String, path: String) -> (values: [SettingValue], problems: [SettingProblem]) {
+    /// More than any config file needs; a larger one is refused unread.
+    public static let largestFile = FileContents.mebibyte
+
+    /// Parses the file's bytes line by line, so that a line that is not UTF-8 is reported
+    /// with its number and the offending byte, and the other lines are still read.
+    public static func parse(_ bytes: [UInt8], path: String) -> (values: [SettingValue], problems: [SettingProblem]) {
         var values: [SettingValue] = []
         var problems: [SettingProblem] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (index, lineBytes) in bytes.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
             let origin = "\(path):\(index + 1)"
+            if let bad = firstInvalidUTF8(lineBytes) {
+                problems.append(SettingProblem(origin: origin, key: nil, message: "byte \(CFormat.string("0x%02x", bad.byte)) (column \(bad.column)) is not UTF-8; the config file must be UTF-8 text"))
+                continue
+            }
+            let rawLine = String(decoding: lineBytes, as: UTF8.self)
             let line = rawLine.trimming { ($0.isWhitespace && !$0.isNewline) || $0 == "\r" }
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let equals = line.firstIndex(of: "=") else {
-                problems.append(SettingProblem(origin: origin, key: nil, message: "expected `key = value`, found '\(line)'"))
+                problems.append(SettingProblem(origin: origin, key: nil, message: "expected `key = value`, found '\(shortened(line))'"))
                 continue
             }
             let key = line[..<equals].trimmingSpaces()
@@ -67,6 +79,31 @@ public enum ConfigFile {
             values.append(SettingValue(key: key, value: value, origin: origin))
         }
         return (values, problems)
+    }
+
+    /// The first byte of `line` that does not begin a well-formed UTF-8 sequence, and its
+    /// column (counted in Unicode scalars, from 1).
+    static func firstInvalidUTF8(_ line: ArraySlice<UInt8>) -> (byte: UInt8, column: Int)? {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = line.makeIterator()
+        var offset = line.startIndex
+        var column = 1
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                offset += encoded.count
+                column += 1
+            case .emptyInput:
+                return nil
+            case .error:
+                return (line[offset], column)
+            }
+        }
+    }
+
+    /// A line quoted in a message: enough to recognise it, not a screenful.
+    private static func shortened(_ line: String) -> String {
+        line.count > 80 ? line.prefix(80) + "…" : line
     }
 
     /// `--config`, else `$NOTIFYD_CONFIG`, else `$XDG_CONFIG_HOME/notifyd/config`, else

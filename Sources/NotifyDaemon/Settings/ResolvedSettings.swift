@@ -31,18 +31,26 @@ public struct ResolvedSettings: Sendable {
     /// not among the settings: notifyctl reads no config file, so it is given the same way
     /// to both (`--socket` or `$NOTIFYD_SOCKET`).
     public static func resolve(flags: [SettingValue], configFlag: String?, environment: [String: String],
-                               readFile: (String) -> String? = { try? String(contentsOfFile: $0, encoding: .utf8) }) -> (ResolvedSettings, [SettingProblem]) {
+                               readFile: (String) throws(FileContents.Problem) -> Data = ResolvedSettings.readConfigFile) -> (ResolvedSettings, [SettingProblem]) {
         let (configPath, explicit) = ConfigFile.location(flag: configFlag, environment: environment)
         var settings = ResolvedSettings(configPath: configPath)
         var problems: [SettingProblem] = []
         var values: [SettingValue] = []
 
-        if let text = readFile(configPath) {
-            let parsed = ConfigFile.parse(text, path: configPath)
+        do {
+            let parsed = ConfigFile.parse([UInt8](try readFile(configPath)), path: configPath)
             values += parsed.values
             problems += parsed.problems
-        } else if explicit {
-            problems.append(SettingProblem(origin: configPath, key: nil, message: "the config file cannot be read"))
+        } catch .missing {
+            if explicit { problems.append(SettingProblem(origin: configPath, key: nil, message: "the config file cannot be read")) }
+        } catch {
+            // Present but unusable, named or not: starting without the settings it holds
+            // would run notifyd with values the user did not mean. (A default file in a
+            // directory this user may not search, such as another user's home, is not seen
+            // to be there, and is as absent.)
+            if explicit || FileManager.default.fileExists(atPath: configPath) {
+                problems.append(SettingProblem(origin: configPath, key: nil, message: "the config file cannot be read: \(error)"))
+            }
         }
         for key in SettingKey.all {
             if let value = environment[key.environmentName], !value.isEmpty {
@@ -73,9 +81,19 @@ public struct ResolvedSettings: Sendable {
             }
         }
         if settings.policy.backoff.initial > settings.policy.backoff.maximum {
-            problems.append(SettingProblem(origin: settings.origins["retry_min"] ?? "settings", key: "retry_min", message: "is longer than retry_max"))
+            // Named where one of the two was given: retry_max alone may be below the default retry_min.
+            if let origin = settings.origins["retry_min"] {
+                problems.append(SettingProblem(origin: origin, key: "retry_min", message: "is longer than retry_max"))
+            } else {
+                problems.append(SettingProblem(origin: settings.origins["retry_max"] ?? "settings", key: "retry_max",
+                                               message: "is shorter than retry_min, which is \(SettingKey.named("retry_min")?.defaultText ?? "5s") by default"))
+            }
         }
         return (settings, inLineOrder(problems, file: configPath))
+    }
+
+    public static func readConfigFile(_ path: String) throws(FileContents.Problem) -> Data {
+        try FileContents.load(path, limit: ConfigFile.largestFile)
     }
 
     init(configPath: String) {
@@ -100,7 +118,7 @@ public struct ResolvedSettings: Sendable {
                 let value = key.name == "state_dir" ? DaemonConfiguration.defaultStateDirectory(environment: environment) : key.defaultText
                 return "\(key.name) = \(value) (default)"
             }
-            return "\(key.name) = \(values[key.name] ?? "") (from \(origin))"
+            return "\(key.name) = \(values[key.name] ?? "") (from \(origin))".escapingControlCharacters()
         }
     }
 

@@ -1,0 +1,69 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A whole file read into memory, but never more than a bound: a file far larger than
+/// notifyd ever writes (a damaged disk, a sparse file someone made) is refused from its
+/// size, before any of it is read, instead of costing its size twice over at start.
+public enum FileContents {
+    public static let mebibyte = 1 << 20
+
+    public enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
+        case missing
+        case tooLarge(limit: Int)
+        case notARegularFile
+        case system(Int32)
+
+        public var description: String {
+            switch self {
+            case .missing: "it does not exist"
+            case .tooLarge(let limit): "it is larger than \(FileContents.sizeText(limit)), more than notifyd reads"
+            case .notARegularFile: "it is not a regular file"
+            case .system(let error): String(cString: strerror(error))
+            }
+        }
+    }
+
+    /// The file's bytes, or why they were not read. Reads at most `limit` + 1 bytes
+    /// whatever the file claims (a file may grow while it is read).
+    public static func load(_ path: String, limit: Int) throws(Problem) -> Data {
+        // O_NONBLOCK: a FIFO in the file's place must not hang the start.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { throw errno == ENOENT ? .missing : .system(errno) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .system(errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile }
+        guard Int(info.st_size) <= limit else { throw .tooLarge(limit: limit) }
+        // One more byte than the file claims, to see its end; more room only if it grew.
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
+        var count = 0
+        while true {
+            if count == bytes.count {
+                guard count <= limit else { throw .tooLarge(limit: limit) }
+                bytes += [UInt8](repeating: 0, count: min(limit + 1, 2 * count) - count)
+            }
+            let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw .system(errno)
+            }
+            if got == 0 { break }
+            count += got
+        }
+        guard count <= limit else { throw .tooLarge(limit: limit) }
+        return Data(bytes[..<count])
+    }
+
+    /// "1 MiB", "8 MiB", or a count of bytes.
+    static func sizeText(_ bytes: Int) -> String {
+        bytes % mebibyte == 0 ? "\(bytes / mebibyte) MiB" : "\(bytes) bytes"
+    }
+}

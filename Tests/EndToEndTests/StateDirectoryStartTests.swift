@@ -1,0 +1,103 @@
+import Foundation
+import NotifyTestSupport
+import Testing
+
+/// The built notifyd with a state directory it must not use as it is: it refuses to start,
+/// with the configuration error status (78) and a message saying what to do.
+@Suite struct StateDirectoryStartTests {
+    static func start(stateDirectory: String, in directory: ScratchDirectory) async throws -> (status: Int32, output: String, error: String) {
+        try await run(BuiltProducts.path("notifyd"), ["--socket", directory.file("s.sock"), "--state-dir", stateDirectory], seconds: 10)
+    }
+
+    /// What was reported: with the state directory inside a directory another user can
+    /// write, that user swapped it for one of their own with an outbox entry in it, and
+    /// notifyd sent "PLANTED BY NOBODY" to bob as alice. notifyd does not start there now,
+    /// and `--check-config` says why, with the same status.
+    @Test func aStateDirectoryOthersCanSwapStopsTheStartAndNothingIsSent() async throws {
+        let backend = try CommandLineTests.backend()
+        defer { backend.stop() }
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let shared = directory.file("shared")
+        let state = shared + "/notifyd"
+        try Self.plant(in: state, backend: backend.baseURL.absoluteString)
+        #expect(chmod(shared, 0o777) == 0)
+        let arguments = ["--socket", directory.file("s.sock"), "--state-dir", state, "--backend", backend.baseURL.absoluteString]
+        let started = try await run(BuiltProducts.path("notifyd"), arguments, seconds: 10)
+        let checked = try await run(BuiltProducts.path("notifyd"), arguments + ["--check-config"], seconds: 10)
+        for result in [started, checked] {
+            #expect(result.status == 78)
+            #expect(result.error.contains("\(shared) is writable by other users (mode 777), who could replace the state directory \(state)"), "\(result.error)")
+            #expect(result.error.contains("run `chmod go-w \(shared)`"))
+        }
+        #expect(backend.pushes().isEmpty)
+
+        // Once the directory is safe again, the same files are used (and the message sent).
+        #expect(chmod(shared, 0o755) == 0)
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, stateDirectory: state)
+        #expect(await eventually { backend.pushes().count == 1 }, "\(daemon.child.standardError)")
+        await daemon.cleanUp()
+    }
+
+    @Test(.enabled(if: getuid() == 0, "only root can give a file to another user (uid 65534) to test this"))
+    func anOutboxEntryOfAnotherUserStopsTheStart() async throws {
+        let backend = try CommandLineTests.backend()
+        defer { backend.stop() }
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let state = directory.file("notifyd")
+        try Self.plant(in: state, backend: backend.baseURL.absoluteString)
+        let entry = state + "/outbox/0000000001-apns.json"
+        #expect(chown(entry, 65534, 65534) == 0)
+        let result = try await Self.start(stateDirectory: state, in: directory)
+        #expect(result.status == 78)
+        #expect(result.error.contains("\(entry) belongs to uid 65534, not to you (uid 0)"), "\(result.error)")
+        #expect(backend.pushes().isEmpty)
+    }
+
+    /// alice's credentials and a message to bob in her name, as files notifyd would send.
+    static func plant(in state: String, backend: String) throws {
+        try FileManager.default.createDirectory(atPath: state + "/outbox", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let credentials = #"{"version": 1, "user": "alice", "password": "alice", "revision": "r1", "saved_at": "2026-01-01T00:00:00Z"}"#
+        let entry = #"{"version": 2, "id": "0000000001-apns", "sequence": 1, "to": "bob", "platform": "apns", "message": "PLANTED BY NOBODY", "#
+            + #""created_at": "2026-01-01T00:00:00Z", "expires_at": "2099-01-01T00:00:00Z", "attempts": 0, "state": "queued", "#
+            + #""account": {"user": "alice", "backend": "\#(backend)"}}"#
+        #expect(FileManager.default.createFile(atPath: state + "/credentials.json", contents: Data(credentials.utf8), attributes: [.posixPermissions: 0o600]))
+        #expect(FileManager.default.createFile(atPath: state + "/outbox/0000000001-apns.json", contents: Data(entry.utf8), attributes: [.posixPermissions: 0o600]))
+    }
+
+    @Test func aStateFileFromANewerNotifydStopsTheStartWithStatus78() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let state = directory.file("state")
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let newer = Data(#"{"version": 99}"#.utf8)
+        #expect(FileManager.default.createFile(atPath: state + "/state.json", contents: newer, attributes: [.posixPermissions: 0o600]))
+        let result = try await Self.start(stateDirectory: state, in: directory)
+        #expect(result.status == 78)
+        #expect(result.error.contains("\(state)/state.json was written by a newer notifyd (format 99; this one reads formats up to 1); refusing to overwrite it"), "\(result.error)")
+        #expect(FileManager.default.contents(atPath: state + "/state.json") == newer)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state) == ["state.json"])
+    }
+
+    /// A 200 MB state file (sparse: it costs no disk) is refused from its size, moved aside
+    /// with a warning, and notifyd starts afresh.
+    @Test func aHugeStateFileIsMovedAsideAndNotifydStarts() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let state = directory.file("state")
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        #expect(FileManager.default.createFile(atPath: state + "/state.json", contents: Data("{".utf8), attributes: [.posixPermissions: 0o600]))
+        #expect(truncate(state + "/state.json", 200 << 20) == 0)
+        let daemon = try await DaemonUnderTest(backend: nil, stateDirectory: state)
+        #expect(try await daemon.notifyctl(["ping"]).status == 0)
+        #expect(await daemon.stop() == 0)
+        #expect(daemon.child.standardError.contains("state file \(state)/state.json could not be read (it is larger than 1 MiB, more than notifyd reads); moved it to \(state)/state.json.corrupt-"),
+                "\(daemon.child.standardError)")
+        let aside = try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.hasPrefix("state.json.corrupt-") }
+        #expect(aside.count == 1)
+        // What replaced it is a fresh state, saved at the stop.
+        #expect((FileManager.default.contents(atPath: state + "/state.json")?.count ?? 0) < 1000)
+        await daemon.cleanUp()
+    }
+}
