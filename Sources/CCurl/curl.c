@@ -127,9 +127,13 @@ int ncurl_load(char *error, size_t error_size) {
 void *ncurl_multi_new(long max_host_connections) {
     CURLM *multi = curl.multi_init();
     if (!multi) return NULL;
+    ncurl_multi_limit(multi, max_host_connections);
+    return multi;
+}
+
+void ncurl_multi_limit(void *multi, long max_host_connections) {
     curl.multi_setopt(multi, MULTI_MAX_HOST_CONNECTIONS, max_host_connections);
     curl.multi_setopt(multi, MULTI_MAXCONNECTS, max_host_connections);
-    return multi;
 }
 
 struct transfer {

@@ -32,7 +32,7 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .notLoggedIn:
             return "not logged in: run `notifyctl login USER` first"
         case .noBackend:
-            return "no backend URL is configured: run `notifyctl login --backend URL USER`, or set `backend = URL` in notifyd's config file (`notifyd --check-config` names it) and restart notifyd"
+            return "no backend URL is configured: run `notifyctl login --backend URL USER`, or set `backend = URL` in notifyd's config file (`notifyd --check-config` names it) and run `notifyctl reload`"
         case .noToken:
             return "no device token is set: run `notifyctl set-token TOKEN` first"
         case .unauthorized(let user, let status):

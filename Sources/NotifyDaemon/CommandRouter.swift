@@ -13,23 +13,25 @@ struct CommandRouter: RequestHandler {
     let hub: EventHub
     let info: DaemonInfo
     let control: DaemonControl
+    let settings: SettingsStore
 
     /// Encoded once: it never changes while notifyd runs.
     let pingResult: [UInt8]
     let statusCopy: StatusCopy
 
-    init(registrar: Registrar, outbox: Outbox, hub: EventHub, info: DaemonInfo, control: DaemonControl) {
+    init(registrar: Registrar, outbox: Outbox, hub: EventHub, info: DaemonInfo, control: DaemonControl, settings: SettingsStore) {
         self.registrar = registrar
         self.outbox = outbox
         self.hub = hub
         self.info = info
         self.control = control
+        self.settings = settings
         let result = PingResult(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid)
         pingResult = Reply.encodedResult(result) ?? Array("{}".utf8)
         statusCopy = StatusCopy(changes: registrar.statusChanges)
     }
 
-    var sendPlatforms: [Platform] { control.sendPlatforms }
+    var sendPlatforms: [Platform] { settings[\.sendPlatforms] }
 
     static let commands = ["ping", "hello", "status", "login", "logout", "set-token", "set-tags", "register", "unregister", "watch", "send",
                            "outbox", "outbox-retry", "outbox-cancel", "reload", "stop"]
@@ -153,22 +155,21 @@ struct CommandRouter: RequestHandler {
 
     private func status() async -> StatusResult {
         let snapshot = await registrar.snapshot()
+        let passwordSource = settings[\.passwordSource].name
         return StatusResult(
             daemon: .init(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid, socket: info.socketPath,
-                          stateDirectory: info.stateDirectory, startedAt: info.startedAt, passwordSource: info.passwordSource),
+                          stateDirectory: info.stateDirectory, startedAt: info.startedAt, passwordSource: passwordSource),
             backend: snapshot.backend,
-            account: snapshot.user.map { StatusResult.Account(user: $0, passwordSource: info.passwordSource, passwordProblem: snapshot.passwordProblem) },
+            account: snapshot.user.map { StatusResult.Account(user: $0, passwordSource: passwordSource, passwordProblem: snapshot.passwordProblem) },
             device: .init(token: snapshot.device.token, platform: snapshot.device.platform, tags: snapshot.device.tags),
             registration: snapshot.registration, outbox: await outbox.summary())
     }
 }
 
-/// Facts about this daemon that `status` and `ping` report.
+/// Facts about this daemon that `status` and `ping` report, fixed while it runs.
 struct DaemonInfo: Sendable {
     var pid: Int32
     var socketPath: String
     var stateDirectory: String
     var startedAt: Date
-    /// "file", "command" or "systemd-credential".
-    var passwordSource: String
 }

@@ -20,18 +20,25 @@ public final class Daemon: Sendable {
     public let configuration: DaemonConfiguration
     public let registrar: Registrar
     public let outbox: Outbox
-    private let logger: Logger
+    /// The one owner of the settings in effect, read where each is used.
+    public let settings: SettingsStore
+    let logger: Logger
+    let backend: any BackendAPI
+    let accounts: AccountKeeper
     private let hub: EventHub
     private let running: Running
-    private let control: DaemonControl
+    /// The socket server between `start` and `stop`, which a reload resizes too.
+    let server = Mutex<SocketServer?>(nil)
+    let control: DaemonControl
     /// The settings a reload compares with: those read at start, or at the last reload.
-    private let settingsInEffect: Mutex<ResolvedSettings?>
+    let settingsInEffect: Mutex<ResolvedSettings?>
+    /// Reloads one after another, never interleaved.
+    let reloads = Mutex<Task<ReloadResult, Never>?>(nil)
 
     /// What exists only between `start` and `stop`.
     private final class Running: @unchecked Sendable {
         // Safe: written once in `start` and read in `stop`, which callers never run concurrently
         // (main and the tests call them in sequence).
-        var server: SocketServer?
         var socket: ListeningSocket?
         var lock: StateDirectoryLock?
     }
@@ -43,27 +50,26 @@ public final class Daemon: Sendable {
         self.hub = hub
         self.running = Running()
         self.settingsInEffect = Mutex(configuration.settingsSource?.current)
+        let settings = SettingsStore(configuration.settings)
+        self.settings = settings
         let reloadBox = ReloadTarget()
-        self.control = DaemonControl(sendPlatforms: configuration.sendPlatforms, requestStop: configuration.requestStop,
+        self.control = DaemonControl(requestStop: configuration.requestStop,
                                      reload: { await reloadBox.daemon?.reload() ?? ReloadResult(config: "", applied: [], restartNeeded: [], problems: ["notifyd is stopping"]) })
         // One HTTP client for both, so registrations and sends share its reused connections.
-        let backend = backend ?? HTTPBackend(
-            requestTimeout: configuration.requestTimeout, maximumConnections: configuration.outbox.concurrency, allowInsecureHTTP: configuration.allowInsecureHTTP)
+        let backend = backend ?? HTTPBackend(settings: settings)
+        self.backend = backend
         // One owner of the login, asked by both the registrar and the outbox.
-        let accounts = AccountKeeper(stateDirectory: configuration.stateDirectory, configuredBackend: configuration.backend,
-                                     passwords: PasswordProvider(source: configuration.passwordSource))
+        let accounts = AccountKeeper(stateDirectory: configuration.stateDirectory, settings: settings)
+        self.accounts = accounts
         // A backend that answers either of them ends what waits on it in both.
         let recovery = BackendRecovery()
         let outbox = Outbox(
-            settings: configuration.outbox, stateDirectory: configuration.stateDirectory, backend: backend, clock: clock, logger: logger,
+            settings: settings, stateDirectory: configuration.stateDirectory, backend: backend, clock: clock, logger: logger,
             accounts: accounts, recovery: recovery, onEvent: { delivery in hub.publish(SendEvent(time: Date(), delivery: delivery)) },
             onEmptied: { hub.workEnded() })
         self.outbox = outbox
         self.registrar = Registrar(
-            settings: .init(configuredBackend: configuration.backend, policy: configuration.policy,
-                            defaultPlatform: configuration.platform, androidName: configuration.outbox.androidName,
-                            allowInsecureHTTP: configuration.allowInsecureHTTP),
-            stateDirectory: configuration.stateDirectory, backend: backend, accounts: accounts, clock: clock, logger: logger, recovery: recovery,
+            settings: settings, stateDirectory: configuration.stateDirectory, backend: backend, accounts: accounts, clock: clock, logger: logger, recovery: recovery,
             onStatus: { status in hub.publish(RegistrationEvent(time: Date(), registration: status)) },
             onAccountChange: { await outbox.accountChanged() })
         let registrar = self.registrar
@@ -93,15 +99,13 @@ public final class Daemon: Sendable {
             }
         }
         if let warning = configuration.socket.warning, !socket.activated { logger.warning(warning) }
-        let info = DaemonInfo(pid: getpid(), socketPath: socket.path, stateDirectory: configuration.stateDirectory, startedAt: Date(),
-                              passwordSource: configuration.passwordSource.name)
+        let info = DaemonInfo(pid: getpid(), socketPath: socket.path, stateDirectory: configuration.stateDirectory, startedAt: Date())
         let server: SocketServer
         do {
-            let router = CommandRouter(registrar: registrar, outbox: outbox, hub: hub, info: info, control: control)
-            // The end of a burst of requests or sends is when the memory it freed can go back.
+            let router = CommandRouter(registrar: registrar, outbox: outbox, hub: hub, info: info, control: control, settings: settings)
             var limits = configuration.serverLimits
-            // Each backend connection and each removal log kept open is a descriptor too.
-            limits.descriptorsForTheDaemon += configuration.outbox.concurrency + OutboxStore.logsKeptOpen
+            limits.descriptorsForTheDaemon = descriptorsKept(connections: settings[\.maxConnections])
+            // The end of a burst of requests or sends is when the memory it freed can go back.
             server = try SocketServer(listener: socket.fd, handler: router, limits: limits, logger: logger,
                                       whenQuiet: MallocArenas.releaseFreePages)
         } catch {
@@ -111,7 +115,7 @@ public final class Daemon: Sendable {
         }
         running.lock = lock
         running.socket = socket
-        running.server = server
+        self.server.withLock { $0 = server }
         hub.attach(server)
         await registrar.start()
         await outbox.start()
@@ -132,9 +136,14 @@ public final class Daemon: Sendable {
         }
     }
 
+    /// What the daemon keeps of the open-file limit: each backend connection and each
+    /// removal log kept open is a descriptor too.
+    func descriptorsKept(connections: Int) -> Int {
+        configuration.serverLimits.descriptorsForTheDaemon + connections + OutboxStore.logsKeptOpen
+    }
+
     public func stop() async {
-        guard let server = running.server else { return }
-        running.server = nil
+        guard let server = server.withLock({ $0.take() }) else { return }
         // Watchers learn that this is a normal stop before their connection closes.
         hub.publish(ShutdownEvent(time: Date()))
         configuration.serviceManager.notify("STOPPING=1")
@@ -146,38 +155,6 @@ public final class Daemon: Sendable {
         running.socket?.closeAndRemove()
         running.lock?.release()
         logger.notice("notifyd stopped")
-    }
-
-    /// Reads the configuration again (`notifyctl reload`, SIGHUP). A configuration with
-    /// problems changes nothing; of the changed settings, those a running notifyd can take
-    /// up are applied and the others named, to wait for a restart.
-    public func reload() async -> ReloadResult {
-        guard let source = configuration.settingsSource, let current = settingsInEffect.withLock({ $0 }) else {
-            return ReloadResult(config: "", applied: [], restartNeeded: [], problems: ["this notifyd was not started from a configuration"])
-        }
-        let (settings, problems) = source.read()
-        guard problems.isEmpty else {
-            logger.warning("reload: configuration unchanged: " + problems.map(\.description).joined(separator: "; "))
-            return ReloadResult(config: settings.configPath, applied: [], restartNeeded: [], problems: problems.map(\.description))
-        }
-        let (reloadable, restartNeeded) = current.changes(to: settings)
-        var applied = current
-        for key in reloadable {
-            applied.values[key] = settings.values[key]
-            applied.origins[key] = settings.origins[key]
-        }
-        if reloadable.contains("log_level") {
-            applied.logLevel = settings.logLevel
-            logger.setLevel(settings.logLevel)
-        }
-        if reloadable.contains("send_platforms") {
-            applied.sendPlatforms = settings.sendPlatforms
-            control.sendPlatforms = settings.sendPlatforms
-        }
-        settingsInEffect.withLock { $0 = applied }
-        logger.notice("reloaded \(settings.configPath): " + (reloadable.isEmpty ? "nothing to apply" : "applied " + reloadable.joined(separator: ", "))
-                      + (restartNeeded.isEmpty ? "" : "; takes effect after a restart: " + restartNeeded.joined(separator: ", ")))
-        return ReloadResult(config: settings.configPath, applied: reloadable, restartNeeded: restartNeeded, problems: [])
     }
 }
 

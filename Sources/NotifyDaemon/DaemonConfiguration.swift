@@ -11,20 +11,9 @@ import NotifySocket
 public struct DaemonConfiguration: Sendable {
     public var socket: SocketLocation
     public var stateDirectory: String
-    public var backend: String?
-    public var logLevel: LogLevel
-    public var policy: RegistrationPolicy
-    /// Seconds one backend request may take.
-    public var requestTimeout: Double
-    /// The platform of a first `set-token` without `--platform`.
-    public var platform: Platform
-    /// Where `send` goes when the request names no platform.
-    public var sendPlatforms: [Platform]
-    /// How sends are retried, how long they may wait, how they are escaped.
-    public var outbox: Outbox.Settings
-    public var passwordSource: PasswordSource
-    /// `allow_insecure_http`: the password may travel in clear to a non-loopback http backend.
-    public var allowInsecureHTTP: Bool
+    /// The settings at start: the daemon's `SettingsStore` holds them from then on, and a
+    /// reload replaces them there.
+    public var settings: RuntimeSettings
     /// A listening socket from systemd or launchd, used instead of binding `socket`.
     public var activatedListener: Int32?
     /// Bounds on connections, request lines and unsent replies.
@@ -37,21 +26,10 @@ public struct DaemonConfiguration: Sendable {
     /// when they were not read from anywhere (a daemon built in code).
     public var settingsSource: SettingsSource?
 
-    public init(socket: SocketLocation, stateDirectory: String, backend: String?, logLevel: LogLevel = .notice,
-                policy: RegistrationPolicy = RegistrationPolicy(), requestTimeout: Double = 30,
-                platform: Platform = .apns, sendPlatforms: [Platform] = [.apns], outbox: Outbox.Settings = Outbox.Settings(),
-                passwordSource: PasswordSource = .stored, allowInsecureHTTP: Bool = false) {
+    public init(socket: SocketLocation, stateDirectory: String, settings: RuntimeSettings = RuntimeSettings()) {
         self.socket = socket
         self.stateDirectory = stateDirectory
-        self.backend = backend
-        self.logLevel = logLevel
-        self.policy = policy
-        self.requestTimeout = requestTimeout
-        self.platform = platform
-        self.sendPlatforms = sendPlatforms
-        self.outbox = outbox
-        self.passwordSource = passwordSource
-        self.allowInsecureHTTP = allowInsecureHTTP
+        self.settings = settings
     }
 
     /// `$XDG_STATE_HOME/notifyd`, else `~/.local/state/notifyd`.

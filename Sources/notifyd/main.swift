@@ -164,7 +164,7 @@ if let problem = stateDirectoryProblem(configuration.stateDirectory) { fail(prob
 
 ShutdownSignals.install()
 var logEnvironment = environment
-if let logFile = settings.logFile {
+if let logFile = settings.runtime.logFile {
     // Everything written to standard error goes to the file, Foundation's own warnings too.
     // Its directory is usually the state directory, which may not exist yet.
     try? FileManager.default.createDirectory(atPath: FilePath.directory(of: logFile), withIntermediateDirectories: true,
@@ -184,7 +184,7 @@ configuration.settingsSource = SettingsSource(current: settings) {
 }
 configuration.activatedListener = SocketActivation.systemdListener(environment: environment) ?? SocketActivation.launchdListener(name: "Listeners")
 configuration.serviceManager = ServiceManagerNotifier.fromEnvironment(environment)
-let logger = Logger.standardError(level: configuration.logLevel, environment: logEnvironment)
+let logger = Logger.standardError(level: configuration.settings.logLevel, environment: logEnvironment)
 // Before the daemon reads the credentials.
 if allowCoreDumps {
     logger.warning("core dumps are allowed (--allow-core-dumps): a core file of notifyd holds the password")

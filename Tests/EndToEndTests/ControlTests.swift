@@ -20,7 +20,7 @@ import NotifyTestSupport
         await daemon.cleanUp()
     }
 
-    @Test func reloadAppliesWhatItCanAndNamesWhatNeedsARestart() async throws {
+    @Test func reloadAppliesTheChangedSettingsAndRefusesABrokenConfig() async throws {
         let directory = "/tmp/nd-rld-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -32,8 +32,8 @@ import NotifyTestSupport
         try Data("log_level = debug\nsend_platforms = fcm\nbackend = http://127.0.0.1:8080\n".utf8).write(to: URL(fileURLWithPath: config))
         let reload = try await daemon.notifyctl(["reload"])
         #expect(reload.status == 0, "\(reload.error)")
-        #expect(reload.output.contains("now in effect: send_platforms, log_level") || reload.output.contains("now in effect: log_level, send_platforms"), "\(reload.output)")
-        #expect(reload.output.contains("after notifyd starts again: backend"), "\(reload.output)")
+        #expect(reload.output.contains("now in effect: backend, send_platforms, log_level."), "\(reload.output)")
+        #expect(!reload.output.contains("after notifyd starts again"), "\(reload.output)")
         _ = try await daemon.notifyctl(["ping"])
         #expect(await eventually { daemon.child.standardError.contains("debug:") }, "the new log level is in effect")
 

@@ -10,7 +10,7 @@ struct AccountKeeperTests {
     @Test func aLogoutOfAnEarlierLoginKeepsTheNewerOne() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
-        let keeper = AccountKeeper(stateDirectory: directory.path, configuredBackend: Self.backend, passwords: PasswordProvider(source: .stored))
+        let keeper = AccountKeeper(stateDirectory: directory.path, settings: SettingsStore(.init(backend: Self.backend)))
         let alice = Credentials(user: "alice", password: "alice", backend: nil)
         let bob = Credentials(user: "bob", password: "bob", backend: nil)
         try await keeper.commit(alice)
@@ -25,7 +25,7 @@ struct AccountKeeperTests {
     @Test func credentialsAreHandedOutOnlyForTheirOwnAccount() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
-        let keeper = AccountKeeper(stateDirectory: directory.path, configuredBackend: Self.backend, passwords: PasswordProvider(source: .stored))
+        let keeper = AccountKeeper(stateDirectory: directory.path, settings: SettingsStore(.init(backend: Self.backend)))
         try await keeper.commit(Credentials(user: "bob", password: "bob", backend: nil))
         let alice = AccountKey(user: "alice", backend: Self.backend)
         let refused = await #expect(throws: CoreError.self) { try await keeper.backendAccount(for: alice) }
@@ -37,8 +37,8 @@ struct AccountKeeperTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let runs = directory.file("runs")
-        let keeper = AccountKeeper(stateDirectory: directory.path, configuredBackend: Self.backend,
-                                   passwords: PasswordProvider(source: .command("echo run >> \(runs); sleep 0.2; echo secret")))
+        let keeper = AccountKeeper(stateDirectory: directory.path,
+                                   settings: SettingsStore(.init(backend: Self.backend, passwordSource: .command("echo run >> \(runs); sleep 0.2; echo secret"))))
         try await keeper.commit(Credentials(user: "alice", password: "", backend: nil))
         let key = AccountKey(user: "alice", backend: Self.backend)
         let passwords = try await withThrowingTaskGroup(of: String.self) { group in
@@ -53,8 +53,8 @@ struct AccountKeeperTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let flag = directory.file("flag")
-        let keeper = AccountKeeper(stateDirectory: directory.path, configuredBackend: Self.backend,
-                                   passwords: PasswordProvider(source: .command("if [ -e \(flag) ]; then echo secret; else touch \(flag); exit 5; fi")))
+        let keeper = AccountKeeper(stateDirectory: directory.path,
+                                   settings: SettingsStore(.init(backend: Self.backend, passwordSource: .command("if [ -e \(flag) ]; then echo secret; else touch \(flag); exit 5; fi"))))
         try await keeper.commit(Credentials(user: "alice", password: "", backend: nil))
         let key = AccountKey(user: "alice", backend: Self.backend)
         let failed = await #expect(throws: CoreError.self) { try await keeper.backendAccount(for: key) }

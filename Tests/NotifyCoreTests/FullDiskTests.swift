@@ -50,9 +50,10 @@ struct FullDiskTests {
         let disk = try SmallDisk(kilobytes: 256)
         defer { disk.unmount() }
         let backend = FakeBackend()
-        let accounts = AccountKeeper(stateDirectory: disk.path, configuredBackend: "http://127.0.0.1:1", passwords: PasswordProvider(source: .stored))
-        let outbox = Outbox(settings: .init(), stateDirectory: disk.path, backend: backend, clock: ManualClock(), logger: .silent, accounts: accounts)
-        let registrar = Registrar(settings: .init(configuredBackend: "http://127.0.0.1:1", policy: RegistrationPolicy(debounce: 0)),
+        let settings = SettingsStore(.init(backend: "http://127.0.0.1:1", policy: RegistrationPolicy(debounce: 0)))
+        let accounts = AccountKeeper(stateDirectory: disk.path, settings: settings)
+        let outbox = Outbox(settings: settings, stateDirectory: disk.path, backend: backend, clock: ManualClock(), logger: .silent, accounts: accounts)
+        let registrar = Registrar(settings: settings,
                                   stateDirectory: disk.path, backend: backend, accounts: accounts, clock: ManualClock(), logger: .silent,
                                   onAccountChange: { await outbox.accountChanged() })
         await outbox.start()

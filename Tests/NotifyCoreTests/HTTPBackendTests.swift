@@ -17,7 +17,7 @@ import Testing
         let server = DevBackendServer(options: .init(quiet: true, accounts: Self.accounts))
         try server.start()
         defer { server.stop() }
-        return try await body(server, HTTPBackend(requestTimeout: 10))
+        return try await body(server, HTTPBackend(settings: SettingsStore(.init(requestTimeout: 10))))
     }
 
     private func statusFailure(_ result: Result<some Any, BackendCallError>) -> (status: Int, body: String)? {
@@ -117,7 +117,7 @@ import Testing
     }
 
     @Test func plainHTTPToAnotherHostIsNotEvenAttempted() async throws {
-        let backend = HTTPBackend(requestTimeout: 5)
+        let backend = HTTPBackend(settings: SettingsStore(.init(requestTimeout: 5)))
         let remote = BackendAccount(baseURL: URL(string: "http://backend.invalid")!, user: "alice", password: Self.password)
         let result = await backend.sendNotification(pns: "apns", toTag: "bob", body: "hi", account: remote)
         guard case .failure(.transport(let reason)) = result else {

@@ -10,10 +10,14 @@ import Testing
     static let okReply = Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4\r\n\r\n\"id\"".utf8)
 
     static func transport(timeout: Double = 10, connections: Int = 4, limit: Int = HTTPBackend.defaultReplyLimit) -> any HTTPTransport {
+        transport(SettingsStore(.init(requestTimeout: timeout, maxConnections: connections)), limit: limit)
+    }
+
+    static func transport(_ settings: SettingsStore, limit: Int = HTTPBackend.defaultReplyLimit) -> any HTTPTransport {
         #if canImport(Darwin)
-        URLSessionTransport(requestTimeout: timeout, maximumConnections: connections, replyLimit: limit)
+        URLSessionTransport(settings: settings, replyLimit: limit)
         #else
-        CurlTransport(requestTimeout: timeout, maximumConnections: connections, replyLimit: limit)
+        CurlTransport(settings: settings, replyLimit: limit)
         #endif
     }
 

@@ -108,7 +108,7 @@ struct LoginTransitionTests {
     @Test func aReLoginKeepsTheBackendChosenAtTheFirst() async throws {
         let fixture = try Fixture()
         fixture.backend.refuseWrongPasswords()
-        let registrar = Registrar(settings: .init(configuredBackend: nil, policy: fixture.policy), stateDirectory: fixture.directory.path,
+        let registrar = Registrar(settings: SettingsStore(.init(policy: fixture.policy)), stateDirectory: fixture.directory.path,
                                   backend: fixture.backend, clock: fixture.clock, logger: .silent)
         await #expect(throws: CoreError.noBackend) {
             _ = try await registrar.login(user: "alice", password: "alice", backend: nil)

@@ -14,6 +14,7 @@ struct OutboxTests {
         let directory: ScratchDirectory
         let backend = FakeBackend()
         let clock = ManualClock()
+        let settings: SettingsStore
         let accounts: AccountKeeper
         let outbox: Outbox
         /// How often the outbox said it had nothing left to send.
@@ -21,11 +22,13 @@ struct OutboxTests {
 
         init(user: String = "alice") async throws {
             directory = try ScratchDirectory()
-            accounts = AccountKeeper(stateDirectory: directory.path, configuredBackend: OutboxTests.backend, passwords: PasswordProvider(source: .stored))
+            let settings = SettingsStore(.init(backend: OutboxTests.backend, policy: RegistrationPolicy(backoff: Backoff(initial: 10, multiplier: 2, maximum: 60))))
+            self.settings = settings
+            accounts = AccountKeeper(stateDirectory: directory.path, settings: settings)
             try await accounts.commit(Credentials(user: user, password: user, backend: nil))
             let emptied = CallCount()
             self.emptied = emptied
-            outbox = Outbox(settings: .init(backoff: Backoff(initial: 10, multiplier: 2, maximum: 60)), stateDirectory: directory.path,
+            outbox = Outbox(settings: settings, stateDirectory: directory.path,
                             backend: backend, clock: clock, logger: .silent, accounts: accounts, onEmptied: { emptied.add() })
             await outbox.start()
         }

@@ -21,7 +21,7 @@ struct RegistrarTests {
         }
 
         func registrar() -> Registrar {
-            Registrar(settings: .init(configuredBackend: RegistrarTests.backend, policy: policy), stateDirectory: directory.path,
+            Registrar(settings: SettingsStore(.init(backend: RegistrarTests.backend, policy: policy)), stateDirectory: directory.path,
                       backend: backend, clock: clock, logger: .silent)
         }
 

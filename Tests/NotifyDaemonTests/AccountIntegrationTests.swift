@@ -51,7 +51,7 @@ import NotifyTestSupport
     @Test func thePasswordCommandRunsOnceForConcurrentSends() async throws {
         let runs = "/tmp/nd-runs-" + UUID().uuidString.prefix(8)
         defer { try? FileManager.default.removeItem(atPath: runs) }
-        let fixture = try await DaemonFixture(passwordSource: .command("echo run >> \(runs); sleep 0.2; echo alice"))
+        let fixture = try await DaemonFixture(settings: .fast { $0.passwordSource = .command("echo run >> \(runs); sleep 0.2; echo alice") })
         _ = try await fixture.call(LoginCommand(user: "alice", password: nil))
         let states = try await withThrowingTaskGroup(of: DeliveryState?.self) { group in
             for recipient in ["bob", "carol", "dave", "erin", "frank"] {
@@ -70,8 +70,10 @@ import NotifyTestSupport
         // Fails its first two runs: the login's check (which then saves the login unchecked,
         // nobody being logged in) and the send's first attempt.
         let command = "n=$(cat \(runs) 2>/dev/null || echo 0); echo $((n + 1)) > \(runs); [ $n -ge 2 ] || exit 7; echo alice"
-        let fixture = try await DaemonFixture(outbox: Outbox.Settings(backoff: Backoff(initial: 1, multiplier: 2, maximum: 2)),
-                                              passwordSource: .command(command))
+        let fixture = try await DaemonFixture(settings: .fast {
+            $0.retry = Backoff(initial: 1, multiplier: 2, maximum: 2)
+            $0.passwordSource = .command(command)
+        })
         _ = try await fixture.call(LoginCommand(user: "alice", password: nil))
         let sent = try #require(try await fixture.call(SendCommand(to: "bob", message: "hi")).deliveries.first)
         // Queued for a retry (or, on a slow machine, already retried and delivered): not failed.

@@ -10,9 +10,7 @@ import NotifyTestSupport
 @Suite(.stopsFixtures) struct BackendConnectionTests {
     @Test(arguments: [2, 5])
     func aBurstGoesSideBySideOnAtMostMaxConnections(limit: Int) async throws {
-        var outbox = DaemonFixture.fastOutbox
-        outbox.concurrency = limit
-        let fixture = try await DaemonFixture(outbox: outbox)
+        let fixture = try await DaemonFixture(settings: .fast { $0.maxConnections = limit })
         _ = try await fixture.login()
         // Six sends in one write, accepted in one or a few batches; the backend holds each
         // a while, so those under way pile up.

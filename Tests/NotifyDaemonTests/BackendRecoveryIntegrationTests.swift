@@ -12,7 +12,7 @@ import Testing
     static let hour = Backoff(initial: 3600, multiplier: 2, maximum: 3600)
 
     @Test func aQueuedMessageGoesOnceTheBackendDeliversAnother() async throws {
-        let fixture = try await DaemonFixture(outbox: Outbox.Settings(backoff: Self.hour))
+        let fixture = try await DaemonFixture(settings: .fast { $0.retry = Self.hour })
         _ = try await fixture.login()
         try fixture.backend.addFault(.init(route: .send, status: 503, count: 1))
         let queued = try await fixture.call(SendCommand(to: "bob", message: "waited"))
@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func aRetryingRegistrationGoesOnceTheBackendDeliversAMessage() async throws {
-        let fixture = try await DaemonFixture(policy: RegistrationPolicy(refreshInterval: 86400, backoff: Self.hour, debounce: 0))
+        let fixture = try await DaemonFixture(settings: .fast { $0.policy = RegistrationPolicy(refreshInterval: 86400, backoff: Self.hour, debounce: 0) })
         _ = try await fixture.login()
         try fixture.backend.addFault(.init(route: .create, status: 503, count: 1))
         let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func aQueuedMessageGoesOnceTheRegistrationSucceeds() async throws {
-        let fixture = try await DaemonFixture(outbox: Outbox.Settings(backoff: Self.hour))
+        let fixture = try await DaemonFixture(settings: .fast { $0.retry = Self.hour })
         _ = try await fixture.login()
         try fixture.backend.addFault(.init(route: .send, status: 503, count: 1))
         #expect(try await fixture.call(SendCommand(to: "bob", message: "waited")).deliveries.first?.state == .queued)
@@ -47,7 +47,7 @@ import Testing
 
     /// A backend that asked for time keeps it.
     @Test func aRetryAfterIsNotCutShort() async throws {
-        let fixture = try await DaemonFixture(outbox: Outbox.Settings(backoff: Self.hour))
+        let fixture = try await DaemonFixture(settings: .fast { $0.retry = Self.hour })
         _ = try await fixture.login()
         try fixture.backend.addFault(.init(route: .send, status: 503, retryAfter: 3600, count: 1))
         #expect(try await fixture.call(SendCommand(to: "bob", message: "asked to wait")).deliveries.first?.state == .queued)

@@ -28,8 +28,8 @@ import Testing
         let file = Array("backend = https://b.example\n# é".utf8) + bad + Array(" comment\nlog_level = debug\n".utf8)
         let (settings, problems) = Self.resolve(file)
         #expect(problems == ["\(Self.path):2: \(message); the config file must be UTF-8 text"])
-        #expect(settings.backend == "https://b.example")
-        #expect(settings.logLevel == .debug)
+        #expect(settings.runtime.backend == "https://b.example")
+        #expect(settings.runtime.logLevel == .debug)
     }
 
     /// A NUL, an escape sequence or a right-to-left override in the file reaches an error
@@ -55,8 +55,8 @@ import Testing
     @Test func linesMayEndWithCRLF() {
         let (settings, problems) = Self.resolve(Array("backend = https://b.example\r\nlog_level = info\r\n# done\r\n".utf8))
         #expect(problems.isEmpty)
-        #expect(settings.backend == "https://b.example")
-        #expect(settings.logLevel == .info)
+        #expect(settings.runtime.backend == "https://b.example")
+        #expect(settings.runtime.logLevel == .info)
         #expect(settings.origins["log_level"] == Self.path + ":2")
     }
 
@@ -83,6 +83,6 @@ import Testing
         #expect(truncate(config, 200 << 20) == 0)
         let (settings, problems) = ResolvedSettings.resolve(flags: [], configFlag: config, environment: SettingsTests.home)
         #expect(problems.map(\.description) == ["\(config): the config file cannot be read: it is larger than 1 MiB, more than notifyd reads"])
-        #expect(settings.backend == nil)
+        #expect(settings.runtime.backend == nil)
     }
 }

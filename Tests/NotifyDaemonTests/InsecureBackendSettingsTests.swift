@@ -34,8 +34,8 @@ import Testing
         ]
         for (settings, problems) in sources {
             #expect(problems.isEmpty)
-            #expect(settings.backend == Self.remote)
-            #expect(settings.allowInsecureHTTP)
+            #expect(settings.runtime.backend == Self.remote)
+            #expect(settings.runtime.allowInsecureHTTP)
         }
     }
 
@@ -43,7 +43,7 @@ import Testing
         for url in ["http://127.0.0.1:5000", "http://localhost", "http://[::1]:80", "https://backend.example"] {
             let (settings, problems) = resolve(file: "backend = \(url)")
             #expect(problems.isEmpty, "\(url)")
-            #expect(settings.backend == url)
+            #expect(settings.runtime.backend == url)
         }
     }
 

@@ -8,10 +8,10 @@ import NotifyTestSupport
 /// `outbox-retry`, `outbox-cancel` and the outbox counts in `status`.
 @Suite(.stopsFixtures) struct OutboxControlTests {
     /// Retries an hour apart: only `outbox-retry` can make a second attempt happen in a test.
-    static let slowOutbox = Outbox.Settings(backoff: Backoff(initial: 3600, multiplier: 2, maximum: 3600))
+    static let slow = RuntimeSettings.fast { $0.retry = Backoff(initial: 3600, multiplier: 2, maximum: 3600) }
 
     static func loggedIn() async throws -> DaemonFixture {
-        let fixture = try await DaemonFixture(outbox: slowOutbox)
+        let fixture = try await DaemonFixture(settings: slow)
         _ = try await fixture.login()
         return fixture
     }
@@ -96,7 +96,7 @@ import NotifyTestSupport
         #expect(try await first.call(OutboxCommand()).deliveries.isEmpty)
         await first.daemon.stop()
 
-        let second = try await DaemonFixture(stateDirectory: first.stateDirectory, sharing: first.backend, outbox: Self.slowOutbox)
+        let second = try await DaemonFixture(settings: Self.slow, stateDirectory: first.stateDirectory, sharing: first.backend)
         try second.backend.addFault(.init(route: .send, status: 503))
         let queued = try #require(try await second.call(SendCommand(to: "bob", message: "after the restart")).deliveries.first)
         #expect(queued.state == .queued)

@@ -7,7 +7,7 @@ import NotifyTestSupport
 /// A password from a command or a systemd credential instead of the credentials file.
 @Suite(.stopsFixtures) struct PasswordSourceTests {
     @Test func aPasswordCommandIsUsedAndNothingIsStored() async throws {
-        let fixture = try await DaemonFixture(passwordSource: .command("printf 'alice\\nsecond line ignored\\n'"))
+        let fixture = try await DaemonFixture(settings: .fast { $0.passwordSource = .command("printf 'alice\\nsecond line ignored\\n'") })
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
         let outcome = try await fixture.call(LoginCommand(user: "alice", password: nil))
         #expect(outcome.registration.state == .registered)
@@ -21,7 +21,7 @@ import NotifyTestSupport
     }
 
     @Test func aFailingPasswordCommandIsReportedAndRetried() async throws {
-        let fixture = try await DaemonFixture(passwordSource: .command("exit 3"))
+        let fixture = try await DaemonFixture(settings: .fast { $0.passwordSource = .command("exit 3") })
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
         _ = try await fixture.call(LoginCommand(user: "alice", password: nil))
         let status = try await fixture.status()
@@ -35,7 +35,7 @@ import NotifyTestSupport
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Data("alice\n".utf8).write(to: URL(fileURLWithPath: directory + "/notifyd-password"))
-        let fixture = try await DaemonFixture(passwordSource: .systemdCredential(path: directory + "/notifyd-password"))
+        let fixture = try await DaemonFixture(settings: .fast { $0.passwordSource = .systemdCredential(path: directory + "/notifyd-password") })
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
         let outcome = try await fixture.call(LoginCommand(user: "alice", password: nil))
         #expect(outcome.registration.state == .registered)

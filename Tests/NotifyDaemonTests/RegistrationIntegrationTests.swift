@@ -122,8 +122,9 @@ import NotifyTestSupport
 
     @Test func retryAfterIsHonoured() async throws {
         // retry_max caps a Retry-After: leave room for the 2 s asked.
-        let fixture = try await DaemonFixture(policy: RegistrationPolicy(
-            refreshInterval: 3600, backoff: Backoff(initial: 0.05, multiplier: 2, maximum: 5), debounce: 0.01, maximumDebounce: 0.2))
+        let fixture = try await DaemonFixture(settings: .fast {
+            $0.policy = RegistrationPolicy(refreshInterval: 3600, backoff: Backoff(initial: 0.05, multiplier: 2, maximum: 5), debounce: 0.01, maximumDebounce: 0.2)
+        })
         _ = try await fixture.login()
         try fixture.backend.addFault(.init(route: .create, status: 429, retryAfter: 2, count: 1))
         let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
@@ -198,7 +199,7 @@ import NotifyTestSupport
     }
 
     @Test func aBurstOfSetTokenLinesEndsWithTheLastTokenAndAHandfulOfRequests() async throws {
-        let fixture = try await DaemonFixture(policy: RegistrationPolicy(refreshInterval: 3600, debounce: 0.05, maximumDebounce: 1))
+        let fixture = try await DaemonFixture(settings: .fast { $0.policy = RegistrationPolicy(refreshInterval: 3600, debounce: 0.05, maximumDebounce: 1) })
         _ = try await fixture.login()
         let path = fixture.socketPath
         let replies = try await onThread { () -> [JSONValue] in

@@ -69,7 +69,7 @@ import NotifyTestSupport
         try Data((Self.password + "\n").utf8).write(to: URL(fileURLWithPath: directory + "/password"))
         // Exits 1 after printing the password the first time, then succeeds.
         let command = "if [ -e \(directory)/failed ]; then cat \(directory)/password; else touch \(directory)/failed; cat \(directory)/password; exit 1; fi"
-        let fixture = try await DaemonFixture(passwordSource: .command(command))
+        let fixture = try await DaemonFixture(settings: .fast { $0.passwordSource = .command(command) })
         var seen = Seen(fixture: fixture)
 
         try await seen.call(SetTokenCommand(token: "ABCD"))
@@ -144,7 +144,7 @@ extension SecretsTests {
         let good = Self.password(for: "alice"), wrong = Self.password(for: "alice", wrong: true)
         try Data(wrong.utf8).write(to: URL(fileURLWithPath: file))
         let passwordSource: PasswordSource = source == "command" ? .command("cat \(file)") : .systemdCredential(path: file)
-        let fixture = try await DaemonFixture(passwordSource: passwordSource)
+        let fixture = try await DaemonFixture(settings: .fast { $0.passwordSource = passwordSource })
         var seen = Seen(fixture: fixture)
 
         try await seen.call(LoginCommand(user: "alice", password: nil))

@@ -7,8 +7,8 @@ import NotifyTestSupport
 
 /// `send` and the outbox against the tutorial backend over loopback HTTP.
 @Suite(.stopsFixtures) struct SendIntegrationTests {
-    static func loggedIn(_ options: DevBackend.Options = .init(quiet: true), outbox: Outbox.Settings = DaemonFixture.fastOutbox) async throws -> DaemonFixture {
-        let fixture = try await DaemonFixture(backendOptions: options, outbox: outbox)
+    static func loggedIn(_ options: DevBackend.Options = .init(quiet: true), settings: RuntimeSettings = RuntimeSettings.fast) async throws -> DaemonFixture {
+        let fixture = try await DaemonFixture(settings: settings, backendOptions: options)
         _ = try await fixture.login()
         return fixture
     }
@@ -36,7 +36,10 @@ import NotifyTestSupport
 
     @Test func withoutEscapingTheTutorialBackendBreaks() async throws {
         // The control: what the tutorial backend does with raw text, and why notifyd escapes.
-        let fixture = try await Self.loggedIn(outbox: Outbox.Settings(backoff: Backoff(initial: 0.05), escaping: .none))
+        let fixture = try await Self.loggedIn(settings: .fast {
+            $0.retry = Backoff(initial: 0.05)
+            $0.escaping = .none
+        })
         let result = try await fixture.call(SendCommand(to: "bob", message: #"say "hi""#, queue: false))
         #expect(result.deliveries.first?.state == .failed)
         #expect(fixture.backend.pushes().first?.valid == false)
@@ -44,7 +47,7 @@ import NotifyTestSupport
 
     @Test(arguments: [Platform.apns, .fcm, .wns])
     func aBackendThatEscapesItselfGetsTheRawText(platform: Platform) async throws {
-        let fixture = try await Self.loggedIn(.init(escapesText: true, quiet: true), outbox: Outbox.Settings(escaping: .none))
+        let fixture = try await Self.loggedIn(.init(escapesText: true, quiet: true), settings: .fast { $0.escaping = .none })
         let text = #"all: "\ < & > ' 🍷"# + "\n"
         let result = try await fixture.call(SendCommand(to: "bob", message: text, pns: [platform.rawValue]))
         #expect(result.deliveries.map(\.state) == [.delivered])
@@ -62,7 +65,10 @@ import NotifyTestSupport
 
     @Test func theAndroidNameIsTheOneTheBackendExpects() async throws {
         let fixture = try await Self.loggedIn(.init(androidPlatformName: .gcm, quiet: true),
-                                              outbox: Outbox.Settings(backoff: Backoff(initial: 0.05), androidName: .gcm))
+                                              settings: .fast {
+            $0.retry = Backoff(initial: 0.05)
+            $0.androidName = .gcm
+        })
         let result = try await fixture.call(SendCommand(to: "bob", message: "hello", pns: ["fcm"]))
         #expect(result.deliveries.first?.state == .delivered)
         #expect(fixture.backend.pushes().first?.pns == "gcm")
@@ -208,7 +214,10 @@ import NotifyTestSupport
     }
 
     @Test func undeliveredMessagesExpireAndAreReported() async throws {
-        let fixture = try await Self.loggedIn(outbox: Outbox.Settings(backoff: Backoff(initial: 0.05, maximum: 0.1), expiry: 0.5))
+        let fixture = try await Self.loggedIn(settings: .fast {
+            $0.retry = Backoff(initial: 0.05, maximum: 0.1)
+            $0.outboxExpiry = 0.5
+        })
         try fixture.backend.addFault(.init(route: .send, status: 503))
         _ = try await fixture.call(SendCommand(to: "bob", message: "too late"))
         #expect(await eventually { (try? await fixture.call(OutboxCommand()).deliveries.first?.state) == .expired })
@@ -242,7 +251,7 @@ import NotifyTestSupport
             #expect(texts == (0..<perClient).map { "From alice: m\($0)" }, "in order per recipient")
         }
         // At most max_connections at once, each kept alive for the next request.
-        let limit = DaemonFixture.fastOutbox.concurrency
+        let limit = RuntimeSettings.fast.maxConnections
         #expect(fixture.backend.acceptedConnections <= limit, "\(fixture.backend.acceptedConnections) connections for \(clients * perClient) sends")
     }
 

@@ -20,12 +20,12 @@ import Testing
         let (settings, problems) = Self.resolve(file: nil)
         #expect(problems.isEmpty)
         #expect(settings.configPath == Self.path)
-        #expect(settings.backend == nil)
-        #expect(settings.policy.refreshInterval == 86400)
-        #expect(settings.sendPlatforms == [.apns])
-        #expect(settings.outbox.escaping == .tutorial)
-        #expect(settings.outbox.concurrency == 16)
-        #expect(settings.logLevel == .notice)
+        #expect(settings.runtime.backend == nil)
+        #expect(settings.runtime.policy.refreshInterval == 86400)
+        #expect(settings.runtime.sendPlatforms == [.apns])
+        #expect(settings.runtime.escaping == .tutorial)
+        #expect(settings.runtime.maxConnections == 16)
+        #expect(settings.runtime.logLevel == .notice)
     }
 
     @Test func everyKeyIsReadFromTheFile() {
@@ -48,18 +48,18 @@ import Testing
             """
         let (settings, problems) = Self.resolve(file: file)
         #expect(problems.isEmpty, "\(problems)")
-        #expect(settings.backend == "https://backend.example")
-        #expect(settings.platform == .fcm)
-        #expect(settings.sendPlatforms == [.apns, .wns])
-        #expect(settings.outbox.androidName == .gcm)
-        #expect(settings.policy.refreshInterval == 12 * 3600)
-        #expect(settings.policy.backoff.initial == 2)
-        #expect(settings.outbox.backoff.maximum == 600)
-        #expect(settings.requestTimeout == 15)
-        #expect(settings.outbox.escaping == .none)
-        #expect(settings.outbox.expiry == 2 * 86400)
-        #expect(settings.outbox.concurrency == 3)
-        #expect(settings.logLevel == .debug)
+        #expect(settings.runtime.backend == "https://backend.example")
+        #expect(settings.runtime.platform == .fcm)
+        #expect(settings.runtime.sendPlatforms == [.apns, .wns])
+        #expect(settings.runtime.androidName == .gcm)
+        #expect(settings.runtime.policy.refreshInterval == 12 * 3600)
+        #expect(settings.runtime.policy.backoff.initial == 2)
+        #expect(settings.runtime.retry.maximum == 600)
+        #expect(settings.runtime.requestTimeout == 15)
+        #expect(settings.runtime.escaping == .none)
+        #expect(settings.runtime.outboxExpiry == 2 * 86400)
+        #expect(settings.runtime.maxConnections == 3)
+        #expect(settings.runtime.logLevel == .debug)
         #expect(settings.passwordCommand == "pass show notifyd # not a comment")
         #expect(settings.stateDirectory == "/var/lib/notifyd")
         #expect(settings.origins["backend"] == Self.path + ":2")
@@ -71,11 +71,11 @@ import Testing
         let flags = [SettingValue(key: "backend", value: "https://flag.example", origin: "--backend")]
         let (settings, problems) = Self.resolve(file: file, environment: environment, flags: flags)
         #expect(problems.isEmpty)
-        #expect(settings.backend == "https://flag.example")
+        #expect(settings.runtime.backend == "https://flag.example")
         #expect(settings.origins["backend"] == "--backend")
-        #expect(settings.logLevel == .warning)
+        #expect(settings.runtime.logLevel == .warning)
         #expect(settings.origins["log_level"] == "environment NOTIFYD_LOG_LEVEL")
-        #expect(settings.policy.refreshInterval == 3600)
+        #expect(settings.runtime.policy.refreshInterval == 3600)
     }
 
     @Test func problemsNameTheFileTheLineAndTheKey() {
@@ -123,12 +123,12 @@ import Testing
         for good in ["1", "64", " 8 "] {
             let (settings, problems) = Self.resolve(file: nil, environment: Self.home.merging(["NOTIFYD_MAX_CONNECTIONS": good]) { $1 })
             #expect(problems.isEmpty, "\(good): \(problems)")
-            #expect(settings.outbox.concurrency == Int(good.trimmingSpaces()))
+            #expect(settings.runtime.maxConnections == Int(good.trimmingSpaces()))
         }
         for bad in ["0", "65", "-1", "+8", "4.5", "0x10", "many", "", "99999999999999999999"] {
             let (settings, problems) = Self.resolve(file: "max_connections = \(bad)\n")
             #expect(problems.map(\.description) == ["\(Self.path):1: max_connections: must be a whole number from 1 to 64, not '\(bad)'"])
-            #expect(settings.outbox.concurrency == 16, "a bad value leaves the default")
+            #expect(settings.runtime.maxConnections == 16, "a bad value leaves the default")
         }
     }
 

@@ -13,7 +13,7 @@ import Testing
     }
 
     static func daemon(socket: SocketLocation, state: String) -> Daemon {
-        Daemon(configuration: DaemonConfiguration(socket: socket, stateDirectory: state, backend: nil), logger: .silent)
+        Daemon(configuration: DaemonConfiguration(socket: socket, stateDirectory: state), logger: .silent)
     }
 
     @Test func theSocketIsPrivateAndTheFilesToo() async throws {

@@ -176,7 +176,7 @@ import Testing
         #expect(chmod(shared, 0o777) == 0)
         #expect(FileManager.default.createFile(atPath: state + "/outbox/0000000001-apns.json", contents: Data("{}".utf8), attributes: [.posixPermissions: 0o600]))
         let socket = layout.base + "/notifyd.sock"
-        let daemon = Daemon(configuration: DaemonConfiguration(socket: SocketLocation(path: socket, source: .flag), stateDirectory: state, backend: nil),
+        let daemon = Daemon(configuration: DaemonConfiguration(socket: SocketLocation(path: socket, source: .flag), stateDirectory: state),
                             logger: .silent)
         let refusal = await #expect(throws: DaemonError.self) { try await daemon.start() }
         #expect(refusal?.isConfigurationError == true)

@@ -16,7 +16,7 @@ import Testing
         let newer = Data(#"{"version": 99, "written_by": "notifyd 9"}"#.utf8)
         #expect(FileManager.default.createFile(atPath: state + "/" + name, contents: newer, attributes: [.posixPermissions: 0o600]))
         let socket = directory + "/notifyd.sock"
-        let daemon = Daemon(configuration: DaemonConfiguration(socket: SocketLocation(path: socket, source: .flag), stateDirectory: state, backend: nil),
+        let daemon = Daemon(configuration: DaemonConfiguration(socket: SocketLocation(path: socket, source: .flag), stateDirectory: state),
                             logger: .silent)
         let refusal = await #expect(throws: DaemonError.self) { try await daemon.start() }
         #expect(refusal?.isConfigurationError == true)

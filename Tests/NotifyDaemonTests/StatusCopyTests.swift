@@ -36,7 +36,7 @@ import NotifyTestSupport
 
     @Test func everyChangeShowsInTheNextStatus() async throws {
         // Retries far apart, so nothing changes in the background between two asks.
-        let fixture = try await DaemonFixture(outbox: Outbox.Settings(backoff: Backoff(initial: 600, multiplier: 2, maximum: 600)))
+        let fixture = try await DaemonFixture(settings: .fast { $0.retry = Backoff(initial: 600, multiplier: 2, maximum: 600) })
         #expect(try await Self.status(fixture).account == nil)
         _ = try await fixture.login()
         #expect(try await Self.status(fixture).account?.user == "alice")
@@ -59,7 +59,7 @@ import NotifyTestSupport
     }
 
     @Test func aPasswordSourceThatFailsShowsInTheNextStatus() async throws {
-        let fixture = try await DaemonFixture(passwordSource: .command("exit 3"))
+        let fixture = try await DaemonFixture(settings: .fast { $0.passwordSource = .command("exit 3") })
         #expect(try await Self.status(fixture).account == nil)
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
         _ = try await fixture.call(LoginCommand(user: "alice", password: nil))

@@ -21,9 +21,11 @@ final class DaemonFixture: Sendable {
     private let ownsBackend: Bool
 
     /// `sharing` reuses another fixture's backend (to restart a daemon against the same one).
-    init(policy: RegistrationPolicy = DaemonFixture.fastPolicy, backendOptions: DevBackend.Options = .init(quiet: true), stateDirectory: String? = nil,
-         startBackend: Bool = true, sharing: DevBackendServer? = nil, outbox: Outbox.Settings = DaemonFixture.fastOutbox,
-         sendPlatforms: [Platform] = [.apns], passwordSource: PasswordSource = .stored) async throws {
+    /// `settings` are used as given, but for the backend, which is the fixture's. With
+    /// `config`, the settings come from a config file instead, as `main` reads them, and
+    /// `reload(config:)` can change them; the file names the fixture's backend first.
+    init(settings: RuntimeSettings = .fast, backendOptions: DevBackend.Options = .init(quiet: true), stateDirectory: String? = nil,
+         startBackend: Bool = true, sharing: DevBackendServer? = nil, config: String? = nil) async throws {
         let started = try StartedFixtures.forNewFixture()
         directory = "/tmp/nd-test-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -34,18 +36,41 @@ final class DaemonFixture: Sendable {
         if startBackend && sharing == nil { try backend.start() }
         let lines = logLines
         let logger = Logger(level: .debug) { level, message in lines.append("\(level.name): \(message)") }
-        let configuration = DaemonConfiguration(
-            socket: SocketLocation(path: socketPath, source: .flag), stateDirectory: self.stateDirectory,
-            backend: startBackend || sharing != nil ? backend.baseURL.absoluteString : "http://127.0.0.1:9", logLevel: .debug, policy: policy, requestTimeout: 5,
-            sendPlatforms: sendPlatforms, outbox: outbox, passwordSource: passwordSource)
+        var settings = settings
+        settings.backend = startBackend || sharing != nil ? backend.baseURL.absoluteString : "http://127.0.0.1:9"
+        var configuration = DaemonConfiguration(socket: SocketLocation(path: socketPath, source: .flag), stateDirectory: self.stateDirectory,
+                                                settings: settings)
+        if let config {
+            let path = directory + "/config"
+            try Self.write(config, backend: settings.backend, to: path)
+            let read: @Sendable () -> (ResolvedSettings, [SettingProblem]) = {
+                ResolvedSettings.resolve(flags: [], configFlag: path, environment: [:])
+            }
+            let (resolved, problems) = read()
+            guard problems.isEmpty else { throw ConfigProblems(problems: problems) }
+            configuration.settings = resolved.runtime
+            configuration.settingsSource = SettingsSource(current: resolved, read: read)
+        }
         daemon = Daemon(configuration: configuration, logger: logger)
         started.add(self)
         try await daemon.start()
     }
 
-    static let fastOutbox = Outbox.Settings(backoff: Backoff(initial: 0.05, multiplier: 2, maximum: 0.2))
+    struct ConfigProblems: Error {
+        var problems: [SettingProblem]
+    }
 
-    static let fastPolicy = RegistrationPolicy(refreshInterval: 3600, backoff: Backoff(initial: 0.05, multiplier: 2, maximum: 0.2), debounce: 0.01, maximumDebounce: 0.2)
+    /// A config file naming `backend` first, unless `text` names one itself.
+    static func write(_ text: String, backend: String?, to path: String) throws {
+        let names = text.split(separator: "\n").contains { $0.hasPrefix("backend") } ? "" : backend.map { "backend = \($0)\n" } ?? ""
+        try Data((names + text).utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Writes `config` (see `init`) and has the daemon read it again.
+    func reload(config: String) async throws -> ReloadResult {
+        try Self.write(config, backend: backend.baseURL.absoluteString, to: directory + "/config")
+        return try await call(ReloadCommand())
+    }
 
     func stop() async {
         await daemon.stop()
@@ -86,6 +111,20 @@ final class DaemonFixture: Sendable {
 
     /// Requests the dev backend logged for a route.
     func count(_ route: DevBackend.Route) -> Int { backend.requestCount(route: route) }
+}
+
+extension RuntimeSettings {
+    /// Settings that make tests quick: short backoffs and a short wait for more changes.
+    static let fast = RuntimeSettings(policy: RegistrationPolicy(refreshInterval: 3600, backoff: Backoff(initial: 0.05, multiplier: 2, maximum: 0.2),
+                                                                 debounce: 0.01, maximumDebounce: 0.2),
+                                      requestTimeout: 5, logLevel: .debug)
+
+    /// `fast`, changed by `change`.
+    static func fast(_ change: (inout RuntimeSettings) -> Void) -> RuntimeSettings {
+        var settings = fast
+        change(&settings)
+        return settings
+    }
 }
 
 /// Every line the daemon logged, for tests that check what is (and is not) said.

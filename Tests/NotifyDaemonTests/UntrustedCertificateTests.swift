@@ -22,7 +22,7 @@ import Testing
         let server = try await onDedicatedThread { () -> SelfSignedServer in
             try SelfSignedServer(openssl: openssl, directory: directory.path)
         }
-        let backend = HTTPBackend(requestTimeout: 10)
+        let backend = HTTPBackend(settings: SettingsStore(.init(requestTimeout: 10)))
         let account = BackendAccount(baseURL: URL(string: "https://127.0.0.1:\(server.port)")!, user: "alice", password: "alice")
         let result = await backend.createRegistrationId(handle: "AA", account: account)
         try await onDedicatedThread { server.stop() }

@@ -17,6 +17,10 @@ int ncurl_load(char *error, size_t error_size);
 /// A multi handle with its connection pool: at most `max_host_connections` to one host.
 void *ncurl_multi_new(long max_host_connections);
 
+/// Resizes the pool of `multi`: at most `max_host_connections` to one host, and as many
+/// kept alive. Transfers beyond it wait for a connection; spare idle ones are closed.
+void ncurl_multi_limit(void *multi, long max_host_connections);
+
 /// One request, added to `multi`. `headers` are whole lines ("Name: value"). The reply
 /// body is kept up to `limit` bytes; past that the transfer is aborted and marked too large.
 void *ncurl_transfer_start(void *multi, const char *url, const char *method, const char *const *headers, size_t header_count,

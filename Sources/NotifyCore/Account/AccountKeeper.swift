@@ -15,22 +15,26 @@ import Synchronization
 /// failure is kept for `status` until a run succeeds.
 public actor AccountKeeper {
     private let store: CredentialStore
-    private let configuredBackend: String?
+    /// `backend` (for a login naming none) and the password source, read where used.
+    private let settings: SettingsStore
     private let passwords: PasswordProvider
     private let login: Mutex<Credentials?>
-    private var fetching: Task<Result<String, CoreError>, Never>?
+    /// The password source's run under way, and the source it runs.
+    private var fetching: (source: PasswordSource, run: Task<Result<String, CoreError>, Never>)?
     /// Why the password source failed last, until it works again.
     public private(set) var passwordProblem: String? {
         didSet { statusChanges.bump() }
     }
+    /// The source that failed.
+    private var problemSource: PasswordSource?
     /// Bumped by this keeper, the registrar and the outbox it serves, for `status`.
     public nonisolated let statusChanges = StatusChanges()
 
     /// Loads the saved credentials; the warning says why a file could not be used.
-    public init(stateDirectory: String, configuredBackend: String?, passwords: PasswordProvider) {
+    public init(stateDirectory: String, settings: SettingsStore) {
         self.store = CredentialStore(directory: stateDirectory)
-        self.configuredBackend = configuredBackend
-        self.passwords = passwords
+        self.settings = settings
+        self.passwords = PasswordProvider(settings: settings)
         let (credentials, warning) = store.load()
         self.login = Mutex(credentials)
         self.loadWarning = warning
@@ -59,7 +63,7 @@ public actor AccountKeeper {
     }
 
     public nonisolated func backend(of credentials: Credentials) -> String? {
-        credentials.backend ?? configuredBackend
+        credentials.backend ?? settings[\.backend]
     }
 
     /// Saves `credentials` and makes them the current login; nothing changes when the
@@ -106,11 +110,21 @@ public actor AccountKeeper {
         passwords.forget()
     }
 
+    /// A reload replaced the settings: `status` reports them (the backend, the password
+    /// source), and the last failure of a password source no longer used is forgotten.
+    public func settingsChanged() {
+        let source = passwords.source
+        if let fetching, fetching.source != source { self.fetching = nil }
+        if passwordProblem != nil, problemSource != source { passwordProblem = nil }
+        statusChanges.bump()
+    }
+
     private func password(stored: String) async throws(CoreError) -> String {
         guard passwords.isExternal else { return stored }
         let run: Task<Result<String, CoreError>, Never>
-        if let fetching {
-            run = fetching
+        let source = passwords.source
+        if let fetching, fetching.source == source {
+            run = fetching.run
         } else {
             let passwords = self.passwords
             run = Task {
@@ -120,14 +134,16 @@ public actor AccountKeeper {
                     return .failure(error)
                 }
             }
-            fetching = run
+            fetching = (source, run)
         }
         let result = await run.value
-        if fetching == run {
+        if fetching?.run == run {
             fetching = nil
             switch result {
             case .success: passwordProblem = nil
-            case .failure(let error): passwordProblem = error.description
+            case .failure(let error):
+                passwordProblem = error.description
+                problemSource = source
             }
         }
         return try result.get()

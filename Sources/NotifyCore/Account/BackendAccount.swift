@@ -46,4 +46,10 @@ public protocol BackendAPI: Sendable {
     func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount) async -> Result<Void, BackendCallError>
     /// A request whose only purpose is to learn whether the backend accepts `account`.
     func checkCredentials(account: BackendAccount) async -> Result<Void, BackendCallError>
+    /// A reload replaced the settings: what was sized from them is sized again.
+    func settingsChanged()
+}
+
+extension BackendAPI {
+    public func settingsChanged() {}
 }

@@ -38,20 +38,25 @@ public enum PasswordSource: Sendable, Equatable {
 
 /// Hands out the password for backend calls. An external password is fetched once and
 /// kept in memory (a command like `pass show` may ask for a passphrase), and fetched again
-/// after the backend refused it.
+/// after the backend refused it, or from a new source once a reload changed it.
 public final class PasswordProvider: Sendable {
-    public let source: PasswordSource
-    private let cached = Mutex<String?>(nil)
+    private let settings: SettingsStore
+    /// What the command gave, with the source it came from.
+    private let cached = Mutex<(source: PasswordSource, password: String)?>(nil)
     private let timeout: Double
 
-    public init(source: PasswordSource, timeout: Double = 60) {
-        self.source = source
+    public init(settings: SettingsStore, timeout: Double = 60) {
+        self.settings = settings
         self.timeout = timeout
     }
+
+    /// `password_command` (or the systemd credential) in effect now.
+    public var source: PasswordSource { settings[\.passwordSource] }
 
     public var isExternal: Bool { source != .stored }
 
     public func password(stored: String) async throws(CoreError) -> String {
+        let source = self.source
         switch source {
         case .stored:
             return stored
@@ -61,9 +66,9 @@ public final class PasswordProvider: Sendable {
             }
             return Self.firstLine(data)
         case .command(let command):
-            if let password = cached.withLock({ $0 }) { return password }
+            if let password = cached.withLock({ $0?.source == source ? $0?.password : nil }) { return password }
             let password = try await run(command)
-            cached.withLock { $0 = password }
+            cached.withLock { $0 = (source, password) }
             return password
         }
     }

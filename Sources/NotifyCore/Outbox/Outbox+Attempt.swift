@@ -27,11 +27,11 @@ extension Outbox {
         }
         let body: String
         do {
-            body = try NotificationText.body(delivery.message, for: delivery.platform, escaping: settings.escaping)
+            body = try NotificationText.body(delivery.message, for: delivery.platform, escaping: settings[\.escaping])
         } catch {
             return .failed(error.wireError)
         }
-        let pns = delivery.platform.backendName(android: settings.androidName)
+        let pns = delivery.platform.backendName(android: settings[\.androidName])
         switch await backend.sendNotification(pns: pns, toTag: delivery.to, body: body, account: account) {
         case .success:
             return .delivered

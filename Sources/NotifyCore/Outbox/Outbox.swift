@@ -14,33 +14,10 @@ import NotifyProtocol
 /// Each message is sent as the account that queued it, or held until that account logs in
 /// again: never in another account's name.
 public actor Outbox {
-    public struct Settings: Sendable {
-        public var backoff: Backoff
-        public var expiry: Double
-        /// Attempts under way at once, each on a connection of its own to the backend.
-        /// Sixteen sends a burst about 1.7 times as fast as four on the benchmark's two cores
-        /// (the backend answers while notifyd prepares the next requests), and recipients
-        /// still get their messages in order.
-        public var concurrency: Int
-        public static let defaultConcurrency = 16
-        public static let mostConnections = 64
-        public var escaping: NotificationText.Escaping
-        /// The `pns` name the backend expects for Android (`fcm` or `gcm`).
-        public var androidName: Platform
-
-        public init(backoff: Backoff = Backoff(), expiry: Double = 7 * 86400, concurrency: Int = defaultConcurrency,
-                    escaping: NotificationText.Escaping = .tutorial, androidName: Platform = .fcm) {
-            self.backoff = backoff
-            self.expiry = expiry
-            self.concurrency = concurrency
-            self.escaping = escaping
-            self.androidName = androidName
-        }
-    }
-
     // What is not private here is shared with Outbox+Senders.swift (the senders waiting
     // for their answer) and Outbox+Attempt.swift (one request to the backend).
-    let settings: Settings
+    /// Read where each setting is used; `settingsChanged` takes up a reload.
+    let settings: SettingsStore
     private let store: OutboxStore
     let backend: any BackendAPI
     let clock: any WakeClock
@@ -70,7 +47,7 @@ public actor Outbox {
     private var commits = GroupCommit()
     private var commitTask: Task<Void, Never>?
 
-    public init(settings: Settings, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
+    public init(settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
                 logger: Logger, accounts: AccountKeeper, recovery: BackendRecovery? = nil,
                 onEvent: @escaping @Sendable (DeliveryStatus) -> Void = { _ in },
                 onEmptied: @escaping @Sendable () -> Void = {}) {
@@ -83,7 +60,7 @@ public actor Outbox {
         self.onEvent = onEvent
         self.onEmptied = onEmptied
         self.recovery = recovery
-        self.queue = OutboxQueue(backoff: settings.backoff, concurrency: settings.concurrency, seed: UInt64.random(in: 0...UInt64.max))
+        self.queue = OutboxQueue(backoff: settings[\.retry], concurrency: settings[\.maxConnections], seed: UInt64.random(in: 0...UInt64.max))
     }
 
     /// Loads what a previous run left and starts sending it.
@@ -124,10 +101,12 @@ public actor Outbox {
         let platforms = distinctAtTheBackend(platforms)
         for platform in platforms { try NotificationText.checkSize(message, sender: account.user, for: platform) }
         let now = clock.now()
+        // `outbox_expiry` as it is now: a reload changes it for the messages accepted after it.
+        let expiry = settings[\.outboxExpiry]
         var copies: [Delivery] = []
         for platform in platforms {
             var delivery = Delivery(sequence: nextSequence, to: to, platform: platform, message: message,
-                                    createdAt: now, expiresAt: now.addingTimeInterval(settings.expiry), account: account)
+                                    createdAt: now, expiresAt: now.addingTimeInterval(expiry), account: account)
             delivery.senderWaiting = true
             copies.append(delivery)
             nextSequence += 1
@@ -273,6 +252,21 @@ public actor Outbox {
         pump()
     }
 
+    /// A reload replaced the settings: a shorter `retry_min` or `retry_max` shortens the
+    /// waits already scheduled, `max_connections` bounds the attempts started from now on,
+    /// and a new `backend` (that of a login naming none) is a change of account, as after
+    /// a login: the messages queued for the old one are held.
+    public func settingsChanged() async {
+        if queue.changeSettings(backoff: settings[\.retry], concurrency: settings[\.maxConnections]) {
+            logger.info("outbox: the new retry_min or retry_max shortened the waits already scheduled")
+        }
+        if accounts.currentKey != queue.account {
+            await accountChanged()
+        } else {
+            pump()
+        }
+    }
+
     /// Stops starting attempts; waits briefly for those under way (an attempt cut short
     /// stays queued and is sent after the next start).
     public func shutdown() async {
@@ -296,7 +290,8 @@ public actor Outbox {
     /// `fcm` and `gcm` are one platform at the backend: one send, not two.
     private func distinctAtTheBackend(_ platforms: [Platform]) -> [Platform] {
         var names = Set<String>()
-        return platforms.filter { names.insert($0.backendName(android: settings.androidName)).inserted }
+        let androidName = settings[\.androidName]
+        return platforms.filter { names.insert($0.backendName(android: androidName)).inserted }
     }
 
     /// Starts what may start, arms the timer and answers the waiters that have their

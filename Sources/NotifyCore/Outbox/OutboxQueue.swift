@@ -21,8 +21,8 @@ public struct OutboxQueue: Sendable {
     public private(set) var queued: [Delivery] = []
     /// Failed or expired after queueing: kept to be reported, never dropped silently.
     public private(set) var dead: [Delivery] = []
-    public let backoff: Backoff
-    public let concurrency: Int
+    public private(set) var backoff: Backoff
+    public private(set) var concurrency: Int
     /// Set while the backend refuses the credentials: nothing goes out until `resume`.
     public private(set) var paused = false
     /// The account logged in now; deliveries of any other are held.
@@ -32,7 +32,7 @@ public struct OutboxQueue: Sendable {
     /// (a hand-edited entry): lookups by id then scan instead of searching.
     private var idsFollowSequence = true
     private var inFlight = Set<String>()
-    private var retryAt: [String: Date] = [:]
+    private var retryAt: [String: Wait] = [:]
     private var failures: [String: Int] = [:]
     /// Keys waiting out their own backoff after a failure without `Retry-After`, with their
     /// backend: an answer from that backend to another request ends the wait (`backendWorks`).
@@ -41,6 +41,15 @@ public struct OutboxQueue: Sendable {
     /// out, so a recipient whose own messages fail is not retried at every other success.
     private var cutShort: Set<String> = []
     private var random: SplitMix64
+
+    /// A key's wait after a failure, and how it was drawn, so that a shorter backoff can
+    /// shorten it (`changeSettings`).
+    private struct Wait {
+        var until: Date
+        var failedAt: Date
+        var retryAfter: Double?
+        var unit: Double
+    }
 
     public init(backoff: Backoff, concurrency: Int, seed: UInt64 = 0x6F75_7462_6F78) {
         self.backoff = backoff
@@ -112,7 +121,7 @@ public struct OutboxQueue: Sendable {
         guard let index = queuedIndex(of: id) else { return false }
         let delivery = queued[index]
         if paused || isHeld(delivery) { return true }
-        if let until = retryAt[delivery.orderKey], until > now { return true }
+        if let until = retryAt[delivery.orderKey]?.until, until > now { return true }
         return delivery.attempts > 0 && !inFlight.contains(id)
     }
 
@@ -130,7 +139,7 @@ public struct OutboxQueue: Sendable {
             guard !busyKeys.contains(key) else { continue }
             // Whatever happens, later deliveries with this key wait for this one.
             busyKeys.insert(key)
-            if let until = retryAt[key], until > now { continue }
+            if let until = retryAt[key]?.until, until > now { continue }
             inFlight.insert(delivery.id)
             started.append(delivery)
         }
@@ -163,8 +172,9 @@ public struct OutboxQueue: Sendable {
             failures[key] = count
             let wasCutShort = cutShort.remove(key) != nil
             recoverable[key] = retryAfter == nil && !wasCutShort ? delivery.account?.backend : nil
-            let next = now.addingTimeInterval(backoff.delay(failures: count, retryAfter: retryAfter, unit: random.nextUnit()))
-            retryAt[key] = next
+            let unit = random.nextUnit()
+            let next = now.addingTimeInterval(backoff.delay(failures: count, retryAfter: retryAfter, unit: unit))
+            retryAt[key] = Wait(until: next, failedAt: now, retryAfter: retryAfter, unit: unit)
             delivery.nextAttemptAt = next
             delivery.lastError = error
             if let note = backoff.retryAfterNote(retryAfter) {
@@ -210,6 +220,27 @@ public struct OutboxQueue: Sendable {
             cutShort.insert(key)
         }
         return !keys.isEmpty
+    }
+
+    /// A reload changed `retry_min`, `retry_max` or `max_connections`. A wait already
+    /// scheduled ends at what the new backoff gives for the same failure, when that is
+    /// sooner (a longer backoff applies from the next failure). Returns whether one did.
+    public mutating func changeSettings(backoff newBackoff: Backoff, concurrency newConcurrency: Int) -> Bool {
+        backoff = newBackoff
+        concurrency = max(1, newConcurrency)
+        var shortened = Set<String>()
+        for (key, wait) in retryAt {
+            let failures = self.failures[key] ?? 1
+            let sooner = wait.failedAt.addingTimeInterval(backoff.delay(failures: failures, retryAfter: wait.retryAfter, unit: wait.unit))
+            guard sooner < wait.until else { continue }
+            retryAt[key]?.until = sooner
+            shortened.insert(key)
+        }
+        guard !shortened.isEmpty else { return false }
+        for index in queued.indices where queued[index].nextAttemptAt != nil && shortened.contains(queued[index].orderKey) {
+            queued[index].nextAttemptAt = retryAt[queued[index].orderKey]?.until
+        }
+        return true
     }
 
     /// Credentials changed: try again.
@@ -283,7 +314,7 @@ public struct OutboxQueue: Sendable {
     public func nextWake(now: Date) -> Date? {
         // One pass over the queue: this runs after every attempt and every commit.
         var earliest: Date?
-        let pending = paused ? [:] : retryAt.filter { $0.value > now }
+        let pending = paused ? [:] : retryAt.compactMapValues { $0.until > now ? $0.until : nil }
         for delivery in queued {
             // An expiry that passed while the delivery was in flight is handled when it returns.
             // (The cheap comparison first: hashing every id made this pass cost more than it.)

@@ -7,7 +7,7 @@ import Foundation
 /// The registrar's side of `RegistrationMachine`: its inputs, applying what it asks for,
 /// saving state, the wake-up timer and the callers waiting on an outcome.
 extension Registrar {
-    var effectiveBackend: String? { credentials?.backend ?? settings.configuredBackend }
+    var effectiveBackend: String? { credentials?.backend ?? settings[\.backend] }
 
     var stateToSave: DeviceState {
         var state = device
@@ -15,15 +15,15 @@ extension Registrar {
         return state
     }
 
-    static func inputs(device: DeviceState, account: Credentials?, settings: Settings) -> RegistrationInputs {
+    static func inputs(device: DeviceState, account: Credentials?, configuredBackend: String?) -> RegistrationInputs {
         RegistrationInputs(
             token: device.token, platform: device.platform, tags: device.tags, account: account?.reference,
-            backend: account?.backend ?? settings.configuredBackend, enabled: device.enabled)
+            backend: account?.backend ?? configuredBackend, enabled: device.enabled)
     }
 
     /// What registration passes use: a login being checked, else the saved one.
     var inputs: RegistrationInputs {
-        Self.inputs(device: device, account: trial ?? credentials, settings: settings)
+        Self.inputs(device: device, account: trial ?? credentials, configuredBackend: settings[\.backend])
     }
 
     /// Saves `changed` as the device state, and only then makes it the state the machine

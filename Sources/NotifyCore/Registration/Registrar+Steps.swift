@@ -42,7 +42,7 @@ extension Registrar {
                 case .failure(let error): result = .failed(BackendFailure.classify(error, route: .create))
                 }
             case .upsert(let id, let target):
-                let platform = target.platform.backendName(android: settings.androidName)
+                let platform = target.platform.backendName(android: settings[\.androidName])
                 let outcome = await backend.upsertRegistration(id: id, platform: platform, handle: target.handle, tags: target.tags, account: account)
                 result = Self.stepResult(outcome, route: .upsert)
             case .delete(let id, _):

@@ -13,27 +13,6 @@ import NotifyProtocol
 /// A login made while a device token is set is a trial: the next registration pass uses
 /// the new credentials, and they are saved only once the backend did not refuse them.
 public actor Registrar {
-    public struct Settings: Sendable {
-        /// The backend used when the login did not name one.
-        public var configuredBackend: String?
-        public var policy: RegistrationPolicy
-        /// The platform of a first token set without `--platform`.
-        public var defaultPlatform: Platform
-        /// The name this backend knows Android by (`fcm` or `gcm`), for either name given.
-        public var androidName: Platform
-        /// `allow_insecure_http`: plain http to a backend on another machine is accepted.
-        public var allowInsecureHTTP: Bool
-
-        public init(configuredBackend: String?, policy: RegistrationPolicy = RegistrationPolicy(), defaultPlatform: Platform = .apns, androidName: Platform = .fcm,
-                    allowInsecureHTTP: Bool = false) {
-            self.configuredBackend = configuredBackend
-            self.allowInsecureHTTP = allowInsecureHTTP
-            self.policy = policy
-            self.defaultPlatform = defaultPlatform
-            self.androidName = androidName
-        }
-    }
-
     /// What `status` shows, without the password.
     public struct Snapshot: Sendable {
         public var device: DeviceState
@@ -50,7 +29,8 @@ public actor Registrar {
         public var generation: Int
     }
 
-    let settings: Settings
+    /// Read where each setting is used; `settingsChanged` takes up a reload.
+    let settings: SettingsStore
     let stateStore: StateStore
     let accounts: AccountKeeper
     let backend: any BackendAPI
@@ -103,13 +83,13 @@ public actor Registrar {
     }
 
     public init(
-        settings: Settings, stateDirectory: String, backend: any BackendAPI, accounts: AccountKeeper? = nil,
+        settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, accounts: AccountKeeper? = nil,
         clock: any WakeClock = SystemWakeClock(), logger: Logger, recovery: BackendRecovery? = nil,
         onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in },
         onAccountChange: @escaping @Sendable () async -> Void = {}
     ) {
         self.settings = settings
-        let accounts = accounts ?? AccountKeeper(stateDirectory: stateDirectory, configuredBackend: settings.configuredBackend, passwords: PasswordProvider(source: .stored))
+        let accounts = accounts ?? AccountKeeper(stateDirectory: stateDirectory, settings: settings)
         self.accounts = accounts
         self.stateStore = StateStore(directory: stateDirectory)
         self.backend = backend
@@ -124,8 +104,8 @@ public actor Registrar {
         if let credentialsWarning = accounts.loadWarning { logger.warning(credentialsWarning) }
         self.device = state
         self.machine = RegistrationMachine(
-            inputs: Self.inputs(device: state, account: credentials, settings: settings),
-            record: state.registration, policy: settings.policy, seed: UInt64.random(in: 0...UInt64.max))
+            inputs: Self.inputs(device: state, account: credentials, configuredBackend: settings[\.backend]),
+            record: state.registration, policy: settings[\.policy], seed: UInt64.random(in: 0...UInt64.max))
     }
 
     // MARK: Commands
@@ -137,7 +117,7 @@ public actor Registrar {
 
     /// Returns the generation to wait on. A change that cannot be saved is not made.
     public func setToken(_ raw: String, platform: Platform?) throws(CoreError) -> Int {
-        let platform = platform ?? DeviceToken.platform(of: raw, current: device.token == nil ? settings.defaultPlatform : device.platform)
+        let platform = platform ?? DeviceToken.platform(of: raw, current: device.token == nil ? settings[\.platform] : device.platform)
         var changed = device
         changed.token = try DeviceToken.normalize(raw, for: platform)
         changed.platform = platform
@@ -163,9 +143,9 @@ public actor Registrar {
         if password.isEmpty && !external {
             throw .invalidArgument("no password given (and no password_command or systemd credential is configured)")
         }
-        let chosen = try backend.map { (url: String) throws(CoreError) in try BackendURL.validate(url, allowInsecureHTTP: settings.allowInsecureHTTP) }
+        let chosen = try backend.map { (url: String) throws(CoreError) in try BackendURL.validate(url, allowInsecureHTTP: settings[\.allowInsecureHTTP]) }
             ?? credentials?.backend
-        guard let shown = chosen ?? settings.configuredBackend else { throw .noBackend }
+        guard let shown = chosen ?? settings[\.backend] else { throw .noBackend }
         // An external password is never stored: it is fetched when needed.
         let candidate = Credentials(user: user, password: external ? "" : password, backend: chosen)
         // The only wait comes first, so that what follows sees one state.
@@ -297,6 +277,14 @@ public actor Registrar {
     public func backendWorks(_ backend: String) {
         guard inputs.backend == backend else { return }
         apply(machine.backendWorks(now: clock.now()))
+    }
+
+    /// A reload replaced the settings: the retry or refresh armed now is armed again for the
+    /// new `retry_min`, `retry_max` and `refresh_interval`, and a new `backend` (that of a
+    /// login naming none) is registered with, as after a login.
+    public func settingsChanged() {
+        apply(machine.changePolicy(settings[\.policy], now: clock.now()))
+        apply(machine.update(inputs, now: clock.now()))
     }
 
     /// Counts the changes to what `status` reports, here and in the account keeper and

@@ -15,7 +15,7 @@ import NotifyProtocol
 public struct RegistrationMachine: Sendable {
     public private(set) var inputs: RegistrationInputs
     public private(set) var record: RegistrationRecord
-    public let policy: RegistrationPolicy
+    public private(set) var policy: RegistrationPolicy
 
     /// Raised by every change a caller may wait on; `settledGeneration` catches up when the
     /// outcome for that change is known (success, or a failure and what happens next).
@@ -35,6 +35,9 @@ public struct RegistrationMachine: Sendable {
     /// that fails again at once waits its backoff out.
     private var recoverableWait = false
     private var waitCutShort = false
+    /// How the wait after the last failure was drawn, so that a shorter `retry_min` or
+    /// `retry_max` can shorten it (`changePolicy`).
+    private var lastFailure: (at: Date, retryAfter: Double?, unit: Double)?
 
     private struct InFlight: Sendable {
         var step: RegistrationStep
@@ -112,6 +115,23 @@ public struct RegistrationMachine: Sendable {
         reconcile(now: now)
     }
 
+    /// A reload changed the policy. A wait already scheduled ends at what the new backoff
+    /// gives for the same failure, when that is sooner (a longer backoff applies from the
+    /// next failure); a refresh is armed again for the new interval.
+    public mutating func changePolicy(_ newPolicy: RegistrationPolicy, now: Date) -> [RegistrationAction] {
+        guard newPolicy != policy else { return [] }
+        policy = newPolicy
+        if let retryAt, let failure = lastFailure {
+            let delay = policy.backoff.delay(failures: failures, retryAfter: failure.retryAfter, unit: failure.unit)
+            let sooner = failure.at.addingTimeInterval(delay)
+            if sooner < retryAt {
+                self.retryAt = sooner
+                if backendWaitUntil != nil { backendWaitUntil = sooner }
+            }
+        }
+        return reconcile(now: now)
+    }
+
     /// The backend answered another request (a delivery): a retry waiting on our own
     /// backoff goes now. A `Retry-After` still in force is kept.
     public mutating func backendWorks(now: Date) -> [RegistrationAction] {
@@ -138,6 +158,7 @@ public struct RegistrationMachine: Sendable {
             record.rejected = nil
             record.rejectedReason = nil
             failures = 0
+            lastFailure = nil
             retryAt = nil
             backendWaitUntil = nil
             recoverableWait = false
@@ -271,8 +292,9 @@ public struct RegistrationMachine: Sendable {
     private mutating func backOff(_ finished: InFlight, reason: String, retryAfter: Double?, now: Date) -> [RegistrationAction] {
         failures += 1
         lastReason = [reason, policy.backoff.retryAfterNote(retryAfter)].compactMap { $0 }.joined(separator: "; ")
-        let delay = policy.backoff.delay(failures: failures, retryAfter: retryAfter, unit: random.nextUnit())
-        let when = now.addingTimeInterval(delay)
+        let unit = random.nextUnit()
+        lastFailure = (now, retryAfter, unit)
+        let when = now.addingTimeInterval(policy.backoff.delay(failures: failures, retryAfter: retryAfter, unit: unit))
         retryAt = when
         backendWaitUntil = retryAfter == nil ? nil : when
         recoverableWait = retryAfter == nil && !waitCutShort

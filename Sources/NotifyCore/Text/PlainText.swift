@@ -89,6 +89,14 @@ private func nameThisThread(_ name: String) {
 /// A thread of our own (FoundationEssentials has no `Thread`), for the loops that block in
 /// `poll()`: the socket server and the HTTP client.
 public enum NativeThread {
+    /// Runs blocking work (a file read, an open) on a thread of its own and waits for it
+    /// without holding one of the concurrency pool's few threads.
+    public static func run<T: Sendable>(name: String, _ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            start(name: name) { continuation.resume(returning: body()) }
+        }
+    }
+
     public static func start(name: String, _ body: @escaping @Sendable () -> Void) {
         final class Box: @unchecked Sendable {
             let body: @Sendable () -> Void

@@ -14,17 +14,19 @@ import Synchronization
 
 /// HTTP through the system's libcurl, on one thread of its own that waits in
 /// `curl_multi_poll`: while a request waits for a slow or silent backend, nothing runs.
-/// Connections are kept alive and reused, at most `maximumConnections` to one host.
+/// Connections are kept alive and reused, at most `max_connections` to one host. Each
+/// request takes the `request_timeout` in effect when it is made.
 final class CurlTransport: HTTPTransport {
     private let loop: Result<CurlLoop, HTTPFailure>
+    private let settings: SettingsStore
 
-    init(requestTimeout: Double, maximumConnections: Int, replyLimit: Int) {
+    init(settings: SettingsStore, replyLimit: Int) {
+        self.settings = settings
         var error = [CChar](repeating: 0, count: 512)
         if ncurl_load(&error, error.count) != 0 {
             loop = .failure(HTTPFailure(kind: .other, detail: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
-        } else if let multi = ncurl_multi_new(max(1, maximumConnections)) {
-            let milliseconds = max(1, Int(requestTimeout * 1000))
-            loop = .success(CurlLoop(multi: multi, timeoutMilliseconds: milliseconds, replyLimit: replyLimit))
+        } else if let multi = ncurl_multi_new(max(1, settings[\.maxConnections])) {
+            loop = .success(CurlLoop(multi: multi, replyLimit: replyLimit))
         } else {
             loop = .failure(HTTPFailure(kind: .other, detail: "libcurl could not set up a connection pool"))
         }
@@ -34,9 +36,13 @@ final class CurlTransport: HTTPTransport {
         if case .success(let loop) = loop { loop.stop() }
     }
 
+    func settingsChanged() {
+        if case .success(let loop) = loop { loop.resize(to: max(1, settings[\.maxConnections])) }
+    }
+
     func perform(_ request: HTTPRequest) async -> HTTPOutcome {
         switch loop {
-        case .success(let loop): await loop.perform(request)
+        case .success(let loop): await loop.perform(request, timeoutMilliseconds: max(1, Int(settings[\.requestTimeout] * 1000)))
         case .failure(let failure): .failed(failure)
         }
     }
@@ -48,12 +54,12 @@ private final class CurlLoop: @unchecked Sendable {
     // @unchecked: `multi` and `running` are touched by the loop's thread alone (and
     // `curl_multi_wakeup`, which libcurl makes safe from any thread); the rest is in `shared`.
     private let multi: UnsafeMutableRawPointer
-    private let timeoutMilliseconds: Int
     private let replyLimit: Int
 
     private struct Job {
         var id: UInt64
         var request: HTTPRequest
+        var timeoutMilliseconds: Int
         var continuation: CheckedContinuation<HTTPOutcome, Never>
     }
 
@@ -61,6 +67,8 @@ private final class CurlLoop: @unchecked Sendable {
         var nextID: UInt64 = 0
         var starting: [Job] = []
         var cancelled: [UInt64] = []
+        /// A new size for the pool, for the loop's thread to set.
+        var resize: Int?
         var stopping = false
         /// The multi handle is freed: nobody may wake it any more.
         var stopped = false
@@ -69,14 +77,13 @@ private final class CurlLoop: @unchecked Sendable {
     private let shared = Mutex(Shared())
     private var running: [UnsafeMutableRawPointer: Job] = [:]
 
-    init(multi: UnsafeMutableRawPointer, timeoutMilliseconds: Int, replyLimit: Int) {
+    init(multi: UnsafeMutableRawPointer, replyLimit: Int) {
         self.multi = multi
-        self.timeoutMilliseconds = timeoutMilliseconds
         self.replyLimit = replyLimit
         NativeThread.start(name: "notifyd-http") { [self] in run() }
     }
 
-    func perform(_ request: HTTPRequest) async -> HTTPOutcome {
+    func perform(_ request: HTTPRequest, timeoutMilliseconds: Int) async -> HTTPOutcome {
         let id = shared.withLock { shared in
             shared.nextID += 1
             return shared.nextID
@@ -85,7 +92,7 @@ private final class CurlLoop: @unchecked Sendable {
             await withCheckedContinuation { continuation in
                 let accepted = shared.withLock { shared -> Bool in
                     guard !shared.stopping, !Task.isCancelled else { return false }
-                    shared.starting.append(Job(id: id, request: request, continuation: continuation))
+                    shared.starting.append(Job(id: id, request: request, timeoutMilliseconds: timeoutMilliseconds, continuation: continuation))
                     return true
                 }
                 if accepted {
@@ -98,6 +105,12 @@ private final class CurlLoop: @unchecked Sendable {
             shared.withLock { $0.cancelled.append(id) }
             wake()
         }
+    }
+
+    /// Done on the loop's thread, like everything else that touches the multi handle.
+    func resize(to connections: Int) {
+        shared.withLock { $0.resize = connections }
+        wake()
     }
 
     func stop() {
@@ -113,13 +126,15 @@ private final class CurlLoop: @unchecked Sendable {
 
     private func run() {
         while true {
-            let (starting, cancelled, stopping) = shared.withLock { shared in
+            let (starting, cancelled, resize, stopping) = shared.withLock { shared in
                 defer {
                     shared.starting = []
                     shared.cancelled = []
+                    shared.resize = nil
                 }
-                return (shared.starting, shared.cancelled, shared.stopping)
+                return (shared.starting, shared.cancelled, shared.resize, shared.stopping)
             }
+            if let resize { ncurl_multi_limit(multi, resize) }
             for job in starting { start(job) }
             for id in cancelled {
                 guard let (transfer, job) = running.first(where: { $0.value.id == id }) else { continue }
@@ -148,7 +163,7 @@ private final class CurlLoop: @unchecked Sendable {
             (request.body ?? Data()).withUnsafeBytes { body in
                 ncurl_transfer_start(multi, request.url.absoluteString, request.method, headers, headers.count,
                                      body.baseAddress, body.count, request.body == nil ? 0 : 1,
-                                     timeoutMilliseconds, timeoutMilliseconds, replyLimit)
+                                     job.timeoutMilliseconds, job.timeoutMilliseconds, replyLimit)
             }
         }
         guard let transfer else {

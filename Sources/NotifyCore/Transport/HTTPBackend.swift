@@ -6,7 +6,7 @@ import Foundation
 import NotifyProtocol
 
 /// The tutorial AppBackend over HTTP(S): connections are reused, at most
-/// `maximumConnections` to the backend. Redirects are not followed and replies are bounded
+/// `max_connections` to the backend. Redirects are not followed and replies are bounded
 /// (see `HTTPTransport`); text from the backend is scrubbed before it is kept.
 public final class HTTPBackend: BackendAPI {
     /// The contract's replies are a short JSON string or nothing; anything past this is refused.
@@ -14,20 +14,25 @@ public final class HTTPBackend: BackendAPI {
 
     private let transport: any HTTPTransport
     private let replyLimit: Int
-    private let allowInsecureHTTP: Bool
+    /// Read at each request: `request_timeout`, `max_connections`, `allow_insecure_http`.
+    private let settings: SettingsStore
 
-    public init(requestTimeout: Double = 30, maximumConnections: Int = Outbox.Settings.defaultConcurrency, replyLimit: Int = HTTPBackend.defaultReplyLimit, allowInsecureHTTP: Bool = false) {
+    public init(settings: SettingsStore, replyLimit: Int = HTTPBackend.defaultReplyLimit) {
         #if canImport(Darwin)
-        transport = URLSessionTransport(requestTimeout: requestTimeout, maximumConnections: maximumConnections, replyLimit: replyLimit)
+        transport = URLSessionTransport(settings: settings, replyLimit: replyLimit)
         #else
-        transport = CurlTransport(requestTimeout: requestTimeout, maximumConnections: maximumConnections, replyLimit: replyLimit)
+        transport = CurlTransport(settings: settings, replyLimit: replyLimit)
         #endif
         self.replyLimit = replyLimit
-        self.allowInsecureHTTP = allowInsecureHTTP
+        self.settings = settings
     }
 
     deinit {
         transport.invalidate()
+    }
+
+    public func settingsChanged() {
+        transport.settingsChanged()
     }
 
     public func createRegistrationId(handle: String, account: BackendAccount) async -> Result<String, BackendCallError> {
@@ -66,7 +71,7 @@ public final class HTTPBackend: BackendAPI {
     private func call(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount) async -> Result<Data, BackendCallError> {
         // Checked here as well as where the URL is configured: a credentials file written
         // by an older version may still name a plain-http backend.
-        if let refusal = BackendURL.insecureRefusal(account.baseURL, allowInsecureHTTP: allowInsecureHTTP) {
+        if let refusal = BackendURL.insecureRefusal(account.baseURL, allowInsecureHTTP: settings[\.allowInsecureHTTP]) {
             return .failure(.transport(refusal))
         }
         guard let url = URLText.url(base: account.baseURL, path: path, query: query) else {

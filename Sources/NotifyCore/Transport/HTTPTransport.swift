@@ -11,6 +11,8 @@ protocol HTTPTransport: Sendable {
     func perform(_ request: HTTPRequest) async -> HTTPOutcome
     /// Ends the transport: requests in flight fail, its thread or session goes.
     func invalidate()
+    /// A reload replaced the settings: the pool takes the new `max_connections`.
+    func settingsChanged()
 }
 
 struct HTTPRequest: Sendable {

@@ -18,16 +18,21 @@ final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataDelegate
     }
 
     private let limit: Int
+    private let settings: SettingsStore
     private let transfers = Mutex<[Int: Transfer]>([:])
     private nonisolated(unsafe) var session: URLSession!
 
-    init(requestTimeout: Double, maximumConnections: Int, replyLimit: Int) {
+    /// A session is configured once: its pool is sized for `max_connections` at start,
+    /// and its bound on a whole request for twice the `request_timeout` at start (a reload's
+    /// `request_timeout` applies to each request's wait for the backend). A reload's
+    /// `max_connections` bounds the requests the outbox makes at once.
+    init(settings: SettingsStore, replyLimit: Int) {
         limit = replyLimit
+        self.settings = settings
         super.init()
         let configuration = URLSessionConfiguration.default
-        configuration.timeoutIntervalForRequest = requestTimeout
-        configuration.timeoutIntervalForResource = requestTimeout * 2
-        configuration.httpMaximumConnectionsPerHost = maximumConnections
+        configuration.timeoutIntervalForResource = settings[\.requestTimeout] * 2
+        configuration.httpMaximumConnectionsPerHost = settings[\.maxConnections]
         configuration.urlCache = nil
         configuration.httpCookieStorage = nil
         configuration.urlCredentialStorage = nil
@@ -40,9 +45,13 @@ final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataDelegate
         session.invalidateAndCancel()
     }
 
+    func settingsChanged() {}
+
     func perform(_ request: HTTPRequest) async -> HTTPOutcome {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
+        // `request_timeout` as it is now: a reload changes it for the next request.
+        urlRequest.timeoutInterval = settings[\.requestTimeout]
         for line in request.headers {
             guard let colon = line.firstIndex(of: ":") else { continue }
             urlRequest.setValue(line[line.index(after: colon)...].trimmingSpaces(), forHTTPHeaderField: String(line[..<colon]))

@@ -28,6 +28,10 @@ final class SocketServer: Sendable {
     private let whenQuiet: @Sendable () -> Void
     /// Whether the loop will call `whenQuiet` anyway, after activity it has seen.
     private let quietPending = Atomic<Bool>(false)
+    private let openFiles: Int
+    /// Clients served at once: `limits.maximumConnections`, or fewer under the open-file
+    /// limit, after what the daemon keeps for itself (`keepForTheDaemon`).
+    private let clientLimit = Atomic<Int>(1)
 
     /// `whenQuiet` runs on the loop's thread once activity has stopped for
     /// `limits.quietPeriod`; an idle loop never calls it.
@@ -38,18 +42,24 @@ final class SocketServer: Sendable {
         self.logger = logger
         self.whenQuiet = whenQuiet
         self.inbox = try LoopInbox()
-        var limits = limits
-        let openFiles = OpenFileLimit.raise()
-        let share = OpenFileLimit.clientShare(of: openFiles, wanted: limits.maximumConnections, keeping: limits.descriptorsForTheDaemon)
-        if share < min(limits.maximumConnections, OpenFileLimit.fewClients) {
-            logger.warning("the open-file limit of \(openFiles) leaves room for \(share) client connection(s) at once "
-                           + "(notifyd keeps \(limits.descriptorsForTheDaemon) descriptors for its backend connections and files); "
-                           + "raise it (LimitNOFILE= in the service, or ulimit -n) to let more clients in")
-        }
-        limits.maximumConnections = share
+        self.openFiles = OpenFileLimit.raise()
         self.limits = limits
+        keepForTheDaemon(limits.descriptorsForTheDaemon)
         // poll() says when to accept; accept() itself must never block.
         _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
+    }
+
+    /// Sizes the clients' share of the open-file limit for `kept` descriptors of the
+    /// daemon's own: at start, and when a reload changes `max_connections`. Connections
+    /// open beyond a smaller share stay open; the next is refused.
+    func keepForTheDaemon(_ kept: Int) {
+        let share = OpenFileLimit.clientShare(of: openFiles, wanted: limits.maximumConnections, keeping: kept)
+        if share < min(limits.maximumConnections, OpenFileLimit.fewClients) {
+            logger.warning("the open-file limit of \(openFiles) leaves room for \(share) client connection(s) at once "
+                           + "(notifyd keeps \(kept) descriptors for its backend connections and files); "
+                           + "raise it (LimitNOFILE= in the service, or ulimit -n) to let more clients in")
+        }
+        clientLimit.store(share, ordering: .relaxed)
     }
 
     func start() {
@@ -254,9 +264,10 @@ final class SocketServer: Sendable {
                 _ = Glibc_or_Darwin_close(fd)
                 return
             }
-            if connections.count >= limits.maximumConnections {
-                refused("beyond the limit", because: "\(limits.maximumConnections) connections are open already", now: now)
-                let refusal = Reply.failure(nil, WireError(code: .tooManyConnections, message: "notifyd already serves \(limits.maximumConnections) connections; try again once some have closed"))
+            let limit = server.clientLimit.load(ordering: .relaxed)
+            if connections.count >= limit {
+                refused("beyond the limit", because: "\(limit) connections are open already", now: now)
+                let refusal = Reply.failure(nil, WireError(code: .tooManyConnections, message: "notifyd already serves \(limit) connections; try again once some have closed"))
                 _ = refusal.withUnsafeBytes { send(fd, $0.baseAddress!, $0.count, sendFlags | Int32(MSG_DONTWAIT)) }
                 _ = Glibc_or_Darwin_close(fd)
                 return

@@ -10,18 +10,12 @@ import NotifySocket
 /// notifyd's settings after merging defaults, the config file, the environment and the
 /// flags, in that order of increasing precedence.
 public struct ResolvedSettings: Sendable {
-    public var backend: String?
-    public var platform: Platform = .apns
-    public var sendPlatforms: [Platform] = [.apns]
-    public var policy = RegistrationPolicy()
-    public var requestTimeout = 30.0
-    public var outbox = Outbox.Settings()
-    public var logLevel: LogLevel = .notice
-    /// Where the log goes instead of standard error.
-    public var logFile: String?
+    /// Every setting a running notifyd uses, and takes up again at a reload.
+    public var runtime = RuntimeSettings()
+    /// Where `runtime.passwordSource` comes from, unless a systemd credential wins over it.
     public var passwordCommand: String?
+    /// The one setting a running notifyd cannot take up: it waits for a restart.
     public var stateDirectory: String?
-    public var allowInsecureHTTP = false
     /// Which file was read (or looked for), and where each effective value came from.
     public var configPath: String
     public var origins: [String: String] = [:]
@@ -72,15 +66,16 @@ public struct ResolvedSettings: Sendable {
                 problems.append(SettingProblem(origin: value.origin, key: value.key, message: error.message))
             }
         }
+        settings.runtime.passwordSource = PasswordSource.detect(command: settings.passwordCommand, environment: environment)
         // Checked once every value is in: `allow_insecure_http` may come after `backend`.
-        if let backend = settings.backend {
+        if let backend = settings.runtime.backend {
             do throws(CoreError) {
-                settings.backend = try BackendURL.validate(backend, allowInsecureHTTP: settings.allowInsecureHTTP)
+                settings.runtime.backend = try BackendURL.validate(backend, allowInsecureHTTP: settings.runtime.allowInsecureHTTP)
             } catch {
                 problems.append(SettingProblem(origin: settings.origins["backend"] ?? "settings", key: "backend", message: error.description))
             }
         }
-        if settings.policy.backoff.initial > settings.policy.backoff.maximum {
+        if settings.runtime.retry.initial > settings.runtime.retry.maximum {
             // Named where one of the two was given: retry_max alone may be below the default retry_min.
             if let origin = settings.origins["retry_min"] {
                 problems.append(SettingProblem(origin: origin, key: "retry_min", message: "is longer than retry_max"))
@@ -103,11 +98,8 @@ public struct ResolvedSettings: Sendable {
     /// The daemon's configuration, once the socket path has been resolved.
     public func configuration(socketFlag: String?, environment: [String: String]) throws(SocketError) -> DaemonConfiguration {
         let location = try SocketLocation.resolve(flag: socketFlag, environment: environment)
-        return DaemonConfiguration(
-            socket: location, stateDirectory: stateDirectory ?? DaemonConfiguration.defaultStateDirectory(environment: environment),
-            backend: backend, logLevel: logLevel, policy: policy, requestTimeout: requestTimeout,
-            platform: platform, sendPlatforms: sendPlatforms, outbox: outbox,
-            passwordSource: PasswordSource.detect(command: passwordCommand, environment: environment), allowInsecureHTTP: allowInsecureHTTP)
+        return DaemonConfiguration(socket: location, stateDirectory: stateDirectory ?? DaemonConfiguration.defaultStateDirectory(environment: environment),
+                                   settings: runtime)
     }
 
     /// For `--check-config`: every setting with its effective value and where it came

@@ -15,8 +15,9 @@ struct SettingKey: Sendable {
     let summary: String
     /// The value in effect when none is given, as `--check-config` shows it.
     let defaultText: String
-    /// False for the settings a running notifyd cannot take up: they wait for a restart.
-    var reloadable = false
+    /// False for `state_dir`, which a running notifyd cannot leave: a change waits for a
+    /// restart. Every other setting is taken up by a reload.
+    var reloadable = true
     let apply: @Sendable (inout ResolvedSettings, String) throws(SettingError) -> Void
 
     var environmentName: String { "NOTIFYD_" + name.uppercased() }
@@ -30,7 +31,7 @@ struct SettingKey: Sendable {
         SettingKey(name: "backend", flag: "--backend", summary: "the app backend URL", defaultText: "none") { settings, value throws(SettingError) in
             // The form is checked here; plain http is checked once `allow_insecure_http` is known.
             do throws(CoreError) {
-                settings.backend = try BackendURL.validate(value, allowInsecureHTTP: true)
+                settings.runtime.backend = try BackendURL.validate(value, allowInsecureHTTP: true)
             } catch {
                 throw SettingError(error.description)
             }
@@ -38,17 +39,17 @@ struct SettingKey: Sendable {
         SettingKey(name: "allow_insecure_http", flag: "--allow-insecure-http", summary: "allow plain http to a backend on another machine (sends the password in clear)",
                    defaultText: "false") { settings, value throws(SettingError) in
             switch value.lowercased() {
-            case "true", "yes", "1", "on": settings.allowInsecureHTTP = true
-            case "false", "no", "0", "off": settings.allowInsecureHTTP = false
+            case "true", "yes", "1", "on": settings.runtime.allowInsecureHTTP = true
+            case "false", "no", "0", "off": settings.runtime.allowInsecureHTTP = false
             default: throw SettingError("must be true or false, not '\(value)'")
             }
         },
         SettingKey(name: "platform", flag: nil, summary: "platform of a first token: apns, fcm, gcm or wns", defaultText: "apns") { settings, value throws(SettingError) in
-            settings.platform = try platform(value)
+            settings.runtime.platform = try platform(value)
         },
-        SettingKey(name: "send_platforms", flag: nil, summary: "default platforms for send, comma-separated", defaultText: "apns", reloadable: true) { settings, value throws(SettingError) in
+        SettingKey(name: "send_platforms", flag: nil, summary: "default platforms for send, comma-separated", defaultText: "apns") { settings, value throws(SettingError) in
             do {
-                settings.sendPlatforms = try Platform.list(value.split(separator: ",").map(String.init))
+                settings.runtime.sendPlatforms = try Platform.list(value.split(separator: ",").map(String.init))
             } catch {
                 throw SettingError("\(error)")
             }
@@ -56,55 +57,54 @@ struct SettingKey: Sendable {
         SettingKey(name: "android_name", flag: nil, summary: "the name the backend knows Android by: fcm or gcm", defaultText: "fcm") { settings, value throws(SettingError) in
             let chosen = try platform(value)
             guard chosen == .fcm || chosen == .gcm else { throw SettingError("must be fcm or gcm, not '\(value)'") }
-            settings.outbox.androidName = chosen
+            settings.runtime.androidName = chosen
         },
         SettingKey(name: "refresh_interval", flag: "--refresh-interval", summary: "re-register after this long (default 24h)", defaultText: "24h") { settings, value throws(SettingError) in
-            settings.policy.refreshInterval = try duration(value, atLeast: 1)
+            settings.runtime.policy.refreshInterval = try duration(value, atLeast: 1)
         },
         SettingKey(name: "retry_min", flag: "--retry-min", summary: "first wait after a failure (default 5s)", defaultText: "5s") { settings, value throws(SettingError) in
             let seconds = try duration(value, atLeast: 0.01)
-            settings.policy.backoff.initial = seconds
-            settings.outbox.backoff.initial = seconds
+            settings.runtime.retry.initial = seconds
         },
         SettingKey(name: "retry_max", flag: "--retry-max", summary: "longest wait between attempts (default 30m)", defaultText: "30m") { settings, value throws(SettingError) in
             let seconds = try duration(value, atLeast: 0.01)
-            settings.policy.backoff.maximum = seconds
-            settings.outbox.backoff.maximum = seconds
+            settings.runtime.retry.maximum = seconds
         },
         SettingKey(name: "request_timeout", flag: "--request-timeout", summary: "how long one backend request may take (default 30s)", defaultText: "30s") { settings, value throws(SettingError) in
-            settings.requestTimeout = try duration(value, atLeast: 0.1)
+            settings.runtime.requestTimeout = try duration(value, atLeast: 0.1)
         },
         SettingKey(name: "escape", flag: nil, summary: "tutorial (notifyd escapes message text) or none (the backend does)", defaultText: "tutorial") { settings, value throws(SettingError) in
             guard let escaping = NotificationText.Escaping(rawValue: value.lowercased()) else {
                 throw SettingError("must be tutorial or none, not '\(value)'")
             }
-            settings.outbox.escaping = escaping
+            settings.runtime.escaping = escaping
         },
         SettingKey(name: "outbox_expiry", flag: nil, summary: "how long an undelivered message is retried (default 7d)", defaultText: "7d") { settings, value throws(SettingError) in
-            settings.outbox.expiry = try duration(value, atLeast: 1)
+            settings.runtime.outboxExpiry = try duration(value, atLeast: 1)
         },
-        SettingKey(name: "max_connections", flag: nil, summary: "most requests to the backend at once (default \(Outbox.Settings.defaultConcurrency))",
-                   defaultText: "\(Outbox.Settings.defaultConcurrency)") { settings, value throws(SettingError) in
+        SettingKey(name: "max_connections", flag: nil, summary: "most requests to the backend at once (default \(RuntimeSettings.defaultConnections))",
+                   defaultText: "\(RuntimeSettings.defaultConnections)") { settings, value throws(SettingError) in
             let digits = value.trimmingSpaces()
             guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                  let count = Int(digits), (1...Outbox.Settings.mostConnections).contains(count) else {
-                throw SettingError("must be a whole number from 1 to \(Outbox.Settings.mostConnections), not '\(value)'")
+                  let count = Int(digits), (1...RuntimeSettings.mostConnections).contains(count) else {
+                throw SettingError("must be a whole number from 1 to \(RuntimeSettings.mostConnections), not '\(value)'")
             }
-            settings.outbox.concurrency = count
+            settings.runtime.maxConnections = count
         },
-        SettingKey(name: "log_level", flag: "--log-level", summary: "error, warning, notice, info or debug", defaultText: "notice", reloadable: true) { settings, value throws(SettingError) in
+        SettingKey(name: "log_level", flag: "--log-level", summary: "error, warning, notice, info or debug", defaultText: "notice") { settings, value throws(SettingError) in
             guard let level = LogLevel(name: value) else { throw SettingError("must be error, warning, notice, info or debug, not '\(value)'") }
-            settings.logLevel = level
+            settings.runtime.logLevel = level
         },
         SettingKey(name: "log_file", flag: "--log-file", summary: "append the log to this file instead of standard error", defaultText: "standard error") { settings, value throws(SettingError) in
             guard value.hasPrefix("/") else { throw SettingError("must be an absolute path") }
-            settings.logFile = value
+            settings.runtime.logFile = value
         },
         SettingKey(name: "password_command", flag: nil, summary: "a command printing the password, e.g. `pass show notifyd`", defaultText: "none") { settings, value throws(SettingError) in
             guard !value.trimmingSpaces().isEmpty else { throw SettingError("is empty") }
             settings.passwordCommand = value
         },
-        SettingKey(name: "state_dir", flag: "--state-dir", summary: "the state directory", defaultText: "$XDG_STATE_HOME/notifyd") { settings, value throws(SettingError) in
+        SettingKey(name: "state_dir", flag: "--state-dir", summary: "the state directory", defaultText: "$XDG_STATE_HOME/notifyd",
+                   reloadable: false) { settings, value throws(SettingError) in
             guard value.hasPrefix("/") else { throw SettingError("must be an absolute path") }
             settings.stateDirectory = value
         },

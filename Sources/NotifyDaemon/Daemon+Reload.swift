@@ -1,0 +1,58 @@
+import NotifyCore
+import NotifyProtocol
+
+/// `notifyctl reload`, SIGHUP and `systemctl --user reload notifyd`: the configuration is
+/// read again and every setting but `state_dir` takes effect, or, when anything is wrong
+/// with it, nothing changes and every problem is named.
+extension Daemon {
+    /// One reload at a time: a second one waits for the first, then reads the files again.
+    public func reload() async -> ReloadResult {
+        let next = reloads.withLock { previous -> Task<ReloadResult, Never> in
+            let earlier = previous
+            let next = Task {
+                _ = await earlier?.value
+                return await self.reloadNow()
+            }
+            previous = next
+            return next
+        }
+        return await next.value
+    }
+
+    private func reloadNow() async -> ReloadResult {
+        guard let source = configuration.settingsSource, let current = settingsInEffect.withLock({ $0 }) else {
+            return ReloadResult(config: "", applied: [], restartNeeded: [], problems: ["this notifyd was not started from a configuration"])
+        }
+        // Reading the file blocks: not on the concurrency pool.
+        let (settings, problems) = await NativeThread.run(name: "notifyd-reload") { source.read() }
+        guard problems.isEmpty else {
+            logger.warning("reload: configuration unchanged: " + problems.map(\.description).joined(separator: "; "))
+            return ReloadResult(config: settings.configPath, applied: [], restartNeeded: [], problems: problems.map(\.description))
+        }
+        let (applied, restartNeeded) = current.changes(to: settings)
+        // What cannot be applied stays as it was at start, to be compared with at the next reload.
+        var inEffect = settings
+        inEffect.stateDirectory = current.stateDirectory
+        for key in restartNeeded {
+            inEffect.values[key] = current.values[key]
+            inEffect.origins[key] = current.origins[key]
+        }
+        settingsInEffect.withLock { $0 = inEffect }
+        apply(settings.runtime)
+        await accounts.settingsChanged()
+        await registrar.settingsChanged()
+        await outbox.settingsChanged()
+        logger.notice("reloaded \(settings.configPath) (settings generation \(self.settings.generation)): " + (applied.isEmpty ? "nothing changed" : "applied " + applied.joined(separator: ", "))
+                      + (restartNeeded.isEmpty ? "" : "; takes effect after a restart: " + restartNeeded.joined(separator: ", ")))
+        return ReloadResult(config: settings.configPath, applied: applied, restartNeeded: restartNeeded, problems: [])
+    }
+
+    /// Makes `runtime` the settings in effect, and sizes again what was sized from them
+    /// outside the actors: the log level, the HTTP pool, the clients' share of descriptors.
+    private func apply(_ runtime: RuntimeSettings) {
+        settings.replace(with: runtime)
+        logger.setLevel(runtime.logLevel)
+        backend.settingsChanged()
+        server.withLock { $0 }?.keepForTheDaemon(descriptorsKept(connections: runtime.maxConnections))
+    }
+}
