@@ -56,11 +56,11 @@ public struct Logger: Sendable {
         threshold.level.withLock { $0 = level }
     }
 
-    /// The daemon's logger: stderr, journal-style when systemd is reading.
-    public static func standardError(level: LogLevel, environment: [String: String]) -> Logger {
-        let journal = environment["JOURNAL_STREAM"] != nil
-        return Logger(level: level) { level, message in
-            let line = journal
+    /// The daemon's logger: stderr, journal-style while `journal` says systemd is reading
+    /// (a reload may put a log file in its place, or take it away).
+    public static func standardError(level: LogLevel, journal: @escaping @Sendable () -> Bool) -> Logger {
+        Logger(level: level) { level, message in
+            let line = journal()
                 ? "<\(level.rawValue)>\(message)\n"
                 : "\(Date().formatted(.iso8601)) notifyd[\(getpid())] \(level.name): \(message)\n"
             var bytes = Array(line.utf8)

@@ -23,12 +23,25 @@ extension Daemon {
         guard let source = configuration.settingsSource, let current = settingsInEffect.withLock({ $0 }) else {
             return ReloadResult(config: "", applied: [], restartNeeded: [], problems: ["this notifyd was not started from a configuration"])
         }
-        // Reading the file blocks: not on the concurrency pool.
-        let (settings, problems) = await NativeThread.run(name: "notifyd-reload") { source.read() }
+        // Reading the file and opening the log block: not on the concurrency pool. The log
+        // file is opened before anything changes, so that one that cannot be opened is a
+        // problem like the others; under the same name too, for logrotate.
+        let logFile = configuration.logFile
+        let (read, opened) = await NativeThread.run(name: "notifyd-reload") {
+            let read = source.read()
+            return (read, logFile.map { file in Result { () throws(LogFile.Problem) in try file.prepare(read.0.runtime.logFile) } })
+        }
+        let settings = read.0
+        var problems = read.1
+        if case .failure(let problem) = opened {
+            problems.append(SettingProblem(origin: settings.origins["log_file"] ?? "settings", key: "log_file", message: problem.description))
+        }
         guard problems.isEmpty else {
+            if case .success(let unused) = opened { logFile?.discard(unused) }
             logger.warning("reload: configuration unchanged: " + problems.map(\.description).joined(separator: "; "))
             return ReloadResult(config: settings.configPath, applied: [], restartNeeded: [], problems: problems.map(\.description))
         }
+        if case .success(let file) = opened { logFile?.use(file) }
         let (applied, restartNeeded) = current.changes(to: settings)
         // What cannot be applied stays as it was at start, to be compared with at the next reload.
         var inEffect = settings

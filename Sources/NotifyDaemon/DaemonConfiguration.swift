@@ -25,6 +25,9 @@ public struct DaemonConfiguration: Sendable {
     /// The settings in effect and how to read them again, for `reload` and SIGHUP; nil
     /// when they were not read from anywhere (a daemon built in code).
     public var settingsSource: SettingsSource?
+    /// Standard error or the `log_file` in its place, opened again at each reload; nil
+    /// when the log goes elsewhere (a daemon built in code).
+    public var logFile: LogFile?
 
     public init(socket: SocketLocation, stateDirectory: String, settings: RuntimeSettings = RuntimeSettings()) {
         self.socket = socket

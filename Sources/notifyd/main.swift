@@ -163,19 +163,15 @@ if !problems.isEmpty {
 if let problem = stateDirectoryProblem(configuration.stateDirectory) { fail(problem, code: configurationErrorStatus) }
 
 ShutdownSignals.install()
-var logEnvironment = environment
-if let logFile = settings.runtime.logFile {
-    // Everything written to standard error goes to the file, Foundation's own warnings too.
-    // Its directory is usually the state directory, which may not exist yet.
-    try? FileManager.default.createDirectory(atPath: FilePath.directory(of: logFile), withIntermediateDirectories: true,
-                                             attributes: [.posixPermissions: 0o700])
-    let fd = open(logFile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { fail("cannot open the log file \(logFile): \(String(cString: strerror(errno)))", code: configurationErrorStatus) }
-    dup2(fd, 2)
-    close(fd)
-    // The file is not the journal: lines keep their timestamps, not `<N>` prefixes.
-    logEnvironment["JOURNAL_STREAM"] = nil
+// Everything written to standard error goes to `log_file` when there is one, and to the
+// file of that name again after each reload.
+let logFile = LogFile(environment: environment)
+do {
+    logFile.use(try logFile.prepare(settings.runtime.logFile))
+} catch {
+    fail(error.description, code: configurationErrorStatus)
 }
+configuration.logFile = logFile
 configuration.requestStop = { ShutdownSignals.requestStop() }
 let givenFlags = flagValues
 let givenConfig = configFlag
@@ -184,7 +180,7 @@ configuration.settingsSource = SettingsSource(current: settings) {
 }
 configuration.activatedListener = SocketActivation.systemdListener(environment: environment) ?? SocketActivation.launchdListener(name: "Listeners")
 configuration.serviceManager = ServiceManagerNotifier.fromEnvironment(environment)
-let logger = Logger.standardError(level: configuration.settings.logLevel, environment: logEnvironment)
+let logger = Logger.standardError(level: configuration.settings.logLevel) { logFile.isJournal }
 // Before the daemon reads the credentials.
 if allowCoreDumps {
     logger.warning("core dumps are allowed (--allow-core-dumps): a core file of notifyd holds the password")

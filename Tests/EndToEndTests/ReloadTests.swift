@@ -1,0 +1,58 @@
+import Foundation
+import NotifySocket
+import NotifyTestSupport
+import Testing
+
+/// What a reload of the built notifyd changes outside its settings store: the log file,
+/// the clients' share of the open-file limit.
+@Suite struct ReloadTests {
+    /// logrotate renames the file and sends SIGHUP (or runs `notifyctl reload`): the log goes
+    /// on in a new file of the old name, not in the renamed one.
+    @Test func theLogFileIsOpenedAgainAtEverySIGHUPAndReload() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        let log = directory.file("notifyd.log")
+        try Data("log_file = \(log)\n".utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config], environment: ["JOURNAL_STREAM": "8:1234"])
+        #expect(try await daemon.notifyctl(["ping"]).status == 0)
+        let rotated = log + ".1"
+        #expect(rename(log, rotated) == 0)
+
+        daemon.child.signal(SIGHUP)
+        #expect(await eventually { Self.text(log).contains("reloaded \(config)") }, "a new file under the old name")
+        let before = Self.text(rotated)
+        #expect(try await daemon.notifyctl(["ping"]).status == 0)
+        #expect(await eventually { Self.text(log).contains("connection 2 opened") })
+        #expect(Self.text(rotated) == before, "nothing more goes to the renamed file")
+        #expect(permissionBits(log) == 0o600)
+
+        // Without log_file, the log goes back to the standard error notifyd was given.
+        try Data("".utf8).write(to: URL(fileURLWithPath: config))
+        #expect(try await daemon.notifyctl(["reload"]).status == 0)
+        #expect(await eventually { daemon.child.standardError.contains("<5>reloaded \(config)") }, "\(daemon.child.standardError)")
+        await daemon.cleanUp()
+    }
+
+    @Test func aLogFileThatCannotBeOpenedIsAProblemAndChangesNothing() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        let log = directory.file("notifyd.log")
+        try Data("log_file = \(log)\n".utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config], logLevelFlag: false)
+        // A regular file where the directory would have to be.
+        try Data("log_file = \(config)/notifyd.log\nlog_level = debug\n".utf8).write(to: URL(fileURLWithPath: config))
+        let reload = try await daemon.notifyctl(["reload"])
+        #expect(reload.status == 1)
+        #expect(reload.error.contains("\(config):1: log_file: cannot open the log file \(config)/notifyd.log"), "\(reload.error)")
+        #expect(try await daemon.notifyctl(["ping"]).status == 0)
+        #expect(!Self.text(log).contains("debug:"), "log_level was not applied either")
+        #expect(Self.text(log).contains("configuration unchanged"), "the old log file is still in use")
+        await daemon.cleanUp()
+    }
+
+    static func text(_ path: String) -> String {
+        (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    }
+}
