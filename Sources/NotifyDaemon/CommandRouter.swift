@@ -156,9 +156,11 @@ struct CommandRouter: RequestHandler {
     private func status() async -> StatusResult {
         let snapshot = await registrar.snapshot()
         let passwordSource = settings[\.passwordSource].name
+        let restartNeeded = control.restartNeeded
         return StatusResult(
             daemon: .init(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid, socket: info.socketPath,
-                          stateDirectory: info.stateDirectory, startedAt: info.startedAt, passwordSource: passwordSource),
+                          stateDirectory: info.stateDirectory, startedAt: info.startedAt, passwordSource: passwordSource,
+                          restartNeeded: restartNeeded.isEmpty ? nil : restartNeeded),
             backend: snapshot.backend,
             account: snapshot.user.map { StatusResult.Account(user: $0, passwordSource: passwordSource, passwordProblem: snapshot.passwordProblem) },
             device: .init(token: snapshot.device.token, platform: snapshot.device.platform, tags: snapshot.device.tags),

@@ -51,6 +51,7 @@ extension Daemon {
             inEffect.origins[key] = current.origins[key]
         }
         settingsInEffect.withLock { $0 = inEffect }
+        control.restartNeeded = restartNeeded
         apply(settings.runtime)
         await accounts.settingsChanged()
         await registrar.settingsChanged()

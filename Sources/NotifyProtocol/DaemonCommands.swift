@@ -40,8 +40,12 @@ public struct StatusResult: Codable, Hashable, Sendable {
         /// Where a login's password comes from: "file" (given at login), "command" or
         /// "systemd-credential". Clients skip the password prompt unless it is "file".
         public var passwordSource: String?
+        /// Settings changed since notifyd started that take effect only when it starts
+        /// again (only `state_dir` can be one); absent when none, and from older daemons.
+        public var restartNeeded: [String]?
 
-        public init(version: String, protocol: Int, pid: Int32, socket: String, stateDirectory: String, startedAt: Date, passwordSource: String? = nil) {
+        public init(version: String, protocol: Int, pid: Int32, socket: String, stateDirectory: String, startedAt: Date, passwordSource: String? = nil,
+                    restartNeeded: [String]? = nil) {
             self.version = version
             self.protocol = `protocol`
             self.pid = pid
@@ -49,6 +53,7 @@ public struct StatusResult: Codable, Hashable, Sendable {
             self.stateDirectory = stateDirectory
             self.startedAt = startedAt
             self.passwordSource = passwordSource
+            self.restartNeeded = restartNeeded
         }
 
         enum CodingKeys: String, CodingKey {
@@ -56,6 +61,7 @@ public struct StatusResult: Codable, Hashable, Sendable {
             case stateDirectory = "state_directory"
             case startedAt = "started_at"
             case passwordSource = "password_source"
+            case restartNeeded = "restart_needed"
         }
     }
 

@@ -62,6 +62,9 @@ enum Status: Subcommand {
             lines.append("tags:         \(status.device.tags.isEmpty ? "(none)" : status.device.tags.joined(separator: " "))")
             if let outbox = status.outbox { lines.append("outbox:       \(Self.describe(outbox))") }
             lines.append("notifyd:      \(status.daemon.version), pid \(status.daemon.pid), \(status.daemon.socket)")
+            if let waiting = status.daemon.restartNeeded, !waiting.isEmpty {
+                lines.append("restart for:  \(waiting.joined(separator: ", ")) (changed in the configuration; in effect once notifyd starts again)")
+            }
             Terminal.out(lines.joined(separator: "\n"))
         }
         switch registration.state {

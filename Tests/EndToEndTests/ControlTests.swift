@@ -52,6 +52,21 @@ import NotifyTestSupport
         await daemon.cleanUp()
     }
 
+    @Test func aChangedStateDirIsNamedByReloadAndStatusUntilARestart() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        try Data("state_dir = \(directory.file("state"))\n".utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config], stateDirectoryFlag: false)
+        try Data("state_dir = \(directory.file("elsewhere"))\n".utf8).write(to: URL(fileURLWithPath: config))
+        let reload = try await daemon.notifyctl(["reload"])
+        #expect(reload.status == 0, "\(reload.error)")
+        #expect(reload.output.contains("Changed, but only in effect after notifyd starts again: state_dir"), "\(reload.output)")
+        let status = try await daemon.notifyctl(["status"])
+        #expect(status.output.contains("restart for:  state_dir (changed in the configuration; in effect once notifyd starts again)"), "\(status.output)")
+        await daemon.cleanUp()
+    }
+
     @Test func aReloadedSendPlatformsIsUsedByTheNextSend() async throws {
         let backend = try CommandLineTests.backend()
         defer { backend.stop() }

@@ -10,9 +10,10 @@ final class DaemonUnderTest: Sendable {
     let child: SpawnedProcess
 
     /// `launcher` runs notifyd (e.g. `prlimit ...`), and `owner` is the user it then runs as,
-    /// who gets the temporary directory.
+    /// who gets the temporary directory. Without `stateDirectoryFlag`, the state directory
+    /// must come from a config file in `extraArguments`.
     init(backend: String?, extraArguments: [String] = [], stateDirectory: String? = nil, environment: [String: String] = [:],
-         logLevelFlag: Bool = true, launcher: [String] = [], owner: (uid: uid_t, gid: gid_t)? = nil) async throws {
+         logLevelFlag: Bool = true, stateDirectoryFlag: Bool = true, launcher: [String] = [], owner: (uid: uid_t, gid: gid_t)? = nil) async throws {
         // Short: sun_path holds about 100 bytes.
         directory = "/tmp/nd-e2e-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -22,7 +23,8 @@ final class DaemonUnderTest: Sendable {
         }
         socket = directory + "/notifyd.sock"
         self.stateDirectory = stateDirectory ?? directory + "/state"
-        var arguments = ["--socket", socket, "--state-dir", self.stateDirectory] + (logLevelFlag ? ["--log-level", "debug"] : [])
+        var arguments = ["--socket", socket] + (stateDirectoryFlag ? ["--state-dir", self.stateDirectory] : [])
+            + (logLevelFlag ? ["--log-level", "debug"] : [])
         if let backend { arguments += ["--backend", backend] }
         let command = launcher + [BuiltProducts.path("notifyd")] + arguments + extraArguments
         child = try SpawnedProcess(command[0], Array(command.dropFirst()), environment: environment)
