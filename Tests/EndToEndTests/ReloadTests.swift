@@ -1,4 +1,5 @@
 import Foundation
+import NotifyClient
 import NotifySocket
 import NotifyTestSupport
 import Testing
@@ -49,6 +50,38 @@ import Testing
         #expect(try await daemon.notifyctl(["ping"]).status == 0)
         #expect(!Self.text(log).contains("debug:"), "log_level was not applied either")
         #expect(Self.text(log).contains("configuration unchanged"), "the old log file is still in use")
+        await daemon.cleanUp()
+    }
+
+    /// 160 descriptors with max_connections = 64 leave 160 - 32 - 64 - 8 = 56 for clients
+    /// (`ConnectionLoadTests`); with max_connections = 8, 160 - 32 - 8 - 8 = 112.
+    @Test func theClientsShareOfTheOpenFileLimitFollowsMaxConnections() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let config = scratch.file("config")
+        try Data("max_connections = 64\n".utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config],
+                                               launcher: ["/usr/bin/prlimit", "--nofile=160:160"])
+        try Data("max_connections = 8\n".utf8).write(to: URL(fileURLWithPath: config))
+        #expect(try await daemon.notifyctl(["reload"]).status == 0)
+        let socket = daemon.socket
+        let answers = try await onDedicatedThread { () -> (answered: Int, refused: Int) in
+            var fds: [Int32] = []
+            defer { fds.forEach { close($0) } }
+            for _ in 0..<120 { fds.append(try UnixSocket.connect(path: socket)) }
+            let ping = Array("{\"cmd\":\"ping\"}\n".utf8)
+            for fd in fds { _ = ping.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
+            var answers = (answered: 0, refused: 0)
+            for fd in fds {
+                UnixSocket.setReceiveTimeout(fd, seconds: 20)
+                guard case .line(let reply) = LineReader(fd: fd, maximumLength: 4096).next() else { continue }
+                let text = String(decoding: reply, as: UTF8.self)
+                if text.contains("\"ok\":true") { answers.answered += 1 }
+                if text.contains("too_many_connections") { answers.refused += 1 }
+            }
+            return answers
+        }
+        #expect(answers.answered == 112 && answers.refused == 8, "\(answers)")
         await daemon.cleanUp()
     }
 

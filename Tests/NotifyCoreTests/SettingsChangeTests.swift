@@ -1,0 +1,174 @@
+import Foundation
+import NotifyProtocol
+import Testing
+@testable import NotifyCore
+
+/// Each part of NotifyCore after the settings in its `SettingsStore` were replaced, as a
+/// reload does: what it does next follows the new value.
+@Suite struct SettingsChangeTests {
+    static let start = Date(timeIntervalSince1970: 1_800_000_000)
+    static func at(_ seconds: Double) -> Date { start.addingTimeInterval(seconds) }
+    static let tenSeconds = Backoff(initial: 10, multiplier: 4, maximum: 1000)
+    static let oneSecond = Backoff(initial: 1, multiplier: 4, maximum: 1000)
+    static let hundredSeconds = Backoff(initial: 100, multiplier: 4, maximum: 1000)
+
+    // MARK: The registration machine
+
+    @Test func aShorterBackoffShortensTheRegistrationsWaitALongerOneWaitsForTheNextFailure() throws {
+        let policy = RegistrationPolicy(refreshInterval: 3600, backoff: Self.tenSeconds, debounce: 0)
+        var machine = RegistrationMachine(inputs: RegistrationInputs(), record: RegistrationRecord(), policy: policy)
+        _ = machine.update(RegistrationMachineTests.complete(), now: Self.start)
+        _ = machine.stepFinished(.failed(.transient(retryAfter: nil, reason: "down")), now: Self.start)
+        let scheduled = try #require(machine.retryAt)
+
+        var longer = policy
+        longer.backoff = Self.hundredSeconds
+        #expect(RegistrationMachineTests.performed(machine.changePolicy(longer, now: Self.at(0.1))).isEmpty)
+        #expect(machine.retryAt == scheduled, "a longer backoff applies from the next failure")
+
+        var shorter = policy
+        shorter.backoff = Self.oneSecond
+        let actions = machine.changePolicy(shorter, now: Self.at(0.1))
+        let sooner = try #require(machine.retryAt)
+        // The same draw of jitter, for a first step of 1 s instead of 10 s.
+        #expect(abs(sooner.timeIntervalSince(Self.start) - scheduled.timeIntervalSince(Self.start) / 10) < 1e-6)
+        #expect(RegistrationMachineTests.wake(actions) == sooner)
+        #expect(!RegistrationMachineTests.performed(machine.wake(now: sooner)).isEmpty, "tried again then")
+    }
+
+    @Test func aNewRefreshIntervalReArmsTheRefresh() {
+        var machine = RegistrationMachineTests.registered()
+        let actions = machine.changePolicy(RegistrationPolicy(refreshInterval: 60, backoff: Self.tenSeconds, debounce: 0), now: Self.at(10))
+        #expect(RegistrationMachineTests.wake(actions) == Self.at(60))
+        #expect(machine.status.nextAttemptAt == Self.at(60))
+        let overdue = machine.changePolicy(RegistrationPolicy(refreshInterval: 5, backoff: Self.tenSeconds, debounce: 0), now: Self.at(10))
+        #expect(!RegistrationMachineTests.performed(overdue).isEmpty, "a refresh already due goes now")
+    }
+
+    // MARK: The outbox queue
+
+    @Test func aShorterBackoffShortensTheWaitOfQueuedMessagesALongerOneWaitsForTheNextFailure() throws {
+        let first = OutboxQueueTests.delivery(1)
+        var queue = OutboxQueueTests.queue([first], backoff: Self.tenSeconds)
+        _ = queue.takeReady(now: Self.start)
+        queue.finished(first.id, .transient(retryAfter: nil, error: OutboxQueueTests.unavailable), now: Self.start)
+        let scheduled = try #require(queue.delivery(first.id)?.nextAttemptAt)
+
+        let lengthened = queue.changeSettings(backoff: Self.hundredSeconds, concurrency: 4)
+        #expect(!lengthened)
+        #expect(queue.delivery(first.id)?.nextAttemptAt == scheduled)
+
+        let shortened = queue.changeSettings(backoff: Self.oneSecond, concurrency: 4)
+        #expect(shortened)
+        let sooner = try #require(queue.delivery(first.id)?.nextAttemptAt)
+        #expect(abs(sooner.timeIntervalSince(Self.start) - scheduled.timeIntervalSince(Self.start) / 10) < 1e-6)
+        #expect(queue.nextWake(now: Self.start) == sooner)
+        #expect(OutboxQueueTests.ids(queue.takeReady(now: sooner)) == [first.id])
+    }
+
+    @Test func anotherConcurrencyBoundsWhatStartsNext() {
+        let deliveries = (1...6).map { OutboxQueueTests.delivery($0, to: "user\($0)") }
+        var queue = OutboxQueueTests.queue(deliveries, concurrency: 1)
+        #expect(queue.takeReady(now: Self.start).count == 1)
+        _ = queue.changeSettings(backoff: Self.tenSeconds, concurrency: 4)
+        #expect(queue.takeReady(now: Self.start).count == 3, "four under way in all")
+    }
+
+    // MARK: The HTTP client
+
+    @Test func eachRequestTakesTheTimeoutInEffectWhenItIsMade() async throws {
+        let server = try ScriptedHTTPServer { connection in
+            while connection.readRequest() != nil {
+                usleep(1_000_000)
+                connection.write(HTTPTransportTests.okReply)
+            }
+        }
+        defer { server.stop() }
+        let settings = SettingsStore(.init(requestTimeout: 30))
+        let transport = HTTPTransportTests.transport(settings)
+        defer { transport.invalidate() }
+        guard case .response(200, _, _, _) = await transport.perform(HTTPTransportTests.post(server)) else {
+            Issue.record("a second is within 30 s")
+            return
+        }
+        settings.replace(with: .init(requestTimeout: 0.2))
+        let outcome = await transport.perform(HTTPTransportTests.post(server))
+        guard case .failed(let failure) = outcome else {
+            Issue.record("expected a timeout, got \(outcome)")
+            return
+        }
+        #expect(failure.kind == .timedOut)
+    }
+
+    #if !canImport(Darwin)
+    @Test func thePoolTakesTheNewMaxConnections() async throws {
+        let server = try ScriptedHTTPServer { connection in
+            while connection.readRequest() != nil {
+                usleep(20_000)
+                connection.write(HTTPTransportTests.okReply)
+            }
+        }
+        defer { server.stop() }
+        let settings = SettingsStore(.init(maxConnections: 1))
+        let transport = HTTPTransportTests.transport(settings)
+        defer { transport.invalidate() }
+        func burst() async -> Int {
+            let request = HTTPTransportTests.post(server)
+            return await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        if case .response(200, _, _, _) = await transport.perform(request) { return true }
+                        return false
+                    }
+                }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+        }
+        #expect(await burst() == 8)
+        #expect(server.counts.mostOpen == 1)
+
+        settings.replace(with: .init(maxConnections: 4))
+        transport.settingsChanged()
+        #expect(await burst() == 8)
+        #expect(server.counts.mostOpen >= 2, "more side by side once the pool may hold them")
+        #expect(server.counts.mostOpen <= 4)
+    }
+    #endif
+
+    /// 0.0.0.0 is not among the loopback names plain http may go to, yet a connection to
+    /// it reaches this machine: a backend on "another machine" that the test can run.
+    @Test func allowInsecureHTTPAppliesToTheNextRequest() async throws {
+        let server = try ScriptedHTTPServer { connection in
+            while connection.readRequest() != nil { connection.write(HTTPTransportTests.okReply) }
+        }
+        defer { server.stop() }
+        let account = BackendAccount(baseURL: URL(string: "http://0.0.0.0:\(server.port)")!, user: "alice", password: "alice")
+        let settings = SettingsStore(.init(requestTimeout: 10))
+        let backend = HTTPBackend(settings: settings)
+        guard case .failure(.transport(let refused)) = await backend.checkCredentials(account: account) else {
+            Issue.record("expected a refusal")
+            return
+        }
+        #expect(refused.contains("refusing plain http"))
+        #expect(server.counts.requests == 0)
+
+        settings.replace(with: .init(allowInsecureHTTP: true, requestTimeout: 10))
+        guard case .success = await backend.checkCredentials(account: account) else {
+            Issue.record("expected the request to be made and answered")
+            return
+        }
+        #expect(server.counts.requests == 1)
+    }
+
+    // MARK: The password
+
+    @Test func aNewPasswordCommandIsRunForTheNextRequest() async throws {
+        let settings = SettingsStore(.init(passwordSource: .command("echo first")))
+        let passwords = PasswordProvider(settings: settings)
+        #expect(try await passwords.password(stored: "") == "first")
+        settings.replace(with: .init(passwordSource: .command("echo second")))
+        #expect(try await passwords.password(stored: "") == "second", "not the first command's, kept in memory")
+        settings.replace(with: .init(passwordSource: .stored))
+        #expect(try await passwords.password(stored: "saved") == "saved")
+    }
+}
