@@ -119,7 +119,8 @@ import Testing
             #expect(try String(contentsOfFile: units + "notifyd.socket", encoding: .utf8) == Contrib.read("systemd/notifyd.socket"))
             let service = try String(contentsOfFile: units + "notifyd.service", encoding: .utf8)
             #expect(service.contains("\nExecStart=\(sandbox.prefix)/bin/notifyd\n"))
-            #expect(service.components(separatedBy: sandbox.prefix).count == 2, "the directory is filled in on ExecStart= only, comments stay as written")
+            #expect(service.contains("\nExecReload=\(sandbox.prefix)/bin/notifyctl --socket %t/notifyd/notifyd.sock reload\n"))
+            #expect(service.components(separatedBy: sandbox.prefix).count == 3, "the directory is filled in on ExecStart= and ExecReload= only, comments stay as written")
             #expect(!service.contains("@BINDIR@"))
             // One launcher only.
             #expect(!sandbox.exists(sandbox.configHome + "/autostart/notifyd.desktop"))

@@ -85,6 +85,32 @@ import Testing
         await daemon.cleanUp()
     }
 
+    /// `systemctl --user reload notifyd` runs the unit's ExecReload= and fails when it
+    /// fails: here it is run as systemd would, with @BINDIR@ filled in as install.sh does
+    /// and `%t` the runtime directory that holds notifyd.socket's socket.
+    @Test func systemctlReloadFailsForABrokenConfigAndSaysWhy() async throws {
+        let unit = try Contrib.read("systemd/notifyd.service.in")
+        let line = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecReload=") })
+        #expect(line == "ExecReload=@BINDIR@/notifyctl --socket %t/notifyd/notifyd.sock reload")
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let config = scratch.file("config")
+        try Data("log_level = notice\n".utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config])
+        let runtime = scratch.file("runtime")
+        try FileManager.default.createDirectory(atPath: runtime + "/notifyd", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createSymbolicLink(atPath: runtime + "/notifyd/notifyd.sock", withDestinationPath: daemon.socket)
+        let command = line.dropFirst("ExecReload=".count).replacingOccurrences(of: "@BINDIR@", with: BuiltProducts.directory.path)
+            .replacingOccurrences(of: "%t", with: runtime).split(separator: " ").map(String.init)
+
+        #expect(try await run(command[0], Array(command.dropFirst())).status == 0)
+        try Data("log_level = chatty\nretry_min = soon\n".utf8).write(to: URL(fileURLWithPath: config))
+        let broken = try await run(command[0], Array(command.dropFirst()))
+        #expect(broken.status == 1, "systemctl reports the reload as failed")
+        #expect(broken.error.contains("\(config):1: log_level") && broken.error.contains("\(config):2: retry_min"), "\(broken.error)")
+        await daemon.cleanUp()
+    }
+
     static func text(_ path: String) -> String {
         (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     }
