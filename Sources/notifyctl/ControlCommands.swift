@@ -44,10 +44,11 @@ enum Reload: Subcommand {
     static let help = """
         usage: notifyctl reload
 
-        Makes notifyd read its config file (and environment) again. log_level and
-        send_platforms change at once; the other settings take effect when notifyd
-        starts again, and the answer names those that changed. A configuration with a
-        problem changes nothing: the problems are listed and the exit status is 1.
+        Makes notifyd read its config file (and environment) again. Every changed
+        setting takes effect at once, except state_dir, which waits until notifyd
+        starts again (the answer and `notifyctl status` name it). log_file is opened
+        again even when unchanged, for logrotate. A configuration with a problem
+        changes nothing: the problems are listed and the exit status is 1.
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {

@@ -37,7 +37,8 @@ enum Status: Subcommand {
         Shows whether the device is registered (and its id), the user, the backend, the
         token, platform and tags, what happens next, and the outbox: how many messages
         wait, how many are held until the next login, how many failed, and the next
-        attempt. Never shows the password.
+        attempt; and a setting a reload changed that waits for notifyd to start again
+        (state_dir). Never shows the password.
         Exit status: 0 registered, 1 refused (log in again, or fix the registration),
         4 not registered yet.
         """
