@@ -85,7 +85,7 @@ public final class NotifyClient {
             let data = Data(bytes)
             let decoder = WireCoding.decoder()
             guard (try? JSONShape.check(bytes)) != nil, let header = try? decoder.decode(IncomingLineHeader.self, from: data) else {
-                throw .protocolViolation("not JSON: \(String(decoding: bytes.prefix(100), as: UTF8.self))")
+                throw .protocolViolation("not JSON: \(PrintableText.line(String(decoding: bytes.prefix(100), as: UTF8.self)))")
             }
             if header.event != nil {
                 pendingEvents.append(bytes)

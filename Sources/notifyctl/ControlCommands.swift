@@ -55,17 +55,17 @@ enum Reload: Subcommand {
         let result = try context.call(ReloadCommand(), timeout: 10)
         guard result.problems.isEmpty else {
             if !context.json {
-                Terminal.error("the configuration was not reloaded; nothing changed:\n" + result.problems.map { "  " + $0 }.joined(separator: "\n"))
+                Terminal.error("the configuration was not reloaded; nothing changed:\n" + result.problems.map { "  " + PrintableText.line($0) }.joined(separator: "\n"))
             }
             return .failed
         }
         guard !context.json else { return .done }
         if result.applied.isEmpty && result.restartNeeded.isEmpty {
-            Terminal.out("Reloaded \(result.config): nothing changed.")
+            Terminal.out(PrintableText.line("Reloaded \(result.config): nothing changed."))
         } else {
-            if !result.applied.isEmpty { Terminal.out("Reloaded \(result.config): now in effect: \(result.applied.joined(separator: ", ")).") }
+            if !result.applied.isEmpty { Terminal.out(PrintableText.line("Reloaded \(result.config): now in effect: \(result.applied.joined(separator: ", ")).")) }
             if !result.restartNeeded.isEmpty {
-                Terminal.out("Changed, but only in effect after notifyd starts again: \(result.restartNeeded.joined(separator: ", ")) (`notifyctl stop`, then start notifyd).")
+                Terminal.out(PrintableText.line("Changed, but only in effect after notifyd starts again: \(result.restartNeeded.joined(separator: ", ")) (`notifyctl stop`, then start notifyd)."))
             }
         }
         return .done

@@ -19,7 +19,7 @@ enum Ping: Subcommand {
         _ = try parse(arguments, positionals: 0...0)
         let result = try context.call(PingCommand(), timeout: 5)
         if !context.json {
-            Terminal.out("notifyd \(result.version) (protocol \(result.protocol)), pid \(result.pid)")
+            Terminal.out(PrintableText.line("notifyd \(result.version) (protocol \(result.protocol)), pid \(result.pid)"))
             if result.protocol != ProtocolVersion.current {
                 Terminal.error("warning: notifyd speaks protocol \(result.protocol), this notifyctl \(ProtocolVersion.current)")
             }
@@ -62,7 +62,8 @@ enum Status: Subcommand {
             lines.append("tags:         \(status.device.tags.isEmpty ? "(none)" : status.device.tags.joined(separator: " "))")
             if let outbox = status.outbox { lines.append("outbox:       \(Self.describe(outbox))") }
             lines.append("notifyd:      \(status.daemon.version), pid \(status.daemon.pid), \(status.daemon.socket)")
-            Terminal.out(lines.joined(separator: "\n"))
+            // Each field on its own line, whatever it holds.
+            Terminal.out(lines.map(PrintableText.line).joined(separator: "\n"))
         }
         switch registration.state {
         case .registered: return .done
@@ -104,7 +105,7 @@ enum Watch: Subcommand {
             context.printJSON(raw)
             while true {
                 let line = try client.nextEvent()
-                Terminal.out(String(decoding: line, as: UTF8.self))
+                Terminal.out(PrintableText.jsonLine(String(decoding: line, as: UTF8.self)))
                 if (try? WireCoding.decoder().decode(IncomingLineHeader.self, from: Data(line)))?.event == EventName.shutdown {
                     return .done
                 }
