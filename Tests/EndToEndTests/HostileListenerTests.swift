@@ -10,6 +10,53 @@ import Testing
     /// never ends reaches it, and is then killed.
     static let hangs = 120.0
 
+    /// Escape sequences that retitle the terminal, clear it and colour it; C1's CSI, raw
+    /// and in UTF-8; DEL, a carriage return, a line separator, NUL.
+    static let escapes = Array("\u{1B}]0;owned\u{07}\u{1B}[2J\u{1B}[31m red \u{9B}5m \u{7F} \r over \u{2028} \u{0}".utf8) + [0x9B, 0x1B]
+
+    enum Listener: String, CaseIterable, CustomTestStringConvertible {
+        case streamsEvents, garbageThenAnEndlessLine, anEndlessLine, tricklesBytes, neverAnswers, acceptsNothing
+
+        var testDescription: String { rawValue }
+        var accepts: Bool { self != .acceptsNothing }
+
+        var serve: @Sendable (Int32) -> Void {
+            switch self {
+            case .streamsEvents: HostileListener.repeating(Array("{\"event\":\"x\"}\n".utf8))
+            case .garbageThenAnEndlessLine: HostileListener.starting(with: escapes + [0x0A], then: HostileListener.repeating(escapes))
+            case .anEndlessLine: HostileListener.repeating(escapes)
+            case .tricklesBytes: HostileListener.trickling(escapes)
+            case .neverAnswers, .acceptsNothing: HostileListener.silent
+            }
+        }
+    }
+
+    static let commands: [[String]] = [["ping"], ["--json", "ping"], ["status"], ["watch"], ["stop", "--timeout", "1"]]
+
+    /// `stop` takes a socket nobody accepts on for a notifyd that is not running, and says
+    /// so with exit 0; every other pair must fail.
+    static let pairs: [(Listener, [String])] = Listener.allCases.flatMap { listener in
+        commands.filter { listener.accepts || $0.first != "stop" }.map { (listener, $0) }
+    }
+
+    @Test(arguments: pairs)
+    func everyCommandEndsWithAnErrorAndPrintsNoControlCharacter(listener: Listener, arguments: [String]) async throws {
+        try await HostileListener.with(accepting: listener.accepts, serve: listener.serve) { socket in
+            let notifyctl = try SpawnedProcess(BuiltProducts.path("notifyctl"), ["--socket", socket.path] + arguments)
+            let status = await notifyctl.wait(seconds: Self.hangs)
+            let output = notifyctl.standardOutputBytes, error = notifyctl.standardErrorBytes
+            #expect(status == 1 || status == 3, "exit \(status) (137: killed, it never ended): \(notifyctl.standardError)")
+            #expect(Self.controls(in: output) == [], "\(notifyctl.standardOutput)")
+            #expect(Self.controls(in: error) == [], "\(notifyctl.standardError)")
+            if arguments.contains("--json") {
+                let object = try JSONSerialization.jsonObject(with: Data(output)) as? [String: Any]
+                #expect((object?["error"] as? [String: Any])?["message"] is String, "\(notifyctl.standardOutput)")
+            } else {
+                #expect(notifyctl.standardError.hasPrefix("notifyctl: "), "says what failed")
+            }
+        }
+    }
+
     /// A listener that answers like notifyd, with fields made to forge lines and drive the
     /// terminal: they are shown on their lines, escaped, and `--json` and `watch` print
     /// JSON that still means exactly what was sent.

@@ -127,7 +127,7 @@ final class SocketServer: Sendable {
             var fds: [pollfd] = []
             var polled: [ClientConnection] = []
             while true {
-                let now = monotonicNow()
+                let now = monotonicSeconds()
                 fds.removeAll(keepingCapacity: true)
                 polled.removeAll(keepingCapacity: true)
                 fds.append(pollfd(fd: server.inbox.readFD, events: Int16(POLLIN), revents: 0))
@@ -153,7 +153,7 @@ final class SocketServer: Sendable {
                     logger.error("poll failed: \(errnoText()); notifyd can no longer serve its socket")
                     return
                 }
-                let after = monotonicNow()
+                let after = monotonicSeconds()
                 if ready > 0 {
                     quietDue = after + limits.quietPeriod
                     server.quietPending.store(true, ordering: .relaxed)
@@ -179,7 +179,7 @@ final class SocketServer: Sendable {
 
         /// Closes what is left and resumes whoever waits on a loop that is gone.
         func end() {
-            for line in refusals.due(now: monotonicNow(), flushAll: true) { logger.warning(line) }
+            for line in refusals.due(now: monotonicSeconds(), flushAll: true) { logger.warning(line) }
             for connection in Array(connections.values) { close(connection, why: nil) }
             for message in server.inbox.close() {
                 switch message {
@@ -384,10 +384,4 @@ extension RequestHandler {
 struct ConnectionHandle: Sendable {
     let number: Int
     let server: SocketServer
-}
-
-private func monotonicNow() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
