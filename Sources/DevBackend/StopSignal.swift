@@ -65,9 +65,3 @@ final class StopSignal: Sendable {
         closeDescriptor(writeEnd)
     }
 }
-
-func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1_000_000_000
-}

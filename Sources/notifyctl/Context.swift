@@ -46,7 +46,7 @@ struct Context {
 
     func printJSON(_ value: JSONValue) {
         if let data = try? WireCoding.encoder().encode(value) {
-            Terminal.out(String(decoding: data, as: UTF8.self))
+            Terminal.out(PrintableText.jsonLine(String(decoding: data, as: UTF8.self)))
         }
     }
 
@@ -80,11 +80,11 @@ struct CommandFailure: Error {
         case .closedBeforeAnswer:
             self.init(.unreachable, error.description + "\nSee why with `journalctl --user -u notifyd` or `notifyd --check-config`.")
         case .daemon(let wire) where wire.code == .unknownCommand:
-            self.init(.failed, wire.message + " (notifyd may be older than this notifyctl \(NotifydVersion.current); check `notifyctl ping`)", wireCode: wire.code)
+            self.init(.failed, error.description + " (notifyd may be older than this notifyctl \(NotifydVersion.current); check `notifyctl ping`)", wireCode: wire.code)
         case .daemon(let wire) where wire.code == .invalidArgument:
-            self.init(.usage, wire.message, wireCode: wire.code)
+            self.init(.usage, error.description, wireCode: wire.code)
         case .daemon(let wire):
-            self.init(.failed, wire.message, wireCode: wire.code)
+            self.init(.failed, error.description, wireCode: wire.code)
         case .protocolViolation, .connection:
             self.init(.failed, error.description)
         }
@@ -93,6 +93,6 @@ struct CommandFailure: Error {
     /// `{"error":{"code":…,"message":…}}`, what `--json` prints instead of the text.
     var json: String {
         let object = JSONValue.object(["error": .object(["code": .string(wireCode.rawValue), "message": .string(message)])])
-        return (try? WireCoding.encoder().encode(object)).map { String(decoding: $0, as: UTF8.self) } ?? "{\"error\":{}}"
+        return (try? WireCoding.encoder().encode(object)).map { PrintableText.jsonLine(String(decoding: $0, as: UTF8.self)) } ?? "{\"error\":{}}"
     }
 }

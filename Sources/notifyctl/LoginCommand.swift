@@ -81,8 +81,8 @@ enum Logout: Subcommand {
         }
         if !context.json {
             let deleted = result.deletedId.map { "deleted registration \($0), " } ?? ""
-            Terminal.out("Logged out \(result.user ?? ""): \(deleted)credentials forgotten.")
-            if let warning = result.warning { Terminal.error("warning: \(warning)") }
+            Terminal.out(PrintableText.line("Logged out \(result.user ?? ""): \(deleted)credentials forgotten."))
+            if let warning = result.warning { Terminal.error(PrintableText.line("warning: \(warning)")) }
         }
         return .done
     }

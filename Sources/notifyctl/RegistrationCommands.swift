@@ -87,7 +87,7 @@ enum Unregister: Subcommand {
         _ = try parse(arguments, positionals: 0...0)
         let result = try context.call(UnregisterCommand(), timeout: 120)
         if !context.json {
-            Terminal.out(result.deletedId.map { "Deleted registration \($0)." } ?? "No registration to delete; registering is now off.")
+            Terminal.out(result.deletedId.map { PrintableText.line("Deleted registration \($0).") } ?? "No registration to delete; registering is now off.")
         }
         return .done
     }

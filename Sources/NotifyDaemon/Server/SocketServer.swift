@@ -28,15 +28,20 @@ final class SocketServer: Sendable {
     private let whenQuiet: @Sendable () -> Void
     /// Whether the loop will call `whenQuiet` anyway, after activity it has seen.
     private let quietPending = Atomic<Bool>(false)
+    /// Who is at the other end of an accepted socket, or nil when the system will not say.
+    private let peerUID: @Sendable (Int32) -> UInt32?
 
     /// `whenQuiet` runs on the loop's thread once activity has stopped for
-    /// `limits.quietPeriod`; an idle loop never calls it.
+    /// `limits.quietPeriod`; an idle loop never calls it. `peerUID` is the system's answer
+    /// except in tests, which play peers that no unprivileged process can be.
     init(listener: Int32, handler: any RequestHandler, limits: ServerLimits, logger: Logger,
-         whenQuiet: @escaping @Sendable () -> Void = {}) throws {
+         whenQuiet: @escaping @Sendable () -> Void = {},
+         peerUID: @escaping @Sendable (Int32) -> UInt32? = { UnixSocket.peerUID($0) }) throws {
         self.listener = listener
         self.handler = handler
         self.logger = logger
         self.whenQuiet = whenQuiet
+        self.peerUID = peerUID
         self.inbox = try LoopInbox()
         var limits = limits
         let openFiles = OpenFileLimit.raise()
@@ -122,7 +127,7 @@ final class SocketServer: Sendable {
             var fds: [pollfd] = []
             var polled: [ClientConnection] = []
             while true {
-                let now = monotonicNow()
+                let now = monotonicSeconds()
                 fds.removeAll(keepingCapacity: true)
                 polled.removeAll(keepingCapacity: true)
                 fds.append(pollfd(fd: server.inbox.readFD, events: Int16(POLLIN), revents: 0))
@@ -148,7 +153,7 @@ final class SocketServer: Sendable {
                     logger.error("poll failed: \(errnoText()); notifyd can no longer serve its socket")
                     return
                 }
-                let after = monotonicNow()
+                let after = monotonicSeconds()
                 if ready > 0 {
                     quietDue = after + limits.quietPeriod
                     server.quietPending.store(true, ordering: .relaxed)
@@ -174,7 +179,7 @@ final class SocketServer: Sendable {
 
         /// Closes what is left and resumes whoever waits on a loop that is gone.
         func end() {
-            for line in refusals.due(now: monotonicNow(), flushAll: true) { logger.warning(line) }
+            for line in refusals.due(now: monotonicSeconds(), flushAll: true) { logger.warning(line) }
             for connection in Array(connections.values) { close(connection, why: nil) }
             for message in server.inbox.close() {
                 switch message {
@@ -248,8 +253,14 @@ final class SocketServer: Sendable {
         private func admit(_ fd: Int32, now: Double) {
             UnixSocket.prepareAcceptedSocket(fd)
             // Only the user who owns the daemon (or root) may talk to it, whatever the file
-            // mode says; checked before a byte is read.
-            if let peer = UnixSocket.peerUID(fd), peer != ownUID && peer != 0 {
+            // mode says; checked before a byte is read. A peer the system cannot name is
+            // not known to be that user, and is refused too.
+            guard let peer = server.peerUID(fd) else {
+                refused("whose uid the system does not tell", because: "notifyd serves uid \(ownUID) only", now: now)
+                _ = Glibc_or_Darwin_close(fd)
+                return
+            }
+            if peer != ownUID && peer != 0 {
                 refused("from uid \(peer)", because: "notifyd serves uid \(ownUID) only", now: now)
                 _ = Glibc_or_Darwin_close(fd)
                 return
@@ -373,10 +384,4 @@ extension RequestHandler {
 struct ConnectionHandle: Sendable {
     let number: Int
     let server: SocketServer
-}
-
-private func monotonicNow() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }

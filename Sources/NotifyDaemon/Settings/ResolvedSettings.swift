@@ -118,7 +118,7 @@ public struct ResolvedSettings: Sendable {
                 let value = key.name == "state_dir" ? DaemonConfiguration.defaultStateDirectory(environment: environment) : key.defaultText
                 return "\(key.name) = \(value) (default)"
             }
-            return "\(key.name) = \(values[key.name] ?? "") (from \(origin))".escapingControlCharacters()
+            return PrintableText.line("\(key.name) = \(values[key.name] ?? "") (from \(origin))")
         }
     }
 
