@@ -12,6 +12,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NotifySystem
 
 /// Serves every connection from one thread blocked in poll(), as ssh-agent does: the
 /// listening socket, every client socket and the inbox through which commands hand
@@ -257,19 +258,19 @@ final class SocketServer: Sendable {
             // not known to be that user, and is refused too.
             guard let peer = server.peerUID(fd) else {
                 refused("whose uid the system does not tell", because: "notifyd serves uid \(ownUID) only", now: now)
-                _ = Glibc_or_Darwin_close(fd)
+                closeDescriptor(fd)
                 return
             }
             if peer != ownUID && peer != 0 {
                 refused("from uid \(peer)", because: "notifyd serves uid \(ownUID) only", now: now)
-                _ = Glibc_or_Darwin_close(fd)
+                closeDescriptor(fd)
                 return
             }
             if connections.count >= limits.maximumConnections {
                 refused("beyond the limit", because: "\(limits.maximumConnections) connections are open already", now: now)
                 let refusal = Reply.failure(nil, WireError(code: .tooManyConnections, message: "notifyd already serves \(limits.maximumConnections) connections; try again once some have closed"))
                 _ = refusal.withUnsafeBytes { send(fd, $0.baseAddress!, $0.count, sendFlags | Int32(MSG_DONTWAIT)) }
-                _ = Glibc_or_Darwin_close(fd)
+                closeDescriptor(fd)
                 return
             }
             let number = nextNumber
