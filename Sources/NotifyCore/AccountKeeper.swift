@@ -24,8 +24,8 @@ public actor AccountKeeper {
     public nonisolated let statusChanges = StatusChanges()
 
     /// Loads the saved credentials; the warning says why a file could not be used.
-    public init(stateDirectory: String, configuredBackend: String?, passwords: PasswordProvider) {
-        self.store = CredentialStore(directory: stateDirectory)
+    public init(stateDirectory: String, configuredBackend: String?, passwords: PasswordProvider, fileSystem: FileSystemCalls = .system) {
+        self.store = CredentialStore(directory: stateDirectory, calls: fileSystem)
         self.configuredBackend = configuredBackend
         self.passwords = passwords
         let (credentials, warning) = store.load()

@@ -30,9 +30,11 @@ public struct DeviceState: Equatable, Sendable {
 /// moved aside (never silently dropped) and the daemon starts fresh.
 public struct StateStore: Sendable {
     public let path: String
+    private let calls: FileSystemCalls
 
-    public init(directory: String) {
+    public init(directory: String, calls: FileSystemCalls = .system) {
         path = FilePath.join(directory, "state.json")
+        self.calls = calls
     }
 
     /// The saved state, and a warning to log when the file was unreadable and moved aside.
@@ -61,7 +63,7 @@ public struct StateStore: Sendable {
         } catch {
             throw .storage("cannot encode the state: \(error)")
         }
-        try AtomicFile.write(data, to: path)
+        try AtomicFile.write(data, to: path, using: calls)
     }
 
     private static func reason(_ error: any Error) -> String {

@@ -71,9 +71,9 @@ public actor Outbox {
     public init(settings: Settings, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
                 logger: Logger, accounts: AccountKeeper,
                 onEvent: @escaping @Sendable (DeliveryStatus) -> Void = { _ in },
-                onEmptied: @escaping @Sendable () -> Void = {}) {
+                onEmptied: @escaping @Sendable () -> Void = {}, fileSystem: FileSystemCalls = .system) {
         self.settings = settings
-        self.store = OutboxStore(stateDirectory: stateDirectory)
+        self.store = OutboxStore(stateDirectory: stateDirectory, calls: fileSystem)
         self.backend = backend
         self.clock = clock
         self.logger = logger

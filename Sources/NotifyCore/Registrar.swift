@@ -111,12 +111,13 @@ public actor Registrar {
     public init(
         settings: Settings, stateDirectory: String, backend: any BackendAPI, accounts: AccountKeeper? = nil,
         clock: any WakeClock = SystemWakeClock(), logger: Logger, onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in },
-        onAccountChange: @escaping @Sendable () async -> Void = {}
+        onAccountChange: @escaping @Sendable () async -> Void = {}, fileSystem: FileSystemCalls = .system
     ) {
         self.settings = settings
-        let accounts = accounts ?? AccountKeeper(stateDirectory: stateDirectory, configuredBackend: settings.configuredBackend, passwords: PasswordProvider(source: .stored))
+        let accounts = accounts ?? AccountKeeper(stateDirectory: stateDirectory, configuredBackend: settings.configuredBackend,
+                                                 passwords: PasswordProvider(source: .stored), fileSystem: fileSystem)
         self.accounts = accounts
-        self.stateStore = StateStore(directory: stateDirectory)
+        self.stateStore = StateStore(directory: stateDirectory, calls: fileSystem)
         self.backend = backend
         self.clock = clock
         self.logger = logger
