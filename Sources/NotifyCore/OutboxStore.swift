@@ -133,7 +133,7 @@ public struct OutboxStore: Sendable {
 
     /// Not fsynced: a removal lost to a power cut sends the message again, which
     /// at-least-once delivery allows; the next save's directory fsync makes it durable.
-    /// One removal at a time (the outbox actor's): the index and the logs change together.
+    /// One removal at a time (on the outbox's writer thread): the index and the logs change together.
     public func remove(_ id: String) throws(CoreError) {
         let (removal, ownFile) = batches.remove(id)
         // A batch member has a file of its own only once it changed after the batch was

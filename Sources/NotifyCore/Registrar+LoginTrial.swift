@@ -19,7 +19,7 @@ extension Registrar {
             logger.error("\(error.description); the login of \(candidate.user) was not saved")
             if trial?.revision == candidate.revision {
                 trial = nil
-                apply(machine.update(inputs, now: clock.now()))
+                await apply(machine.update(inputs, now: clock.now()))
             }
             loginVerdicts[candidate.revision] = .notSaved(error)
             releaseWaiters()
@@ -29,7 +29,7 @@ extension Registrar {
         if trial?.revision == candidate.revision { trial = nil }
         loginVerdicts[candidate.revision] = verdict
         logger.notice("logged in as \(candidate.user)\(verdict == .accepted ? "" : " (the credentials could not be checked yet)")")
-        apply(machine.update(inputs, now: clock.now()))
+        await apply(machine.update(inputs, now: clock.now()))
         await onAccountChange()
     }
 
@@ -39,6 +39,9 @@ extension Registrar {
         guard let candidate = trial, !trialCommitting, !machine.isBusy, machine.settledGeneration >= machine.generation else { return }
         trialCommitting = true
         Task {
+            // After the turn this was decided in.
+            await self.turns.begin()
+            defer { self.turns.end() }
             await self.commitTrial(candidate, .unchecked)
             self.trialCommitting = false
         }

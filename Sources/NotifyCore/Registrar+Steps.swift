@@ -57,6 +57,8 @@ extension Registrar {
     }
 
     func finished(_ step: RegistrationStep, _ result: StepResult, with used: Credentials?) async {
+        await turns.begin()
+        defer { turns.end() }
         stepTask = nil
         stepRevision = nil
         let checking = used.flatMap { used in trial?.revision == used.revision ? trial : nil }
@@ -70,10 +72,10 @@ extension Registrar {
             trial = nil
             loginVerdicts[checking.revision] = verdict
             logger.warning("the backend refused the login of \(checking.user) (HTTP \(status)); it was not saved")
-            apply(machine.stepFinished(result, now: clock.now()))
-            apply(machine.update(inputs, now: clock.now()))
+            await apply(machine.stepFinished(result, now: clock.now()))
+            await apply(machine.update(inputs, now: clock.now()))
         } else {
-            apply(machine.stepFinished(result, now: clock.now()))
+            await apply(machine.stepFinished(result, now: clock.now()))
         }
         if case .failed(.unauthorized) = result { await accounts.passwordRefused() }
         if commit, let checking, let verdict {

@@ -53,6 +53,12 @@ public actor Registrar {
 
     let settings: Settings
     let stateStore: StateStore
+    /// `state.json` is written there, and awaited, so that an fsync never holds a thread
+    /// of the Swift concurrency pool.
+    let writer = FileWriter(name: "notifyd-state")
+    /// One change at a time, each with its save (see `Turns`): every change to the device,
+    /// the login or the machine takes a turn, and reads do not.
+    let turns = Turns()
     let accounts: AccountKeeper
     let backend: any BackendAPI
     let clock: any WakeClock
@@ -137,25 +143,31 @@ public actor Registrar {
     // MARK: Commands
 
     /// Looks once after start: refreshes when the last success is older than the interval.
-    public func start() {
-        apply(machine.start(now: clock.now()))
+    public func start() async {
+        await turns.begin()
+        defer { turns.end() }
+        await apply(machine.start(now: clock.now()))
     }
 
     /// Returns the generation to wait on. A change that cannot be saved is not made.
-    public func setToken(_ raw: String, platform: Platform?) throws(CoreError) -> Int {
+    public func setToken(_ raw: String, platform: Platform?) async throws(CoreError) -> Int {
+        await turns.begin()
+        defer { turns.end() }
         let platform = platform ?? (device.token == nil ? settings.defaultPlatform : device.platform)
         var changed = device
         changed.token = try DeviceToken.normalize(raw, for: platform)
         changed.platform = platform
         changed.enabled = true
-        return try change(to: changed)
+        return try await change(to: changed)
     }
 
-    public func setTags(_ tags: [String]) throws(CoreError) -> Int {
+    public func setTags(_ tags: [String]) async throws(CoreError) -> Int {
+        await turns.begin()
+        defer { turns.end() }
         var changed = device
         changed.tags = try RegistrationTags.validate(tags)
         changed.enabled = true
-        return try change(to: changed)
+        return try await change(to: changed)
     }
 
     /// `password` may be nil when it comes from a command or a systemd credential. With a
@@ -172,16 +184,18 @@ public actor Registrar {
         guard chosen ?? settings.configuredBackend != nil else { throw .noBackend }
         // An external password is never stored: it is fetched when needed.
         let candidate = Credentials(user: user, password: external ? "" : password, backend: chosen)
+        await turns.begin()
+        defer { turns.end() }
         if device.token == nil {
             var enabled = device
             enabled.enabled = true
-            try save(enabled)
+            try await save(enabled)
             device = enabled
             try await accounts.commit(candidate)
             credentials = candidate
             logger.notice("logged in as \(user) at \(chosen ?? settings.configuredBackend ?? "?"); the credentials are checked at the first registration")
             loginVerdicts[candidate.revision] = .unchecked
-            apply(machine.update(inputs, now: clock.now()))
+            await apply(machine.update(inputs, now: clock.now()))
             await onAccountChange()
             return PendingLogin(revision: candidate.revision, generation: machine.generation, checked: false)
         }
@@ -189,20 +203,21 @@ public actor Registrar {
         await accounts.loginStarted()
         var enabled = device
         enabled.enabled = true
-        try save(enabled)
+        try await save(enabled)
         device = enabled
         if let earlier = trial { loginVerdicts[earlier.revision] = .superseded }
         trial = candidate
         logger.notice("checking the credentials of \(user) at \(chosen ?? settings.configuredBackend ?? "?") with a registration")
-        apply(machine.update(inputs, now: clock.now()))
+        await apply(machine.update(inputs, now: clock.now()))
         // A pass with the new credentials checks them, even when nothing else changed.
-        if stepRevision != candidate.revision { apply(machine.forceRegister(now: clock.now())) }
+        if stepRevision != candidate.revision { await apply(machine.forceRegister(now: clock.now())) }
         return PendingLogin(revision: candidate.revision, generation: machine.generation, checked: true)
     }
 
     /// Waits (bounded) for the verdict on a login: the registration outcome when the
     /// credentials were accepted or saved, an error when the backend refused them.
     public func loginOutcome(_ pending: PendingLogin, timeout: Double?) async throws(CoreError) -> RegistrationOutcome {
+        await changesSaved()
         if pending.checked, loginVerdicts[pending.revision] == nil, let timeout, timeout > 0 {
             _ = await wait(for: .login(revision: pending.revision), timeout: timeout)
         }
@@ -225,21 +240,21 @@ public actor Registrar {
         }
     }
 
-    public func forceRegister() throws(CoreError) -> Int {
+    public func forceRegister() async throws(CoreError) -> Int {
+        await turns.begin()
+        defer { turns.end() }
         var enabled = device
         enabled.enabled = true
-        try save(enabled)
+        try await save(enabled)
         device = enabled
-        apply(machine.forceRegister(now: clock.now()))
+        await apply(machine.forceRegister(now: clock.now()))
         return machine.generation
     }
 
     /// Deletes the registration at the backend (404/410/500 count as already gone) and
     /// stops registering until `register` or a change.
     public func unregister() async throws(CoreError) -> UnregisterResult {
-        device.enabled = false
-        apply(machine.requestDeletion(now: clock.now()))
-        let generation = machine.generation
+        let generation = await requestDeletion()
         // Waits for this deletion itself: a pass in flight that fails first is not its answer.
         _ = await wait(for: .deletion(generation), timeout: 300)
         let outcome = RegistrationOutcome(registration: machine.status, settled: machine.settledGeneration >= generation)
@@ -253,6 +268,15 @@ public actor Registrar {
         case .failed(let failure):
             throw error(for: failure)
         }
+    }
+
+    /// Turns registering off and asks for the deletion; the generation to wait on.
+    private func requestDeletion() async -> Int {
+        await turns.begin()
+        defer { turns.end() }
+        device.enabled = false
+        await apply(machine.requestDeletion(now: clock.now()))
+        return machine.generation
     }
 
     /// Unregisters, then forgets the credentials. With `force`, forgets them even if the
@@ -275,17 +299,19 @@ public actor Registrar {
             logger.notice(kept)
             return LogoutResult(user: user, deletedId: deletedId, warning: [warning, kept].compactMap { $0 }.joined(separator: "; "))
         }
+        await turns.begin()
+        defer { turns.end() }
         if credentials?.revision == loggedIn.revision { credentials = nil }
         // The credentials are gone whatever happens to state.json: the machine must know.
         var enabled = device
         enabled.enabled = true
         do {
-            try save(enabled)
+            try await save(enabled)
         } catch {
             logger.warning(error.description)
         }
         device = enabled
-        apply(machine.update(inputs, now: clock.now()))
+        await apply(machine.update(inputs, now: clock.now()))
         await onAccountChange()
         logger.notice("logged out \(user)")
         return LogoutResult(user: user, deletedId: deletedId, warning: warning)
@@ -293,6 +319,7 @@ public actor Registrar {
 
     /// Waits until the outcome of `generation` is known, or `timeout` seconds pass.
     public func waitForOutcome(generation: Int, timeout: Double?) async -> RegistrationOutcome {
+        await changesSaved()
         if machine.settledGeneration < generation, let timeout, timeout > 0 {
             _ = await wait(for: .generation(generation), timeout: timeout)
         }
@@ -325,7 +352,9 @@ public actor Registrar {
             await stepTask.value
             deadline.cancel()
         }
-        persist()
+        await turns.begin()
+        defer { turns.end() }
+        await persist()
         for (id, waiter) in waiters {
             waiters[id] = nil
             waiter.continuation.resume(returning: false)

@@ -19,12 +19,28 @@ struct DurableWriteTests {
                 "fsync \(directory.isEmpty ? "./" : directory)"]
     }
 
+    /// A registrar whose file calls `recorder` sees.
+    static func registrar(_ directory: ScratchDirectory, _ recorder: FileCallRecorder, backend: FakeBackend = FakeBackend()) -> Registrar {
+        Registrar(settings: .init(configuredBackend: Self.backend, policy: RegistrationPolicy(debounce: 0)), stateDirectory: directory.path,
+                  backend: backend, clock: ManualClock(), logger: .silent, fileSystem: recorder.calls)
+    }
+
+    /// A started outbox whose file calls `recorder` sees, with alice logged in.
+    static func outbox(_ directory: ScratchDirectory, _ recorder: FileCallRecorder, backend: FakeBackend, clock: ManualClock = ManualClock(),
+                       settings: Outbox.Settings = .init()) async throws -> Outbox {
+        let accounts = AccountKeeper(stateDirectory: directory.path, configuredBackend: Self.backend, passwords: PasswordProvider(source: .stored))
+        try await accounts.commit(Credentials(user: "alice", password: "alice", backend: nil))
+        let outbox = Outbox(settings: settings, stateDirectory: directory.path, backend: backend, clock: clock, logger: .silent,
+                            accounts: accounts, fileSystem: recorder.calls)
+        await outbox.start()
+        return outbox
+    }
+
     @Test func aStateChangeIsOnDiskBeforeItIsAnswered() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let recorder = FileCallRecorder(root: directory.path)
-        let registrar = Registrar(settings: .init(configuredBackend: Self.backend), stateDirectory: directory.path, backend: FakeBackend(),
-                                  clock: ManualClock(), logger: .silent, fileSystem: recorder.calls)
+        let registrar = Self.registrar(directory, recorder)
         _ = try await registrar.setToken("AB", platform: .apns)
         recorder.note("answered")
         // Not logged in: the change is saved and nothing else is written.
@@ -62,11 +78,7 @@ struct DurableWriteTests {
         let recorder = FileCallRecorder(root: directory.path)
         let backend = FakeBackend()
         backend.answerNextSends([.status(503, retryAfter: nil, body: "")])
-        let accounts = AccountKeeper(stateDirectory: directory.path, configuredBackend: Self.backend, passwords: PasswordProvider(source: .stored))
-        try await accounts.commit(Credentials(user: "alice", password: "alice", backend: nil))
-        let outbox = Outbox(settings: .init(), stateDirectory: directory.path, backend: backend, clock: ManualClock(), logger: .silent,
-                            accounts: accounts, fileSystem: recorder.calls)
-        await outbox.start()
+        let outbox = try await Self.outbox(directory, recorder, backend: backend)
         // As the socket answers a send: once committed, with the outcome of its first attempt.
         let ids = try await outbox.enqueue(to: "bob", message: "hello", platforms: [.apns])
         try await outbox.committed(ids)

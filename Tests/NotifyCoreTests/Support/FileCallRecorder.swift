@@ -6,22 +6,33 @@ import Synchronization
 /// which file under `root`, as steps such as `fsync outbox/5.json.tmp` or `fsync outbox/`
 /// (a directory ends with `/`; a temporary file's random suffix is cut to `.tmp`). Other
 /// events can be noted among them, such as a sender hearing its answer. Safe from any
-/// thread: the stores may call it from a thread of their own.
+/// thread: the stores call it from their writer threads. An fsync can be held, as a slow
+/// disk would, to see what gathers meanwhile.
 final class FileCallRecorder: Sendable {
     private struct State {
         var steps: [String] = []
         /// What each open descriptor names.
         var names: [Int32: String] = [:]
+        /// The fsync whose step starts with this, after `holdSkipping` others, waits for `release()`.
+        var holdPrefix: String?
+        var holdSkipping = 0
+        var holding = false
+        /// The name of the thread each fsync was made on, in order.
+        var syncThreads: [String] = []
     }
 
     private let root: String
     private let state = Mutex(State())
+    private let released = DispatchSemaphore(value: 0)
 
     init(root: String) {
         self.root = root.hasSuffix("/") ? root : root + "/"
     }
 
     var steps: [String] { state.withLock { $0.steps } }
+
+    /// The name of the thread each fsync was made on, in order.
+    var syncThreads: [String] { state.withLock { $0.syncThreads } }
 
     /// The steps that name a file or directory starting with `prefix`, and the notes.
     func steps(under prefix: String) -> [String] {
@@ -32,6 +43,22 @@ final class FileCallRecorder: Sendable {
 
     func note(_ event: String) {
         append("note " + event)
+    }
+
+    /// The next fsync whose step starts with `prefix` (e.g. `fsync outbox/`), after
+    /// `skipping` others, waits until `release()`, on the thread that makes it.
+    func holdNextSync(_ prefix: String, skipping: Int = 0) {
+        state.withLock { state in
+            state.holdPrefix = prefix
+            state.holdSkipping = skipping
+        }
+    }
+
+    /// True while a held fsync waits.
+    var isHolding: Bool { state.withLock { $0.holding } }
+
+    func release() {
+        released.signal()
     }
 
     var calls: FileSystemCalls {
@@ -52,8 +79,13 @@ final class FileCallRecorder: Sendable {
                 return written
             },
             fsync: { fd in
+                self.waitIfHeld(fd)
                 let result = system.fsync(fd)
-                self.keepingErrno { self.record("fsync", fd) }
+                self.keepingErrno {
+                    self.record("fsync", fd)
+                    let thread = currentThreadName()
+                    self.state.withLock { $0.syncThreads.append(thread) }
+                }
                 return result
             },
             close: { fd in
@@ -70,6 +102,24 @@ final class FileCallRecorder: Sendable {
                 self.keepingErrno { self.append("unlink \(self.name(path))") }
                 return result
             })
+    }
+
+    private func waitIfHeld(_ fd: Int32) {
+        let held = keepingErrno {
+            state.withLock { state in
+                guard let prefix = state.holdPrefix, "fsync \(state.names[fd] ?? "")".hasPrefix(prefix) else { return false }
+                guard state.holdSkipping == 0 else {
+                    state.holdSkipping -= 1
+                    return false
+                }
+                state.holdPrefix = nil
+                state.holding = true
+                return true
+            }
+        }
+        guard held else { return }
+        released.wait()
+        state.withLock { $0.holding = false }
     }
 
     private func append(_ step: String) {
@@ -94,9 +144,23 @@ final class FileCallRecorder: Sendable {
     }
 
     /// The stores read `errno` after a failed call: recording must not change it.
-    private func keepingErrno(_ body: () -> Void) {
+    private func keepingErrno<T>(_ body: () -> T) -> T {
         let saved = errno
-        body()
-        errno = saved
+        defer { errno = saved }
+        return body()
     }
+}
+
+/// The calling thread's name, as `top -H` shows it.
+private func currentThreadName() -> String {
+    var name = [CChar](repeating: 0, count: 64)
+    #if canImport(Glibc)
+    // Glibc declares it only under _GNU_SOURCE, which Swift's import of it does not set.
+    typealias GetName = @convention(c) (pthread_t, UnsafeMutablePointer<CChar>, Int) -> Int32
+    guard let symbol = dlsym(nil, "pthread_getname_np") else { return "" }
+    _ = unsafeBitCast(symbol, to: GetName.self)(pthread_self(), &name, name.count)
+    #else
+    _ = pthread_getname_np(pthread_self(), &name, name.count)
+    #endif
+    return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
