@@ -42,7 +42,11 @@ public actor Outbox {
     // for their answer) and Outbox+Attempt.swift (one request to the backend).
     let settings: Settings
     private let store: OutboxStore
-    /// Every change to the outbox's files, in the order the actor makes them.
+    /// The group commit's batches, one after another.
+    private let commitWriter = FileWriter(name: "notifyd-commit")
+    /// Every other change to the outbox's files, in the order the actor makes them. Apart
+    /// from the batches: a message sent is removed at once, not after a batch of later
+    /// sends is written (a delivery's own changes all come after its batch is on disk).
     private let writer = FileWriter(name: "notifyd-outbox")
     let backend: any BackendAPI
     let clock: any WakeClock
@@ -159,10 +163,10 @@ public actor Outbox {
     }
 
     /// Writes everything collected since the last commit with one batch write, on the
-    /// writer's thread, so that sends arriving meanwhile gather for the next one.
+    /// commit writer's thread, so that sends arriving meanwhile gather for the next one.
     private func startCommit() {
         guard commitTask == nil, let (number, batch) = commits.takeBatch() else { return }
-        let (store, writer) = (self.store, self.writer)
+        let (store, writer) = (self.store, self.commitWriter)
         commitTask = Task {
             let failure: CoreError?
             do throws(CoreError) {

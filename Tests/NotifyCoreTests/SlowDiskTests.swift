@@ -54,16 +54,20 @@ struct SlowDiskTests {
                                      passwords: PasswordProvider(source: .stored), fileSystem: recorder.calls)
         let registrar = Registrar(settings: .init(configuredBackend: DurableWriteTests.backend), stateDirectory: directory.path, backend: FakeBackend(),
                                   accounts: accounts, clock: ManualClock(), logger: .silent, fileSystem: recorder.calls)
-        let outbox = Outbox(settings: .init(), stateDirectory: directory.path, backend: FakeBackend(), clock: ManualClock(), logger: .silent,
+        let backend = FakeBackend()
+        backend.answerNextSends([.status(503, retryAfter: nil, body: "")])
+        let outbox = Outbox(settings: .init(), stateDirectory: directory.path, backend: backend, clock: ManualClock(), logger: .silent,
                             accounts: accounts, fileSystem: recorder.calls)
         _ = try await registrar.setToken("AB", platform: .apns)
         try await accounts.commit(Credentials(user: "alice", password: "alice", backend: nil))
         await outbox.start()
+        // Committed by the group commit; then its first attempt meets an outage, which is saved.
         let ids = try await outbox.submit(to: "bob", message: "hello", platforms: [.apns])
-        _ = await outbox.wait(for: ids, untilFinal: true, timeout: 10)
+        #expect(await outbox.wait(for: ids, untilFinal: false, timeout: 10).map(\.state) == [.queued])
         await outbox.shutdown()
         // A file and its directory each.
-        #expect(recorder.syncThreads == ["notifyd-state", "notifyd-state", "notifyd-account", "notifyd-account", "notifyd-outbox", "notifyd-outbox"])
+        #expect(recorder.syncThreads == ["notifyd-state", "notifyd-state", "notifyd-account", "notifyd-account",
+                                         "notifyd-commit", "notifyd-commit", "notifyd-outbox", "notifyd-outbox"])
     }
 
     /// Two changes at once: the second waits until the first is saved, and builds on it
@@ -242,6 +246,29 @@ struct SlowDiskTests {
         recorder.release()
         #expect(await answer.value.map(\.state) == [.expired])
         #expect(backend.calls.count == 1, "expired before its retry")
+        await outbox.shutdown()
+    }
+
+    /// A batch being written does not hold up the messages sent before it: each is removed,
+    /// and its sender told, without waiting for the batches of later sends.
+    @Test func aSlowCommitHoldsUpNoMessageAlreadySent() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let recorder = FileCallRecorder(root: directory.path)
+        let backend = FakeBackend()
+        backend.holdNext("send")
+        let outbox = try await DurableWriteTests.outbox(directory, recorder, backend: backend)
+        let sent = try await outbox.submit(to: "bob", message: "first", platforms: [.apns])
+        #expect(await eventually { backend.isHolding })
+
+        recorder.holdNextSync("fsync outbox/")
+        let later = try await outbox.enqueue(to: "carol", message: "later", platforms: [.apns])
+        #expect(await eventually { recorder.isHolding })
+        backend.release()
+        #expect(await outbox.wait(for: sent, untilFinal: true, timeout: 10).map(\.state) == [.delivered])
+        #expect(!recorder.steps.contains("fsync outbox/\(later[0]).json.tmp"), "told while the later send's commit was still held")
+        recorder.release()
+        try await outbox.committed(later)
         await outbox.shutdown()
     }
 }
