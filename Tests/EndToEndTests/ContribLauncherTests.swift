@@ -72,6 +72,24 @@ import Testing
         }
     }
 
+    /// The sandbox, as systemd rates it: 4.0 ("OK") or better. contrib/tests/user-manager
+    /// shows notifyd still works in it under a real user manager.
+    @Test(.enabled(if: ContribTool.systemdAnalyze.shouldRun, "needs systemd-analyze (Debian package systemd)"))
+    func systemdServiceIsRatedOKBySystemdAnalyzeSecurity() async throws {
+        let analyze = try ContribTool.systemdAnalyze.require()
+        try await withContribScratch("sd") { scratch in
+            try Self.writeUnits(in: scratch)
+            let environment = ["XDG_RUNTIME_DIR": try scratch.sub("runtime"), "HOME": try scratch.sub("home"), "SYSTEMD_PAGER": "", "SYSTEMD_LOG_COLOR": "0"]
+            let result = try await runCaptured(analyze, ["security", "--offline=yes", "--user", "--threshold=40", "--no-pager", scratch.path + "/units/notifyd.service"],
+                                               environment: environment)
+            let rating = try #require(result.output.firstMatch(of: /Overall exposure level for notifyd.service: ([0-9.]+) (\S+)/),
+                                      "systemd-analyze security: \(result.output)\(result.error)")
+            let exposure = try #require(Double(rating.output.1))
+            #expect(exposure <= 4.0, "exposure \(exposure) \(rating.output.2):\n\(result.output)")
+            #expect(result.status == 0, "systemd-analyze security --threshold=40: \(result.error)")
+        }
+    }
+
     @Test func systemdUnitsHaveTheAgreedSettings() throws {
         let socket = try Contrib.read("systemd/notifyd.socket")
         for line in ["ListenStream=%t/notifyd/notifyd.sock", "SocketMode=0600", "DirectoryMode=0700", "WantedBy=sockets.target"] {
