@@ -370,6 +370,8 @@ do_uninstall() {
                     case $target in
                         *.socket) systemctl --user stop "${target%.socket}.service" 2>/dev/null || true ;;
                     esac
+                    # systemd removed the socket file (RemoveOnStop=); its directory too, if empty.
+                    [ -n "${XDG_RUNTIME_DIR:-}" ] && rmdir "$XDG_RUNTIME_DIR/notifyd" 2>/dev/null || true
                     say "Disabled and stopped $target."
                 fi
                 ;;

@@ -92,7 +92,7 @@ import Testing
 
     @Test func systemdUnitsHaveTheAgreedSettings() throws {
         let socket = try Contrib.read("systemd/notifyd.socket")
-        for line in ["ListenStream=%t/notifyd/notifyd.sock", "SocketMode=0600", "DirectoryMode=0700", "WantedBy=sockets.target"] {
+        for line in ["ListenStream=%t/notifyd/notifyd.sock", "SocketMode=0600", "DirectoryMode=0700", "RemoveOnStop=yes", "WantedBy=sockets.target"] {
             #expect(socket.split(separator: "\n").contains(Substring(line)), "notifyd.socket lacks \(line)")
         }
         #expect(socket.contains("Documentation=man:notifyd(1)"))
