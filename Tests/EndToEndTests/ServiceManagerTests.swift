@@ -69,6 +69,33 @@ import NotifyTestSupport
         #expect(activator.standardError.contains("(socket activation)"))
     }
 
+    /// A connection nobody accepts stays in an activated socket, and systemd starts notifyd
+    /// again for it at once: a broken config cost five failed starts a second until
+    /// systemd gave up on the socket. notifyd answers the waiting client with what to fix.
+    @Test(.enabled(if: haveActivator, "needs systemd-socket-activate (Debian package systemd)"))
+    func underSocketActivationABrokenConfigIsExplainedToTheClientThatStartedNotifyd() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.activator), "install the Debian package systemd")
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        try Data("refresh_interval = often\n".utf8).write(to: URL(fileURLWithPath: config))
+        let socket = directory.file("notifyd.sock")
+        for json in [false, true] {
+            let activator = try SpawnedProcess(Self.activator, ["-l", socket, BuiltProducts.path("notifyd"), "--config", config, "--state-dir", directory.file("state")])
+            #expect(await eventually { FileManager.default.fileExists(atPath: socket) })
+            let ping = try await run(BuiltProducts.path("notifyctl"), ["--socket", socket] + (json ? ["--json"] : []) + ["ping"])
+            #expect(ping.status == 3, "as unreachable as a notifyd that is not running: \(ping.output)\(ping.error)")
+            if json {
+                #expect(ping.output.contains(#""code":"config_error""#), "\(ping.output)")
+            } else {
+                #expect(ping.error.contains("notifyd cannot start with its configuration:\n  \(config):1: refresh_interval: 'often' is not a duration"), "\(ping.error)")
+                #expect(ping.error.contains("notifyd --check-config"), "\(ping.error)")
+            }
+            #expect(await activator.wait(seconds: 10) == 78)
+            try? FileManager.default.removeItem(atPath: socket)
+        }
+    }
+
     @Test func underTheJournalLinesCarrySyslogPriorities() async throws {
         let daemon = try await DaemonUnderTest(backend: nil, environment: ["JOURNAL_STREAM": "8:12345"])
         #expect(await daemon.stop() == 0)
