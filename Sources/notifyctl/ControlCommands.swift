@@ -65,7 +65,8 @@ enum Reload: Subcommand {
         } else {
             if !result.applied.isEmpty { Terminal.out("Reloaded \(result.config): now in effect: \(result.applied.joined(separator: ", ")).") }
             if !result.restartNeeded.isEmpty {
-                Terminal.out("Changed, but only in effect after notifyd starts again: \(result.restartNeeded.joined(separator: ", ")) (`notifyctl stop`, then start notifyd).")
+                let restart = result.restartCommand.map { "`\($0)`" } ?? "`notifyctl stop`, then start notifyd"
+                Terminal.out("Changed, but only in effect after notifyd starts again: \(result.restartNeeded.joined(separator: ", ")) (\(restart)).")
             }
         }
         return .done

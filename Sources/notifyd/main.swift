@@ -179,6 +179,11 @@ configuration.settingsSource = SettingsSource(current: settings) {
 }
 configuration.activatedListener = SocketActivation.systemdListener(environment: environment) ?? SocketActivation.launchdListener(name: "Listeners")
 configuration.serviceManager = ServiceManagerNotifier.fromEnvironment(environment)
+// A systemd user manager sets MANAGERPID (and INVOCATION_ID) for its services: there, a
+// restart is its to do, or it would start notifyd again on its own terms.
+if environment["INVOCATION_ID"] != nil && environment["MANAGERPID"] != nil {
+    configuration.restartCommand = "systemctl --user restart notifyd"
+}
 let logger = Logger.standardError(level: configuration.logLevel, environment: logEnvironment)
 // Before the daemon reads the credentials.
 if allowCoreDumps {
