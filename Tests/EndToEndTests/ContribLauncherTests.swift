@@ -126,6 +126,29 @@ import Testing
         if let keepAlive = plist["KeepAlive"] { #expect(keepAlive as? Bool == false) }
     }
 
+    /// What desktop-file-validate cannot see: whether a session starts the entry at all.
+    /// systemd's xdg-autostart generator decides as desktop sessions do (TryExec, phases)
+    /// and writes a unit for each entry it accepts.
+    @Test(.enabled(if: ContribTool.xdgAutostartGenerator.shouldRun, "needs systemd-xdg-autostart-generator (Debian package systemd)"))
+    func systemdsAutostartGeneratorStartsTheEntry() async throws {
+        let generator = try ContribTool.xdgAutostartGenerator.require()
+        try await withContribScratch("xdg") { scratch in
+            _ = try scratch.write("config/autostart/notifyd.desktop", try Self.rendered("xdg/notifyd.desktop.in"))
+            let output = ["normal", "early", "late"].map { scratch.path + "/out/" + $0 }
+            for directory in output { _ = try scratch.sub("out/" + (directory as NSString).lastPathComponent) }
+            let result = try await runCaptured(generator, output, environment: [
+                "XDG_CONFIG_HOME": scratch.path + "/config",
+                // Only this entry, not the machine's own in /etc/xdg/autostart.
+                "XDG_CONFIG_DIRS": try scratch.sub("no-system-config"),
+                "SYSTEMD_LOG_COLOR": "0",
+            ])
+            #expect(result.status == 0)
+            let unit = try #require(try? String(contentsOfFile: output[2] + "/app-notifyd@autostart.service", encoding: .utf8), "no unit for the entry: the generator skips one whose TryExec= names no file, or that names a startup phase")
+            #expect(unit.contains("\nExecStart=:\(BuiltProducts.path("notifyd")) --log-file /tmp/notifyd-test.log\n"), "\(unit)")
+            #expect(FileManager.default.fileExists(atPath: output[2] + "/xdg-desktop-autostart.target.wants/app-notifyd@autostart.service"))
+        }
+    }
+
     @Test(.enabled(if: ContribTool.desktopFileValidate.shouldRun, "needs desktop-file-validate (Debian package desktop-file-utils)"))
     func xdgAutostartEntryValidates() async throws {
         let validate = try ContribTool.desktopFileValidate.require()
