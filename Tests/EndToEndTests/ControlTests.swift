@@ -15,6 +15,13 @@ import NotifyTestSupport
         #expect(!FileManager.default.fileExists(atPath: daemon.socket))
         #expect(await watch.wait(seconds: 10) == 0, "watch: \(watch.standardError)")
         #expect(watch.standardOutput.contains(#"{"event":"shutdown""#), "\(watch.standardOutput)")
+        // Every line, the first (the current registration) too, says what it is by "event".
+        let lines = watch.standardOutput.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(lines.allSatisfy { $0?["event"] is String }, "\(watch.standardOutput)")
+        let first = try #require(lines.first ?? nil)
+        #expect(first["event"] as? String == "registration")
+        #expect((first["registration"] as? [String: Any])?["state"] is String, "\(first)")
+        #expect((first["time"] as? String)?.hasSuffix("Z") == true, "\(first)")
         let again = try await daemon.notifyctl(["stop"])
         #expect(again.status == 0, "stopping a stopped notifyd is not an error")
         await daemon.cleanUp()
