@@ -12,7 +12,7 @@ enum Stop: Subcommand {
         running is not an error. Under systemd socket activation the next command starts
         it again, unless notifyd.socket is stopped too (with systemctl).
 
-          --timeout SECONDS  how long to wait for it to stop (default 15)
+          --timeout SECONDS  how long to wait for it to stop, in seconds or as 2m (default 15)
 
         Exit status: 0 stopped (or was not running), 1 still running after the timeout.
         """
