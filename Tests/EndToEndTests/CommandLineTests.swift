@@ -108,6 +108,13 @@ import NotifyTestSupport
             #expect(commandHelp.status == 0)
             #expect(commandHelp.output.hasPrefix("usage: notifyctl \(command)"), "\(command) --help")
         }
+        // `help` itself, which the list does not name.
+        for flag in ["--help", "-h"] {
+            let helpHelp = try await run(BuiltProducts.path("notifyctl"), ["help", flag])
+            #expect(helpHelp.status == 0, "help \(flag): \(helpHelp.error)")
+            #expect(helpHelp.output.hasPrefix("usage: notifyctl help [COMMAND]"), "help \(flag)")
+        }
+        #expect(help.output.contains("for a command's usage\n"), "the --help line of the main help ends its sentence")
     }
 
     @Test(arguments: [SIGTERM, SIGINT])
