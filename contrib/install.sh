@@ -8,7 +8,7 @@ set -eu
 
 usage() {
     cat <<'EOF'
-usage: contrib/install.sh [--prefix DIR] [--build-dir DIR] [--no-enable] [--uninstall] [--help]
+usage: contrib/install.sh [--prefix DIR] [--build-dir DIR] [--with-devbackend] [--no-enable] [--uninstall] [--help]
 
 Installs notifyd and notifyctl for the current user:
 
@@ -36,6 +36,8 @@ Options:
   --prefix DIR      where to install (default ~/.local)
   --build-dir DIR   take notifyd and notifyctl from DIR instead of running
                     contrib/build-release.sh in this repository
+  --with-devbackend also install notify-devbackend, the tutorial backend in memory
+                    for trying notifyd out, and its manual page notify-devbackend(1)
   --no-enable       install the launcher but do not enable or start it
   --uninstall       remove what an earlier install into the same --prefix put in
                     place, after disabling the launcher it enabled and stopping the
@@ -61,6 +63,7 @@ usage_error() {
 prefix=${HOME:?HOME is not set}/.local
 build_dir=
 enable=yes
+devbackend=no
 action=install
 
 while [ $# -gt 0 ]; do
@@ -85,6 +88,10 @@ while [ $# -gt 0 ]; do
             ;;
         --no-enable)
             enable=no
+            shift
+            ;;
+        --with-devbackend)
+            devbackend=yes
             shift
             ;;
         --uninstall)
@@ -215,8 +222,10 @@ find_binaries() {
         say "Building notifyd and notifyctl (contrib/build-release.sh)..."
         binaries=$("$contrib/build-release.sh") || fail "the build failed"
     fi
-    for program in "$binaries/notifyd" "$binaries/notifyctl"; do
-        [ -x "$program" ] || fail "$program is missing or not executable; build it first (contrib/build-release.sh)"
+    programs="notifyd notifyctl"
+    [ "$devbackend" = no ] || programs="$programs notify-devbackend"
+    for program in $programs; do
+        [ -x "$binaries/$program" ] || fail "$binaries/$program is missing or not executable; build it first (contrib/build-release.sh)"
     done
 }
 
@@ -360,6 +369,10 @@ do_install() {
     install_file 644 "$contrib/man/notifyd.1" "$prefix/share/man/man1/notifyd.1"
     install_file 644 "$repository/docs/protocol.md" "$prefix/share/doc/notifyd/protocol.md"
     install_file 644 "$contrib/man/notifyctl.1" "$prefix/share/man/man1/notifyctl.1"
+    if [ "$devbackend" = yes ]; then
+        install_file 755 "$binaries/notify-devbackend" "$bindir/notify-devbackend"
+        install_file 644 "$contrib/man/notify-devbackend.1" "$prefix/share/man/man1/notify-devbackend.1"
+    fi
     install_file 644 "$contrib/completions/notifyctl.bash" "$prefix/share/bash-completion/completions/notifyctl"
     install_file 644 "$contrib/completions/_notifyctl" "$prefix/share/zsh/site-functions/_notifyctl"
     install_file 644 "$contrib/completions/notifyctl.fish" "$prefix/share/fish/vendor_completions.d/notifyctl.fish"

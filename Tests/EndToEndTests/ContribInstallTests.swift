@@ -80,6 +80,7 @@ import Testing
                 #expect(FileManager.default.isExecutableFile(atPath: sandbox.prefix + "/bin/" + program))
             }
             #expect(try String(contentsOfFile: sandbox.prefix + "/share/man/man1/notifyd.1", encoding: .utf8) == Contrib.read("man/notifyd.1"))
+            #expect(!sandbox.exists(sandbox.prefix + "/bin/notify-devbackend"), "the dev backend only with --with-devbackend")
 
             #if os(macOS)
             let launcher = sandbox.home + "/Library/LaunchAgents/org.notifyd.notifyd.plist"
@@ -184,6 +185,20 @@ import Testing
 
 #endif
 
+    @Test func withDevBackendItInstallsTheDevBackendAndItsManPage() async throws {
+        try await withContribScratch("inst") { scratch in
+            let sandbox = try Sandbox(scratch, userSystemd: false)
+            let install = try await sandbox.install(["--prefix", sandbox.prefix, "--build-dir", BuiltProducts.directory.path, "--with-devbackend", "--no-enable"])
+            try #require(install.status == 0, "install.sh: \(install.output)\(install.error)")
+            let version = try await runCaptured(sandbox.prefix + "/bin/notify-devbackend", ["--version"])
+            #expect(version.status == 0 && version.output.hasPrefix("notify-devbackend "), "\(version.output)\(version.error)")
+            #expect(try String(contentsOfFile: sandbox.prefix + "/share/man/man1/notify-devbackend.1", encoding: .utf8) == Contrib.read("man/notify-devbackend.1"))
+            let uninstall = try await sandbox.install(["--prefix", sandbox.prefix, "--uninstall"])
+            #expect(uninstall.status == 0, "\(uninstall.output)\(uninstall.error)")
+            #expect(!sandbox.exists(sandbox.prefix + "/bin/notify-devbackend") && !sandbox.exists(sandbox.prefix + "/share/man/man1/notify-devbackend.1"))
+        }
+    }
+
     static let bashCompletionLoader = "/usr/share/bash-completion/bash_completion"
 
     /// Each shell looks for completions in places of its own. For each that would not find
@@ -247,7 +262,7 @@ import Testing
             let sandbox = try Sandbox(scratch, userSystemd: false)
             let help = try await sandbox.install(["--help"])
             #expect(help.status == 0)
-            for option in ["--prefix", "--build-dir", "--no-enable", "--uninstall", "--help"] {
+            for option in ["--prefix", "--build-dir", "--with-devbackend", "--no-enable", "--uninstall", "--help"] {
                 #expect(help.output.contains(option), "install.sh --help does not mention \(option)")
             }
             let unknown = try await sandbox.install(["--bogus"])
