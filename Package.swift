@@ -21,7 +21,8 @@ let package = Package(
         .executable(name: "notify-devbackend", targets: ["notify-devbackend"]),
     ],
     targets: [
-        // Wire types only: no I/O, FoundationEssentials only.
+        // Wire types, and the text both programs take from people (durations, did-you-mean
+        // suggestions): no I/O, FoundationEssentials only.
         .target(name: "NotifyProtocol"),
         // Threads and descriptors: the few system calls every module shares.
         .target(name: "NotifySystem"),

@@ -177,7 +177,8 @@ public final class Daemon: Sendable {
         settingsInEffect.withLock { $0 = applied }
         logger.notice("reloaded \(settings.configPath): " + (reloadable.isEmpty ? "nothing to apply" : "applied " + reloadable.joined(separator: ", "))
                       + (restartNeeded.isEmpty ? "" : "; takes effect after a restart: " + restartNeeded.joined(separator: ", ")))
-        return ReloadResult(config: settings.configPath, applied: reloadable, restartNeeded: restartNeeded, problems: [])
+        return ReloadResult(config: settings.configPath, applied: reloadable, restartNeeded: restartNeeded, problems: [],
+                            restartCommand: configuration.restartCommand)
     }
 }
 

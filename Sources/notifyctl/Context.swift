@@ -26,7 +26,7 @@ struct Context {
         } catch {
             throw CommandFailure(.unreachable, """
                 cannot reach notifyd at \(location.path) (from \(location.source.rawValue == "TMPDIR" ? "the /tmp fallback" : location.source.rawValue)): \(Self.detail(error))
-                Start it with `systemctl --user start notifyd.socket`, or run `notifyd &`.
+                Start it with `systemctl --user start notifyd.socket` (after `systemctl --user reset-failed notifyd.socket notifyd.service` if systemd gave up starting it), or run `notifyd &`.
                 """)
         }
     }
@@ -77,6 +77,9 @@ struct CommandFailure: Error {
         switch error {
         case .notRunning:
             self.init(.unreachable, error.description)
+        case .daemon(let wire) where wire.code == .configError:
+            // notifyd answered only to say it cannot run: as unreachable as one that is not.
+            self.init(.unreachable, wire.message, wireCode: wire.code)
         case .closedBeforeAnswer:
             self.init(.unreachable, error.description + "\nSee why with `journalctl --user -u notifyd` or `notifyd --check-config`.")
         case .daemon(let wire) where wire.code == .unknownCommand:

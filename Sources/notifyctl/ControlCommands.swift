@@ -13,7 +13,8 @@ enum Stop: Subcommand {
         running is not an error. Under systemd socket activation the next command starts
         it again, unless notifyd.socket is stopped too (with systemctl).
 
-          --timeout SECONDS  how long to wait for its answer and its stop, in all (default 15)
+          --timeout SECONDS  how long to wait for its answer and its stop, in all, in
+                             seconds or as 2m (default 15)
 
         Exit status: 0 stopped (or was not running), 1 still running after the timeout.
         """
@@ -69,7 +70,8 @@ enum Reload: Subcommand {
         } else {
             if !result.applied.isEmpty { Terminal.out(PrintableText.line("Reloaded \(result.config): now in effect: \(result.applied.joined(separator: ", ")).")) }
             if !result.restartNeeded.isEmpty {
-                Terminal.out(PrintableText.line("Changed, but only in effect after notifyd starts again: \(result.restartNeeded.joined(separator: ", ")) (`notifyctl stop`, then start notifyd)."))
+                let restart = result.restartCommand.map { "`\($0)`" } ?? "`notifyctl stop`, then start notifyd"
+                Terminal.out(PrintableText.line("Changed, but only in effect after notifyd starts again: \(result.restartNeeded.joined(separator: ", ")) (\(restart))."))
             }
         }
         return .done

@@ -91,8 +91,9 @@ enum Watch: Subcommand {
     static let help = """
         usage: notifyctl watch
 
-        Prints the current registration, then one JSON object per line for every event
-        until interrupted: {"event":"registration",...} when the registration changes,
+        Prints the current registration as a first {"event":"registration",...} line,
+        then one JSON object per line for every event until interrupted:
+        {"event":"registration",...} when the registration changes,
         {"event":"send",...} when a message is queued, delivered, fails or expires, and
         {"event":"shutdown",...} when notifyd stops normally, after which watch exits 0.
         If the connection ends without that, or the first answer takes more than 5
@@ -105,7 +106,7 @@ enum Watch: Subcommand {
         let client = try context.connect(timeout: 5)
         do {
             let (_, raw) = try client.call(WatchCommand())
-            context.printJSON(raw)
+            context.printJSON(currentRegistrationEvent(raw, time: Date()))
             client.timeout = nil
             while true {
                 let line = try client.nextEvent()
@@ -117,5 +118,14 @@ enum Watch: Subcommand {
         } catch {
             throw CommandFailure(error)
         }
+    }
+
+    /// watch's answer, `{"registration":{...}}`, as the registration event it would be: every
+    /// line watch prints is then told apart by its "event" key alone.
+    static func currentRegistrationEvent(_ result: JSONValue, time: Date) -> JSONValue {
+        guard case .object(var fields) = result else { return result }
+        fields["event"] = .string(EventName.registration)
+        fields["time"] = .string(WireDate.format(time))
+        return .object(fields)
     }
 }

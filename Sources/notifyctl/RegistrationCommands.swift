@@ -13,7 +13,7 @@ enum SetToken: Subcommand {
 
           --platform NAME    apns (default, or the platform set before), fcm, gcm or wns
           --no-wait          return at once instead of waiting for the registration
-          --timeout SECONDS  how long to wait for the registration (default 10)
+          --timeout SECONDS  how long to wait for the registration, in seconds or as 2m (default 10)
 
         Exit status: 0 registered, or saved and waiting only for you (no login yet);
         1 refused; 2 invalid token; 4 saved, and notifyd keeps retrying the backend by itself.

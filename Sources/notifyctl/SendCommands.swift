@@ -19,7 +19,7 @@ enum Send: Subcommand {
                              (default: notifyd's send_platforms, else apns)
           --wait             wait until delivered (or failed, or the timeout)
           --no-queue         fail now instead of queueing
-          --timeout SECONDS  how long to wait (default 30)
+          --timeout SECONDS  how long to wait, in seconds or as 2m (default 30)
 
         "accepted by the backend" means the backend answered 200; the tutorial backend does
         not say how many devices it reached (it may be none).

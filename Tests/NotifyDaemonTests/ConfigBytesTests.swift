@@ -40,7 +40,7 @@ import Testing
         #expect(problems == [
             "\(Self.path):1: expected `key = value`, found 'words\\u0000and\\u001B[31mred'",
             "\(Self.path):2: log_level: must be error, warning, notice, info or debug, not 'lo\\u0007ud\\u202E'",
-            "\(Self.path):3: key\\u0085: unknown setting; known: \(ResolvedSettings.keyNames.joined(separator: ", "))",
+            "\(Self.path):3: key\\u0085: unknown setting (known: \(ResolvedSettings.keyNames.joined(separator: ", ")))",
         ])
     }
 

@@ -61,7 +61,9 @@ public struct ResolvedSettings: Sendable {
 
         for value in values {
             guard let key = SettingKey.named(value.key) else {
-                problems.append(SettingProblem(origin: value.origin, key: value.key, message: "unknown setting; known: \(SettingKey.all.map(\.name).joined(separator: ", "))"))
+                let names = SettingKey.all.map(\.name)
+                problems.append(SettingProblem(origin: value.origin, key: value.key,
+                                               message: "unknown setting\(Suggestion.hint(value.key, among: names)) (known: \(names.joined(separator: ", ")))"))
                 continue
             }
             do {
