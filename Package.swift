@@ -21,20 +21,23 @@ let package = Package(
         .executable(name: "notify-devbackend", targets: ["notify-devbackend"]),
     ],
     targets: [
-        // Wire types only: no I/O, FoundationEssentials only.
+        // Wire types, and the text both programs take from people (durations, did-you-mean
+        // suggestions): no I/O, FoundationEssentials only.
         .target(name: "NotifyProtocol"),
+        // Threads and descriptors: the few system calls every module shares.
+        .target(name: "NotifySystem"),
         // Unix socket plumbing and socket path resolution shared by daemon and client.
-        .target(name: "NotifySocket"),
+        .target(name: "NotifySocket", dependencies: ["NotifySystem"]),
         // The system's libcurl, loaded at run time: notifyd's HTTP client on Linux.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // Backend client, registration state machine, state and credential stores.
-        .target(name: "NotifyCore", dependencies: ["NotifyProtocol", .target(name: "CCurl", condition: .when(platforms: [.linux]))]),
+        .target(name: "NotifyCore", dependencies: ["NotifyProtocol", "NotifySystem", .target(name: "CCurl", condition: .when(platforms: [.linux]))]),
         // Socket server, connections, command routing, lifecycle.
-        .target(name: "NotifyDaemon", dependencies: ["NotifyCore", "NotifyProtocol", "NotifySocket"]),
+        .target(name: "NotifyDaemon", dependencies: ["NotifyCore", "NotifyProtocol", "NotifySocket", "NotifySystem"]),
         // The socket client used by notifyctl and the tests.
-        .target(name: "NotifyClient", dependencies: ["NotifyProtocol", "NotifySocket"]),
+        .target(name: "NotifyClient", dependencies: ["NotifyProtocol", "NotifySocket", "NotifySystem"]),
         // In-memory stand-in for the tutorial's ASP.NET AppBackend.
-        .target(name: "DevBackend", dependencies: ["NotifySocket", "NotifyProtocol"]),
+        .target(name: "DevBackend", dependencies: ["NotifySocket", "NotifyProtocol", "NotifySystem"]),
 
         .executableTarget(name: "notifyd", dependencies: ["NotifyDaemon"], linkerSettings: notifydLinkerSettings),
         .executableTarget(name: "notifyctl", dependencies: ["NotifyClient"]),

@@ -8,7 +8,7 @@ set -eu
 
 usage() {
     cat <<'EOF'
-usage: contrib/install.sh [--prefix DIR] [--build-dir DIR] [--no-enable] [--uninstall] [--help]
+usage: contrib/install.sh [--prefix DIR] [--build-dir DIR] [--with-devbackend] [--no-enable] [--uninstall] [--help]
 
 Installs notifyd and notifyctl for the current user:
 
@@ -29,10 +29,15 @@ and one launcher, so that notifyd runs in every session:
   otherwise: ${XDG_CONFIG_HOME:-~/.config}/autostart/notifyd.desktop (from the next
     login on), logging to ${XDG_STATE_HOME:-~/.local/state}/notifyd/notifyd.log
 
+Shells look for completions in places of their own: for each installed shell that would
+not look in PREFIX, install.sh prints the one line to add to its startup file.
+
 Options:
   --prefix DIR      where to install (default ~/.local)
   --build-dir DIR   take notifyd and notifyctl from DIR instead of running
                     contrib/build-release.sh in this repository
+  --with-devbackend also install notify-devbackend, the tutorial backend in memory
+                    for trying notifyd out, and its manual page notify-devbackend(1)
   --no-enable       install the launcher but do not enable or start it
   --uninstall       remove what an earlier install into the same --prefix put in
                     place, after disabling the launcher it enabled and stopping the
@@ -58,6 +63,7 @@ usage_error() {
 prefix=${HOME:?HOME is not set}/.local
 build_dir=
 enable=yes
+devbackend=no
 action=install
 
 while [ $# -gt 0 ]; do
@@ -82,6 +88,10 @@ while [ $# -gt 0 ]; do
             ;;
         --no-enable)
             enable=no
+            shift
+            ;;
+        --with-devbackend)
+            devbackend=yes
             shift
             ;;
         --uninstall)
@@ -212,9 +222,78 @@ find_binaries() {
         say "Building notifyd and notifyctl (contrib/build-release.sh)..."
         binaries=$("$contrib/build-release.sh") || fail "the build failed"
     fi
-    for program in "$binaries/notifyd" "$binaries/notifyctl"; do
-        [ -x "$program" ] || fail "$program is missing or not executable; build it first (contrib/build-release.sh)"
+    programs="notifyd notifyctl"
+    [ "$devbackend" = no ] || programs="$programs notify-devbackend"
+    for program in $programs; do
+        [ -x "$binaries/$program" ] || fail "$binaries/$program is missing or not executable; build it first (contrib/build-release.sh)"
     done
+}
+
+# --- shell completions -----------------------------------------------------------------
+
+# Whether bash-completion loads notifyctl's completion from this prefix: it looks in the
+# user's directory and in share/bash-completion/completions of each $XDG_DATA_DIRS
+# (__load_completion in bash_completion), and only where bash-completion is installed.
+bash_finds_completions() {
+    loader=
+    for candidate in /usr/share/bash-completion/bash_completion /usr/local/share/bash-completion/bash_completion \
+        /opt/homebrew/share/bash-completion/bash_completion /etc/bash_completion; do
+        [ -f "$candidate" ] && loader=$candidate
+    done
+    [ -n "$loader" ] || return 1
+    wanted=$prefix/share/bash-completion/completions
+    user_dir=${BASH_COMPLETION_USER_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/bash-completion}/completions
+    [ "${user_dir%/}" = "$wanted" ] && return 0
+    saved_ifs=$IFS
+    IFS=:
+    for data_dir in ${XDG_DATA_DIRS:-/usr/local/share:/usr/share}; do
+        if [ "${data_dir%/}/bash-completion/completions" = "$wanted" ]; then
+            IFS=$saved_ifs
+            return 0
+        fi
+    done
+    IFS=$saved_ifs
+    return 1
+}
+
+# Whether fish looks in DIR: its user directory, $XDG_DATA_HOME/fish/vendor_completions.d,
+# or one of those it names itself (from $XDG_DATA_DIRS or where it was installed). fish
+# is asked with configuration and data directories of its own: it makes its directories
+# in them as it starts, and the user's are not ours to touch.
+fish_finds_completions() {
+    [ "${XDG_DATA_HOME:-$HOME/.local/share}/fish/vendor_completions.d" = "$1" ] && return 0
+    scratch=$(mktemp -d "${TMPDIR:-/tmp}/notifyd-install.XXXXXX") || return 1
+    # shellcheck disable=SC2016 # fish's variables, for fish
+    XDG_CONFIG_HOME=$scratch/config XDG_DATA_HOME=$scratch/data \
+        fish --no-config -c 'source $__fish_data_dir/config.fish; string join \n -- $fish_complete_path' 2>/dev/null >"$scratch/path"
+    grep -Fqx -- "$1" "$scratch/path"
+    found=$?
+    rm -rf "$scratch"
+    return $found
+}
+
+# Each installed shell is asked where it looks for completions (zsh's $fpath, fish's
+# $fish_complete_path, without the user's own startup files); for each that would not
+# find the ones just installed, the one line that makes it.
+advise_completions() {
+    advice=
+    if command -v bash >/dev/null 2>&1 && ! bash_finds_completions; then
+        advice="$advice
+  bash (~/.bashrc): source $prefix/share/bash-completion/completions/notifyctl"
+    fi
+    zsh_dir=$prefix/share/zsh/site-functions
+    if command -v zsh >/dev/null 2>&1 && ! zsh -f -c 'print -rl -- $fpath' 2>/dev/null | grep -Fqx -- "$zsh_dir"; then
+        advice="$advice
+  zsh (~/.zshrc, before compinit): fpath=($zsh_dir \$fpath)"
+    fi
+    fish_dir=$prefix/share/fish/vendor_completions.d
+    if command -v fish >/dev/null 2>&1 && ! fish_finds_completions "$fish_dir"; then
+        advice="$advice
+  fish (~/.config/fish/config.fish): set -p fish_complete_path $fish_dir"
+    fi
+    if [ -n "$advice" ]; then
+        say "Shell completions: to have notifyctl completed, add to each shell's startup file:$advice"
+    fi
 }
 
 install_systemd_units() {
@@ -290,9 +369,14 @@ do_install() {
     install_file 644 "$contrib/man/notifyd.1" "$prefix/share/man/man1/notifyd.1"
     install_file 644 "$repository/docs/protocol.md" "$prefix/share/doc/notifyd/protocol.md"
     install_file 644 "$contrib/man/notifyctl.1" "$prefix/share/man/man1/notifyctl.1"
+    if [ "$devbackend" = yes ]; then
+        install_file 755 "$binaries/notify-devbackend" "$bindir/notify-devbackend"
+        install_file 644 "$contrib/man/notify-devbackend.1" "$prefix/share/man/man1/notify-devbackend.1"
+    fi
     install_file 644 "$contrib/completions/notifyctl.bash" "$prefix/share/bash-completion/completions/notifyctl"
     install_file 644 "$contrib/completions/_notifyctl" "$prefix/share/zsh/site-functions/_notifyctl"
     install_file 644 "$contrib/completions/notifyctl.fish" "$prefix/share/fish/vendor_completions.d/notifyctl.fish"
+    advise_completions
 
     launcher=xdg
     case $os in
@@ -370,6 +454,8 @@ do_uninstall() {
                     case $target in
                         *.socket) systemctl --user stop "${target%.socket}.service" 2>/dev/null || true ;;
                     esac
+                    # systemd removed the socket file (RemoveOnStop=); its directory too, if empty.
+                    [ -n "${XDG_RUNTIME_DIR:-}" ] && rmdir "$XDG_RUNTIME_DIR/notifyd" 2>/dev/null || true
                     say "Disabled and stopped $target."
                 fi
                 ;;

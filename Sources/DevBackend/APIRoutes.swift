@@ -4,7 +4,7 @@ import Foundation
 /// the ASP.NET originals do, bugs included. Runs after authentication succeeded.
 struct APIRoutes: Sendable {
     let options: DevBackend.Options
-    let state: Locked<BackendState>
+    let state: SharedState
 
     func handle(_ match: RouteMatch, _ request: HTTPRequest, user: String) -> HTTPResponse {
         switch match.route {

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import NotifySocket
+import Synchronization
 
 /// Whole lines to standard output, one writer at a time.
 ///
@@ -11,7 +12,7 @@ import NotifySocket
 /// buffer: a test reading the executable's stdout through a pipe sees each line
 /// as soon as it happens.
 public enum ConsoleOutput {
-    private static let lock = Locked(())
+    private static let lock = Mutex(())
 
     public static func line(_ text: String) {
         let bytes = Array((text + "\n").utf8)

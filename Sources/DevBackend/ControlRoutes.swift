@@ -4,7 +4,7 @@ import Foundation
 /// for tests that run the backend as a separate process. No authentication: they
 /// exist only on this stand-in, never on a real backend.
 struct ControlRoutes: Sendable {
-    let state: Locked<BackendState>
+    let state: SharedState
 
     static func owns(_ path: String) -> Bool {
         path == "/_dev" || path.hasPrefix("/_dev/")

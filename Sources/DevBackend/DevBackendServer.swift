@@ -11,7 +11,7 @@ import Foundation
 /// ```
 public final class DevBackendServer: Sendable {
     public let options: DevBackend.Options
-    private let state = Locked(BackendState())
+    private let state = SharedState()
     private let server: HTTPServer
 
     public init(options: DevBackend.Options = DevBackend.Options()) {

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import NotifySocket
+import NotifySystem
 
 /// What a handler decides for one request.
 enum HTTPHandlerResult: Sendable {

@@ -6,6 +6,8 @@ import Glibc
 import Darwin
 #endif
 import NotifySocket
+import NotifySystem
+import Synchronization
 
 public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
     public let message: String
@@ -33,9 +35,9 @@ final class HTTPServer: Sendable {
     let requestedPort: Int
     let limits: HTTPLimits
     private let handler: HTTPHandler
-    private let state = Locked(State.idle)
-    private let boundPort = Locked(0)
-    private let accepted = Locked(0)
+    private let state = Mutex(State.idle)
+    private let boundPort = Mutex(0)
+    private let accepted = Mutex(0)
     /// Entered once by the accept thread and once per connection thread, so
     /// `stop()` can wait for all of them to end.
     private let threads = DispatchGroup()
@@ -70,12 +72,10 @@ final class HTTPServer: Sendable {
         boundPort.withLock { $0 = listener.port }
         state.withLock { $0 = .running(stop: stop) }
         threads.enter()
-        let thread = Thread { [self] in
+        NativeThread.start(name: "devbackend-accept") { [self] in
             acceptLoop(listener: listener.fd, stop: stop)
             threads.leave()
         }
-        thread.name = "devbackend-accept"
-        thread.start()
         return listener.port
     }
 
@@ -168,12 +168,10 @@ final class HTTPServer: Sendable {
             configure(client: client)
             accepted.withLock { $0 += 1 }
             threads.enter()
-            let thread = Thread { [self] in
+            NativeThread.start(name: "devbackend-conn") { [self] in
                 HTTPConnection(fd: client, stop: stop, limits: limits).serve(handler)
                 threads.leave()
             }
-            thread.name = "devbackend-connection"
-            thread.start()
         }
     }
 

@@ -3,11 +3,11 @@
 /// finally the request log.
 struct RequestDispatcher: Sendable {
     let options: DevBackend.Options
-    let state: Locked<BackendState>
+    let state: SharedState
     let api: APIRoutes
     let control: ControlRoutes
 
-    init(options: DevBackend.Options, state: Locked<BackendState>) {
+    init(options: DevBackend.Options, state: SharedState) {
         self.options = options
         self.state = state
         self.api = APIRoutes(options: options, state: state)

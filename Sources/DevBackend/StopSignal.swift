@@ -4,6 +4,8 @@ import Glibc
 import Darwin
 #endif
 import NotifySocket
+import NotifySystem
+import Synchronization
 
 /// A self-pipe that every blocked thread of the server polls alongside its socket.
 ///
@@ -13,8 +15,8 @@ import NotifySocket
 final class StopSignal: Sendable {
     let readEnd: Int32
     private let writeEnd: Int32
-    private let triggered = Locked(false)
-    private let closed = Locked(false)
+    private let triggered = Mutex(false)
+    private let closed = Mutex(false)
 
     init() throws(HTTPServerError) {
         var fds: [Int32] = [-1, -1]
@@ -64,10 +66,4 @@ final class StopSignal: Sendable {
         closeDescriptor(readEnd)
         closeDescriptor(writeEnd)
     }
-}
-
-func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1_000_000_000
 }

@@ -14,11 +14,6 @@ let pollReadable = Int16(POLLIN)
 /// Any of these on a descriptor means "stop waiting on it".
 let pollFailure = Int16(POLLERR | POLLHUP | POLLNVAL)
 
-func closeDescriptor(_ fd: Int32) {
-    // Not retried on EINTR: on Linux the descriptor is already released by then.
-    _ = close(fd)
-}
-
 func setNonBlocking(_ fd: Int32, _ enabled: Bool) {
     let flags = fcntl(fd, F_GETFL)
     guard flags >= 0 else { return }

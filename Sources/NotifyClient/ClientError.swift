@@ -19,7 +19,8 @@ public enum ClientError: Error, CustomStringConvertible, Sendable {
         case .notRunning(let path, let detail):
             return "cannot reach notifyd at \(path): \(detail)"
         case .daemon(let error):
-            return error.message
+            // Whoever answered on the socket wrote it: shown on one line, escapes disarmed.
+            return PrintableText.line(error.message)
         case .protocolViolation(let message):
             return "unexpected answer from notifyd: \(message)"
         case .connection(let message):

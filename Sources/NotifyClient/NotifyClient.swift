@@ -14,26 +14,40 @@ import Darwin
 /// A blocking connection to notifyd, for notifyctl and other programs. One request at a
 /// time; events that arrive while waiting for a reply (after `watch`) are kept for
 /// `nextEvent`.
+///
+/// Whatever listens on the socket may not be notifyd, and is not trusted to end a wait:
+/// each wait has a deadline however the other end trickles its bytes or streams lines, and
+/// what is kept of lines that are not the reply is bounded.
 public final class NotifyClient {
     public let socketPath: String
+    /// How long a call may take, from sending the request to its reply, and how long
+    /// `nextEvent` and `waitForClose` wait; nil waits as long as it takes.
+    public var timeout: Double?
     private let fd: Int32
     private let reader: LineReader
     private var nextID = 1
     private var pendingEvents: [[UInt8]] = []
+    private var pendingEventBytes = 0
     /// Until the first answer, a closed connection means notifyd could not serve at all.
     private var answered = false
     /// Whether `call` also returns the result as untyped JSON. Decoding it a second time
     /// is a third of what `notifyctl status` spends, so callers that never show it say so.
     public var keepsRawResult = true
 
-    /// Connects; `timeout` bounds each wait for a reply (nil waits as long as it takes).
+    static let maximumLineLength = 16 * 1024 * 1024
+    /// Events read while a reply is awaited, kept for `nextEvent`; far beyond what notifyd
+    /// lets wait for a watcher (256 KiB).
+    static let maximumPendingEventBytes = 16 * 1024 * 1024
+
+    /// Connects; `timeout` bounds the connect and each call (see `timeout`).
     public init(socketPath: String, timeout: Double? = 30) throws(ClientError) {
         self.socketPath = socketPath
+        self.timeout = timeout
         // A local until it is known to be kept: once `self.fd` is set, `deinit` runs even
         // if `init` throws, and would close the descriptor a second time.
         let fd: Int32
         do {
-            fd = try UnixSocket.connect(path: socketPath)
+            fd = try UnixSocket.connect(path: socketPath, timeout: timeout)
         } catch {
             switch error.kind {
             case .notRunning: throw .notRunning(path: socketPath, detail: "no notifyd is listening there")
@@ -48,9 +62,8 @@ public final class NotifyClient {
             let who = owner.map { "uid \($0)" } ?? "a process whose uid the system does not tell"
             throw .notRunning(path: socketPath, detail: "it is served by \(who), not by you (uid \(currentUID())); refusing to talk to it. Check the socket path, or remove the file and start notifyd again")
         }
-        if let timeout { UnixSocket.setReceiveTimeout(fd, seconds: timeout) }
         self.fd = fd
-        reader = LineReader(fd: fd, maximumLength: 16 * 1024 * 1024)
+        reader = LineReader(fd: fd, maximumLength: Self.maximumLineLength)
     }
 
     deinit {
@@ -60,6 +73,7 @@ public final class NotifyClient {
     /// Sends `command` and returns its result, plus the result exactly as the daemon sent
     /// it (with fields this client may not know) for `--json`.
     public func call<Command: NotifyCommand>(_ command: Command) throws(ClientError) -> (Command.Result, raw: JSONValue) {
+        let deadline = self.deadline()
         let id = JSONValue.number(Double(nextID))
         nextID += 1
         let line: Data
@@ -69,30 +83,35 @@ public final class NotifyClient {
             throw .protocolViolation("cannot encode the request: \(error)")
         }
         do {
-            try write(Array(line))
+            try write(Array(line), deadline: deadline)
         } catch {
             throw answered ? error : .closedBeforeAnswer(path: socketPath, detail: Self.detail(error))
         }
+        var others = 0
         while true {
             let bytes: [UInt8]
             do {
-                bytes = try readLine()
+                bytes = try readLine(deadline: deadline, others: others)
             } catch {
-                guard !answered, case .connection(let detail) = error, !detail.hasPrefix("timed out") else { throw error }
+                guard !answered, case .connection(let detail) = error, !detail.hasPrefix(LineReader.timedOut) else { throw error }
                 throw .closedBeforeAnswer(path: socketPath, detail: detail)
             }
             answered = true
             let data = Data(bytes)
             let decoder = WireCoding.decoder()
             guard (try? JSONShape.check(bytes)) != nil, let header = try? decoder.decode(IncomingLineHeader.self, from: data) else {
-                throw .protocolViolation("not JSON: \(String(decoding: bytes.prefix(100), as: UTF8.self))")
+                throw .protocolViolation("not JSON: \(PrintableText.line(String(decoding: bytes.prefix(100), as: UTF8.self)))")
             }
             if header.event != nil {
-                pendingEvents.append(bytes)
+                try keep(event: bytes)
+                others += 1
                 continue
             }
             // A reply without our id is the daemon refusing the line itself (e.g. too long).
-            guard header.id == id || header.id == nil else { continue }
+            guard header.id == id || header.id == nil else {
+                others += 1
+                continue
+            }
             if header.ok != true {
                 let raw = try? decoder.decode(Response<JSONValue>.self, from: data)
                 throw .daemon(raw?.error ?? WireError(code: .internalError, message: "notifyd reported an error without details"))
@@ -108,11 +127,15 @@ public final class NotifyClient {
         }
     }
 
-    /// The next event line, as sent, after `watch`. Blocks until one arrives.
+    /// The next event line, as sent, after `watch`. Blocks until one arrives, or `timeout`.
     public func nextEvent() throws(ClientError) -> [UInt8] {
-        if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
+        if !pendingEvents.isEmpty {
+            pendingEventBytes -= pendingEvents[0].count
+            return pendingEvents.removeFirst()
+        }
+        let deadline = self.deadline()
         while true {
-            let bytes = try readLine()
+            let bytes = try readLine(deadline: deadline)
             if (try? JSONShape.check(bytes)) != nil,
                let header = try? WireCoding.decoder().decode(IncomingLineHeader.self, from: Data(bytes)), header.event != nil {
                 return bytes
@@ -121,12 +144,13 @@ public final class NotifyClient {
     }
 
     /// Waits until notifyd closes the connection (after `stop`); throws if it does not
-    /// within the receive timeout.
+    /// within `timeout`.
     public func waitForClose() throws(ClientError) {
+        let deadline = self.deadline()
         while true {
-            switch reader.next() {
+            switch reader.next(deadline: deadline) {
             case .end: return
-            case .failed(let reason) where reason.hasPrefix("timed out"): throw .connection(reason)
+            case .failed(let reason) where reason == LineReader.timedOut: throw .connection(timedOut(others: 0))
             case .failed: return
             case .line, .tooLong: continue
             }
@@ -138,20 +162,42 @@ public final class NotifyClient {
         return error.description
     }
 
-    private func write(_ bytes: [UInt8]) throws(ClientError) {
+    private func write(_ bytes: [UInt8], deadline: Double?) throws(ClientError) {
         do {
-            try UnixSocket.writeAll(fd, bytes)
+            try UnixSocket.writeAll(fd, bytes, deadline: deadline)
         } catch {
             throw .connection(error.message)
         }
     }
 
-    private func readLine() throws(ClientError) -> [UInt8] {
-        switch reader.next() {
+    private func deadline() -> Double? {
+        timeout.map { monotonicSeconds() + $0 }
+    }
+
+    /// Keeps an event for `nextEvent`, up to a bound: a listener streaming them must not
+    /// fill the memory before the deadline.
+    private func keep(event bytes: [UInt8]) throws(ClientError) {
+        guard pendingEventBytes + bytes.count <= Self.maximumPendingEventBytes else {
+            throw .protocolViolation("more than \(Self.maximumPendingEventBytes / 1024 / 1024) MiB of events arrived while waiting for a reply; is this notifyd?")
+        }
+        pendingEvents.append(bytes)
+        pendingEventBytes += bytes.count
+    }
+
+    /// `others`: lines read meanwhile that were not the one awaited.
+    private func readLine(deadline: Double?, others: Int = 0) throws(ClientError) -> [UInt8] {
+        switch reader.next(deadline: deadline) {
         case .line(let bytes): return bytes
         case .tooLong: throw .protocolViolation("a reply line too long to read")
         case .end: throw .connection("notifyd closed the connection")
+        case .failed(let reason) where reason == LineReader.timedOut: throw .connection(timedOut(others: others))
         case .failed(let reason): throw .connection(reason)
         }
+    }
+
+    private func timedOut(others: Int) -> String {
+        let limit = timeout.map { $0 == $0.rounded() && $0 < 1e9 ? " (\(Int($0)) s)" : " (\($0) s)" } ?? ""
+        let meanwhile = others > 0 ? "; \(others) other lines came meanwhile, none of them the answer (is it notifyd that listens there?)" : ""
+        return LineReader.timedOut + limit + meanwhile
     }
 }

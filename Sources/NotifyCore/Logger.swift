@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NotifyProtocol
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -33,7 +34,10 @@ public enum LogLevel: Int, Comparable, Sendable, CaseIterable {
 
 /// Line-oriented logging to stderr. Under systemd (`$JOURNAL_STREAM`) each line starts
 /// with its `<N>` syslog priority so the journal files it right; elsewhere lines carry a
-/// timestamp and the level. Every line passes through `Redaction` first.
+/// timestamp and the level. Every line passes through `Redaction` first, and is then kept
+/// to one line: a message carries text from the backend and from socket clients, and a
+/// newline or an escape sequence in it must not forge a line of its own or reach the
+/// terminal showing the log.
 public struct Logger: Sendable {
     private let threshold: Threshold
     private let sink: @Sendable (LogLevel, String) -> Void
@@ -73,7 +77,7 @@ public struct Logger: Sendable {
 
     public func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard level <= self.level else { return }
-        sink(level, Redaction.redact(message()))
+        sink(level, PrintableText.line(Redaction.redact(message())))
     }
 
     public func error(_ message: @autoclosure () -> String) { log(.error, message()) }

@@ -1,5 +1,6 @@
 import NotifyCore
 import NotifyProtocol
+import NotifySystem
 
 /// `notifyctl reload`, SIGHUP and `systemctl --user reload notifyd`: the configuration is
 /// read again and every setting but `state_dir` takes effect, or, when anything is wrong
@@ -58,7 +59,8 @@ extension Daemon {
         await outbox.settingsChanged()
         logger.notice("reloaded \(settings.configPath) (settings generation \(self.settings.generation)): " + (applied.isEmpty ? "nothing changed" : "applied " + applied.joined(separator: ", "))
                       + (restartNeeded.isEmpty ? "" : "; takes effect after a restart: " + restartNeeded.joined(separator: ", ")))
-        return ReloadResult(config: settings.configPath, applied: applied, restartNeeded: restartNeeded, problems: [])
+        return ReloadResult(config: settings.configPath, applied: applied, restartNeeded: restartNeeded, problems: [],
+                            restartCommand: configuration.restartCommand)
     }
 
     /// Makes `runtime` the settings in effect, and sizes again what was sized from them

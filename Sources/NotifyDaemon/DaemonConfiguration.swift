@@ -20,6 +20,9 @@ public struct DaemonConfiguration: Sendable {
     public var serverLimits = ServerLimits()
     /// Told READY=1 once serving and STOPPING=1 when shutting down.
     public var serviceManager = ServiceManagerNotifier(address: nil)
+    /// How to restart this notifyd, named when a reloaded setting waits for a restart:
+    /// `systemctl --user restart notifyd` under a systemd user manager, nil otherwise.
+    public var restartCommand: String?
     /// What `notifyctl stop` does: `main` makes it act like SIGTERM.
     public var requestStop: @Sendable () -> Void = {}
     /// The settings in effect and how to read them again, for `reload` and SIGHUP; nil

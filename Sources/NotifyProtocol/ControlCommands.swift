@@ -33,17 +33,22 @@ public struct ReloadResult: Codable, Hashable, Sendable {
     public var restartNeeded: [String]
     /// What was wrong with the configuration; when not empty, nothing was changed.
     public var problems: [String]
+    /// How to restart this notifyd where its service manager should do it (`systemctl
+    /// --user restart notifyd`); absent otherwise, and from older daemons.
+    public var restartCommand: String?
 
-    public init(config: String, applied: [String], restartNeeded: [String], problems: [String]) {
+    public init(config: String, applied: [String], restartNeeded: [String], problems: [String], restartCommand: String? = nil) {
         self.config = config
         self.applied = applied
         self.restartNeeded = restartNeeded
         self.problems = problems
+        self.restartCommand = restartCommand
     }
 
     enum CodingKeys: String, CodingKey {
         case config, applied, problems
         case restartNeeded = "restart_needed"
+        case restartCommand = "restart_command"
     }
 }
 

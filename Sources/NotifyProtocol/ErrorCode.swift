@@ -26,6 +26,9 @@ public struct ErrorCode: OpenEnumeration {
     // Waiting and the daemon itself.
     public static let timeout = ErrorCode("timeout")
     public static let shuttingDown = ErrorCode("shutting_down")
+    /// notifyd was started for this connection (socket activation) but cannot run with its
+    /// configuration; the message names what to fix. It exits after answering.
+    public static let configError = ErrorCode("config_error")
     public static let internalError = ErrorCode("internal_error")
 
     /// Never sent by notifyd: what a client reports, under `--json`, when it cannot reach

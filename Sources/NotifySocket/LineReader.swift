@@ -16,7 +16,7 @@ public final class LineReader {
         case tooLong
         /// The peer closed (a final unterminated line is returned as `.line` first).
         case end
-        /// A read timed out (SO_RCVTIMEO) or failed.
+        /// The deadline passed, a read timed out (SO_RCVTIMEO), or a read failed.
         case failed(String)
     }
 
@@ -31,7 +31,11 @@ public final class LineReader {
         self.maximumLength = maximumLength
     }
 
-    public func next() -> Item {
+    /// The next line. With a `deadline` (on `monotonicSeconds()`'s clock) the whole wait
+    /// ends there, however the peer trickles its bytes: a timeout per read alone would let
+    /// a peer that sends a byte now and then, or lines that are never the one awaited,
+    /// keep the reader forever.
+    public func next(deadline: Double? = nil) -> Item {
         while true {
             if let newline = buffer[scanned...].firstIndex(of: 0x0A) {
                 let line = Array(buffer[..<newline])
@@ -49,13 +53,14 @@ public final class LineReader {
                 scanned = 0
                 return .line(line)
             }
+            if let deadline, !waitReadable(until: deadline) { return .failed(Self.timedOut) }
             var chunk = [UInt8](repeating: 0, count: 64 * 1024)
             let count = chunk.withUnsafeMutableBytes { raw in
                 retryingOnInterrupt { read(fd, raw.baseAddress!, raw.count) }
             }
             if count < 0 {
                 let code = errno
-                if code == EAGAIN || code == EWOULDBLOCK { return .failed("timed out waiting for notifyd to answer") }
+                if code == EAGAIN || code == EWOULDBLOCK { return .failed(Self.timedOut) }
                 return .failed("read failed: \(errnoText(code))")
             }
             if count == 0 {
@@ -63,6 +68,21 @@ public final class LineReader {
             } else {
                 buffer.append(contentsOf: chunk[..<count])
             }
+        }
+    }
+
+    public static let timedOut = "timed out waiting for notifyd to answer"
+
+    /// Whether `fd` has something to read (or has ended) before `deadline`.
+    private func waitReadable(until deadline: Double) -> Bool {
+        while true {
+            let remaining = deadline - monotonicSeconds()
+            guard remaining > 0 else { return false }
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&entry, 1, Int32(min(remaining * 1000, 3_600_000).rounded(.up)))
+            if ready > 0 { return true }
+            // A failed poll is left to the read to report.
+            if ready < 0 && errno != EINTR { return true }
         }
     }
 }

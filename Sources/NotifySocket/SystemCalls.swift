@@ -37,6 +37,13 @@ public func retryingOnInterrupt<T: BinaryInteger>(_ call: () -> T) -> T {
     }
 }
 
+/// Seconds on a clock that only goes forward, for deadlines.
+public func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1_000_000_000
+}
+
 public func setCloseOnExec(_ fd: Int32) {
     _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
 }

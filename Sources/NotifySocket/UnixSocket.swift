@@ -10,7 +10,9 @@ import Darwin
 /// the Swift concurrency pool.
 public enum UnixSocket {
     /// Connects to `path`. A missing file or a file nobody listens on is `.notRunning`.
-    public static func connect(path: String) throws(SocketError) -> Int32 {
+    /// `timeout` bounds the connect, which on Linux waits while the listener's queue is
+    /// full: a listener that accepts nothing cannot hold the caller.
+    public static func connect(path: String, timeout: Double? = nil) throws(SocketError) -> Int32 {
         guard path.utf8.count < socketPathCapacity else {
             throw SocketError(.pathTooLong, "socket path \(path) is too long for a Unix socket")
         }
@@ -18,6 +20,7 @@ public enum UnixSocket {
         guard fd >= 0 else { throw SocketError(.io, "cannot create a socket: \(errnoText())") }
         setCloseOnExec(fd)
         disableSigpipe(fd)
+        if let timeout { setSendTimeout(fd, seconds: timeout) }
         let result = withUnixAddress(path) { address, length in
             retryingOnInterrupt { Glibc_or_Darwin_connect(fd, address, length) }
         }
@@ -27,6 +30,8 @@ public enum UnixSocket {
             switch code {
             case ENOENT, ECONNREFUSED, ENOTSOCK:
                 throw SocketError(.notRunning, "no notifyd is listening on \(path) (\(errnoText(code)))")
+            case EAGAIN, EINPROGRESS:
+                throw SocketError(.io, "timed out connecting to \(path): whatever listens there takes no connection")
             default:
                 throw SocketError(.io, "cannot connect to \(path): \(errnoText(code))")
             }
@@ -87,15 +92,30 @@ public enum UnixSocket {
         #endif
     }
 
-    /// Writes all of `bytes`, retrying short writes. Throws when the peer has gone.
-    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SocketError) {
+    /// Writes all of `bytes`, retrying short writes. Throws when the peer has gone, or when
+    /// `deadline` (on `monotonicSeconds()`'s clock) passes first: a peer that reads a byte
+    /// now and then cannot hold the writer.
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8], deadline: Double? = nil) throws(SocketError) {
         var offset = 0
         while offset < bytes.count {
+            if let deadline {
+                var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                let remaining = deadline - monotonicSeconds()
+                let ready = remaining > 0 ? poll(&entry, 1, Int32(min(remaining * 1000, 3_600_000).rounded(.up))) : 0
+                if ready == 0 { throw SocketError(.io, "timed out writing: the other end reads nothing") }
+                if ready < 0 && errno == EINTR { continue }
+            }
+            let flags = deadline == nil ? sendFlags : sendFlags | Int32(MSG_DONTWAIT)
             let written = bytes.withUnsafeBytes { raw in
-                retryingOnInterrupt { send(fd, raw.baseAddress! + offset, raw.count - offset, sendFlags) }
+                retryingOnInterrupt { send(fd, raw.baseAddress! + offset, raw.count - offset, flags) }
             }
             if written < 0 {
-                throw SocketError(.io, "write failed: \(errnoText())")
+                let code = errno
+                if code == EAGAIN || code == EWOULDBLOCK {
+                    if deadline != nil { continue }
+                    throw SocketError(.io, "timed out writing: the other end reads nothing")
+                }
+                throw SocketError(.io, "write failed: \(errnoText(code))")
             }
             offset += written
         }
@@ -103,10 +123,22 @@ public enum UnixSocket {
 
     /// Makes reads on `fd` give up after `seconds` (EAGAIN), so a client never hangs forever.
     public static func setReceiveTimeout(_ fd: Int32, seconds: Double) {
+        setTimeout(fd, SO_RCVTIMEO, seconds: seconds)
+    }
+
+    /// Makes a connect and each write on `fd` give up after `seconds` (EAGAIN).
+    public static func setSendTimeout(_ fd: Int32, seconds: Double) {
+        setTimeout(fd, SO_SNDTIMEO, seconds: seconds)
+    }
+
+    private static func setTimeout(_ fd: Int32, _ option: Int32, seconds: Double) {
+        // Zero would mean "never": the shortest wait the system keeps instead; and a year
+        // is as good as forever, where a larger number would not fit.
+        let seconds = min(max(seconds, 0.001), 365 * 86_400)
         var interval = timeval()
         interval.tv_sec = .init(seconds.rounded(.down))
         interval.tv_usec = .init((seconds - seconds.rounded(.down)) * 1_000_000)
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+        _ = setsockopt(fd, SOL_SOCKET, option, &interval, socklen_t(MemoryLayout<timeval>.size))
     }
 
     private static func disableSigpipe(_ fd: Int32) {

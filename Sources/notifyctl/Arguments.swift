@@ -1,3 +1,5 @@
+import NotifyProtocol
+
 /// A small command-line scanner: `--name value`, `--name=value`, boolean flags, `--` to
 /// end options, and positionals (a lone `-` is a positional meaning stdin).
 struct Arguments {

@@ -26,7 +26,7 @@ struct Context {
         } catch {
             throw CommandFailure(.unreachable, """
                 cannot reach notifyd at \(location.path) (from \(location.source.rawValue == "TMPDIR" ? "the /tmp fallback" : location.source.rawValue)): \(Self.detail(error))
-                Start it with `systemctl --user start notifyd.socket`, or run `notifyd &`.
+                Start it with `systemctl --user start notifyd.socket` (after `systemctl --user reset-failed notifyd.socket notifyd.service` if systemd gave up starting it), or run `notifyd &`.
                 """)
         }
     }
@@ -46,7 +46,7 @@ struct Context {
 
     func printJSON(_ value: JSONValue) {
         if let data = try? WireCoding.encoder().encode(value) {
-            Terminal.out(String(decoding: data, as: UTF8.self))
+            Terminal.out(PrintableText.jsonLine(String(decoding: data, as: UTF8.self)))
         }
     }
 
@@ -77,14 +77,17 @@ struct CommandFailure: Error {
         switch error {
         case .notRunning:
             self.init(.unreachable, error.description)
+        case .daemon(let wire) where wire.code == .configError:
+            // notifyd answered only to say it cannot run: as unreachable as one that is not.
+            self.init(.unreachable, wire.message, wireCode: wire.code)
         case .closedBeforeAnswer:
             self.init(.unreachable, error.description + "\nSee why with `journalctl --user -u notifyd` or `notifyd --check-config`.")
         case .daemon(let wire) where wire.code == .unknownCommand:
-            self.init(.failed, wire.message + " (notifyd may be older than this notifyctl \(NotifydVersion.current); check `notifyctl ping`)", wireCode: wire.code)
+            self.init(.failed, error.description + " (notifyd may be older than this notifyctl \(NotifydVersion.current); check `notifyctl ping`)", wireCode: wire.code)
         case .daemon(let wire) where wire.code == .invalidArgument:
-            self.init(.usage, wire.message, wireCode: wire.code)
+            self.init(.usage, error.description, wireCode: wire.code)
         case .daemon(let wire):
-            self.init(.failed, wire.message, wireCode: wire.code)
+            self.init(.failed, error.description, wireCode: wire.code)
         case .protocolViolation, .connection:
             self.init(.failed, error.description)
         }
@@ -93,6 +96,6 @@ struct CommandFailure: Error {
     /// `{"error":{"code":…,"message":…}}`, what `--json` prints instead of the text.
     var json: String {
         let object = JSONValue.object(["error": .object(["code": .string(wireCode.rawValue), "message": .string(message)])])
-        return (try? WireCoding.encoder().encode(object)).map { String(decoding: $0, as: UTF8.self) } ?? "{\"error\":{}}"
+        return (try? WireCoding.encoder().encode(object)).map { PrintableText.jsonLine(String(decoding: $0, as: UTF8.self)) } ?? "{\"error\":{}}"
     }
 }

@@ -1,5 +1,6 @@
 import NotifyClient
 import NotifyProtocol
+import NotifySocket
 
 enum Stop: Subcommand {
     static let name = "stop"
@@ -12,7 +13,8 @@ enum Stop: Subcommand {
         running is not an error. Under systemd socket activation the next command starts
         it again, unless notifyd.socket is stopped too (with systemctl).
 
-          --timeout SECONDS  how long to wait for it to stop (default 15)
+          --timeout SECONDS  how long to wait for its answer and its stop, in all, in
+                             seconds or as 2m (default 15)
 
         Exit status: 0 stopped (or was not running), 1 still running after the timeout.
         """
@@ -20,6 +22,7 @@ enum Stop: Subcommand {
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         let parsed = try parse(arguments, valued: ["--timeout"], positionals: 0...0)
         let timeout = try seconds(parsed.options["--timeout"], option: "--timeout") ?? 15
+        let deadline = monotonicSeconds() + timeout
         let client: NotifyClient
         do {
             client = try context.connect(timeout: timeout)
@@ -29,6 +32,8 @@ enum Stop: Subcommand {
         }
         do {
             let (result, raw) = try client.call(StopCommand())
+            // One wait in all, not one for the answer and another for the close.
+            client.timeout = max(0, deadline - monotonicSeconds())
             try client.waitForClose()
             if context.json { context.printJSON(raw) } else { Terminal.out("notifyd (pid \(result.pid)) stopped.") }
             return .done
@@ -56,17 +61,18 @@ enum Reload: Subcommand {
         let result = try context.call(ReloadCommand(), timeout: 10)
         guard result.problems.isEmpty else {
             if !context.json {
-                Terminal.error("the configuration was not reloaded; nothing changed:\n" + result.problems.map { "  " + $0 }.joined(separator: "\n"))
+                Terminal.error("the configuration was not reloaded; nothing changed:\n" + result.problems.map { "  " + PrintableText.line($0) }.joined(separator: "\n"))
             }
             return .failed
         }
         guard !context.json else { return .done }
         if result.applied.isEmpty && result.restartNeeded.isEmpty {
-            Terminal.out("Reloaded \(result.config): nothing changed.")
+            Terminal.out(PrintableText.line("Reloaded \(result.config): nothing changed."))
         } else {
-            if !result.applied.isEmpty { Terminal.out("Reloaded \(result.config): now in effect: \(result.applied.joined(separator: ", ")).") }
+            if !result.applied.isEmpty { Terminal.out(PrintableText.line("Reloaded \(result.config): now in effect: \(result.applied.joined(separator: ", ")).")) }
             if !result.restartNeeded.isEmpty {
-                Terminal.out("Changed, but only in effect after notifyd starts again: \(result.restartNeeded.joined(separator: ", ")) (`notifyctl stop`, then start notifyd).")
+                let restart = result.restartCommand.map { "`\($0)`" } ?? "`notifyctl stop`, then start notifyd"
+                Terminal.out(PrintableText.line("Changed, but only in effect after notifyd starts again: \(result.restartNeeded.joined(separator: ", ")) (\(restart))."))
             }
         }
         return .done

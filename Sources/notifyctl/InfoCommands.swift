@@ -12,14 +12,15 @@ enum Ping: Subcommand {
     static let help = """
         usage: notifyctl ping
 
-        Prints notifyd's version, protocol version and process id.
+        Prints notifyd's version, protocol version and process id; fails when no answer
+        comes within 5 seconds.
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         _ = try parse(arguments, positionals: 0...0)
         let result = try context.call(PingCommand(), timeout: 5)
         if !context.json {
-            Terminal.out("notifyd \(result.version) (protocol \(result.protocol)), pid \(result.pid)")
+            Terminal.out(PrintableText.line("notifyd \(result.version) (protocol \(result.protocol)), pid \(result.pid)"))
             if result.protocol != ProtocolVersion.current {
                 Terminal.error("warning: notifyd speaks protocol \(result.protocol), this notifyctl \(ProtocolVersion.current)")
             }
@@ -38,7 +39,8 @@ enum Status: Subcommand {
         token, platform and tags, what happens next, and the outbox: how many messages
         wait, how many are held until the next login, how many failed, and the next
         attempt; and a setting a reload changed that waits for notifyd to start again
-        (state_dir). Never shows the password.
+        (state_dir). Never shows the password. Fails when no answer comes within 5
+        seconds.
         Exit status: 0 registered, 1 refused (log in again, or fix the registration),
         4 not registered yet.
         """
@@ -66,7 +68,8 @@ enum Status: Subcommand {
             if let waiting = status.daemon.restartNeeded, !waiting.isEmpty {
                 lines.append("restart for:  \(waiting.joined(separator: ", ")) (changed in the configuration; in effect once notifyd starts again)")
             }
-            Terminal.out(lines.joined(separator: "\n"))
+            // Each field on its own line, whatever it holds.
+            Terminal.out(lines.map(PrintableText.line).joined(separator: "\n"))
         }
         switch registration.state {
         case .registered: return .done
@@ -93,22 +96,26 @@ enum Watch: Subcommand {
     static let help = """
         usage: notifyctl watch
 
-        Prints the current registration, then one JSON object per line for every event
-        until interrupted: {"event":"registration",...} when the registration changes,
+        Prints the current registration as a first {"event":"registration",...} line,
+        then one JSON object per line for every event until interrupted:
+        {"event":"registration",...} when the registration changes,
         {"event":"send",...} when a message is queued, delivered, fails or expires, and
         {"event":"shutdown",...} when notifyd stops normally, after which watch exits 0.
-        If the connection ends without that, watch exits 1.
+        If the connection ends without that, or the first answer takes more than 5
+        seconds, watch exits 1.
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         _ = try parse(arguments, positionals: 0...0)
-        let client = try context.connect(timeout: nil)
+        // The first answer comes as fast as `status`'s; then events, for as long as they come.
+        let client = try context.connect(timeout: 5)
         do {
             let (_, raw) = try client.call(WatchCommand())
-            context.printJSON(raw)
+            context.printJSON(currentRegistrationEvent(raw, time: Date()))
+            client.timeout = nil
             while true {
                 let line = try client.nextEvent()
-                Terminal.out(String(decoding: line, as: UTF8.self))
+                Terminal.out(PrintableText.jsonLine(String(decoding: line, as: UTF8.self)))
                 if (try? WireCoding.decoder().decode(IncomingLineHeader.self, from: Data(line)))?.event == EventName.shutdown {
                     return .done
                 }
@@ -116,5 +123,14 @@ enum Watch: Subcommand {
         } catch {
             throw CommandFailure(error)
         }
+    }
+
+    /// watch's answer, `{"registration":{...}}`, as the registration event it would be: every
+    /// line watch prints is then told apart by its "event" key alone.
+    static func currentRegistrationEvent(_ result: JSONValue, time: Date) -> JSONValue {
+        guard case .object(var fields) = result else { return result }
+        fields["event"] = .string(EventName.registration)
+        fields["time"] = .string(WireDate.format(time))
+        return .object(fields)
     }
 }

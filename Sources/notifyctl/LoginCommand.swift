@@ -19,7 +19,7 @@ enum Login: Subcommand {
                              login in force, else notifyd's `backend` setting)
           --password-stdin   read the password from standard input
           --no-wait          return at once instead of waiting for the registration
-          --timeout SECONDS  how long to wait for the registration (default 10)
+          --timeout SECONDS  how long to wait for the registration, in seconds or as 2m (default 10)
 
         When notifyd gets the password itself (password_command in its config, or the
         systemd credential notifyd-password), no password is asked for.
@@ -81,8 +81,8 @@ enum Logout: Subcommand {
         }
         if !context.json {
             let deleted = result.deletedId.map { "deleted registration \($0), " } ?? ""
-            Terminal.out("Logged out \(result.user ?? ""): \(deleted)credentials forgotten.")
-            if let warning = result.warning { Terminal.error("warning: \(warning)") }
+            Terminal.out(PrintableText.line("Logged out \(result.user ?? ""): \(deleted)credentials forgotten."))
+            if let warning = result.warning { Terminal.error(PrintableText.line("warning: \(warning)")) }
         }
         return .done
     }

@@ -14,6 +14,7 @@ enum OutcomeReport {
         let registration = outcome.registration
         let (line, code) = describe(registration, settled: outcome.settled, changed: changed)
         if !context.json {
+            let line = PrintableText.line(line)
             if code == .failed { Terminal.error(line) } else { Terminal.out(line) }
         }
         return code

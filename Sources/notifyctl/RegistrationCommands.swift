@@ -13,7 +13,7 @@ enum SetToken: Subcommand {
 
           --platform NAME    apns (default, or the platform set before), fcm, gcm or wns
           --no-wait          return at once instead of waiting for the registration
-          --timeout SECONDS  how long to wait for the registration (default 10)
+          --timeout SECONDS  how long to wait for the registration, in seconds or as 2m (default 10)
 
         Exit status: 0 registered, or saved and waiting only for you (no login yet);
         1 refused; 2 invalid token; 4 saved, and notifyd keeps retrying the backend by itself.
@@ -87,7 +87,7 @@ enum Unregister: Subcommand {
         _ = try parse(arguments, positionals: 0...0)
         let result = try context.call(UnregisterCommand(), timeout: 120)
         if !context.json {
-            Terminal.out(result.deletedId.map { "Deleted registration \($0)." } ?? "No registration to delete; registering is now off.")
+            Terminal.out(result.deletedId.map { PrintableText.line("Deleted registration \($0).") } ?? "No registration to delete; registering is now off.")
         }
         return .done
     }

@@ -19,7 +19,7 @@ enum Send: Subcommand {
                              (default: notifyd's send_platforms, else apns)
           --wait             wait until delivered (or failed, or the timeout)
           --no-queue         fail now instead of queueing
-          --timeout SECONDS  how long to wait (default 30)
+          --timeout SECONDS  how long to wait, in seconds or as 2m (default 30)
 
         "accepted by the backend" means the backend answered 200; the tutorial backend does
         not say how many devices it reached (it may be none).
@@ -101,7 +101,7 @@ enum Outbox: Subcommand {
         }
         for delivery in result.deliveries {
             let preview = delivery.preview.map { " \"\($0)\"" } ?? ""
-            Terminal.out("\(delivery.id)\(preview)\n  \(DeliveryText.line(delivery))")
+            Terminal.out(PrintableText.line("\(delivery.id)\(preview)") + "\n  " + DeliveryText.line(delivery))
         }
         return .done
     }
@@ -119,14 +119,18 @@ enum Outbox: Subcommand {
         guard arguments.contains(where: { !$0.hasPrefix("-") }) else { throw usageError("cancel: missing ID (`notifyctl outbox` lists them)") }
         let parsed = try parse(arguments, positionals: 1...1)
         let result = try context.call(OutboxCancelCommand(delivery: parsed.positionals[0]), timeout: 10)
-        if !context.json { Terminal.out("Cancelled \(result.delivery.id) to \(result.delivery.to) (\(result.delivery.pns)); it will not be sent.") }
+        if !context.json { Terminal.out(PrintableText.line("Cancelled \(result.delivery.id) to \(result.delivery.to) (\(result.delivery.pns)); it will not be sent.")) }
         return .done
     }
 }
 
-/// One line per delivery, for `send` and `outbox`.
+/// One line per delivery, for `send` and `outbox`, whatever its fields hold.
 enum DeliveryText {
     static func line(_ delivery: DeliveryStatus) -> String {
+        PrintableText.line(words(delivery))
+    }
+
+    private static func words(_ delivery: DeliveryStatus) -> String {
         let why = delivery.error.map { ": \($0.message)" } ?? ""
         switch delivery.state {
         case .delivered:

@@ -1,3 +1,5 @@
+import NotifyProtocol
+
 /// One notifyctl subcommand: its help and what it does.
 protocol Subcommand: SendableMetatype {
     static var name: String { get }
@@ -62,10 +64,11 @@ extension Subcommand {
         (flags.contains("--no-wait") ? false : nil, try seconds(options["--timeout"], option: "--timeout"))
     }
 
+    /// Seconds, or a duration as notifyd's config takes it (`90`, `90s`, `2m`, `1h`).
     static func seconds(_ text: String?, option: String) throws(CommandFailure) -> Double? {
         guard let text else { return nil }
-        guard let value = Double(text.hasSuffix("s") ? String(text.dropLast()) : text), value >= 0, value.isFinite else {
-            throw CommandFailure(.usage, "\(name): \(option) takes a number of seconds, not '\(text)'")
+        guard let value = DurationText.parse(text) else {
+            throw usageError("\(option) takes seconds or a duration such as 90s, 2m or 1h, not '\(text)'")
         }
         return value
     }

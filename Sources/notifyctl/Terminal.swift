@@ -3,15 +3,21 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NotifyProtocol
 
 /// Writing to stdout/stderr and reading secrets, without Foundation.
+///
+/// Most of what notifyctl prints came over the socket, from notifyd or from whatever else
+/// listens there, and from the backend before that. Each line made of such text is kept to
+/// one line where it is made (`PrintableText.line`); what is printed here has every other
+/// control character escaped besides, so no escape sequence reaches the terminal.
 enum Terminal {
     static func out(_ text: String) {
-        write(1, text + "\n")
+        write(1, PrintableText.lines(text) + "\n")
     }
 
     static func error(_ text: String) {
-        write(2, "notifyctl: " + text + "\n")
+        write(2, "notifyctl: " + PrintableText.lines(text) + "\n")
     }
 
     static func write(_ fd: Int32, _ text: String) {

@@ -31,7 +31,7 @@ func mainHelp() -> String {
           --socket PATH   notifyd's socket (default $NOTIFYD_SOCKET, else $XDG_RUNTIME_DIR/notifyd/notifyd.sock)
           --json          print results, and errors, as JSON on standard output
           --version       print notifyctl's version
-          --help          this help; `notifyctl COMMAND --help` for a command's
+          --help          this help; `notifyctl COMMAND --help` for a command's usage
         --socket and --json may also come after the command.
 
         Exit status: 0 done, 1 failed, 2 usage error, 3 notifyd not reachable,
@@ -74,6 +74,15 @@ private func dispatch(_ arguments: [String], _ context: Context) throws(CommandF
     case "help":
         guard let topic = arguments.dropFirst().first else {
             Terminal.out(mainHelp())
+            return .done
+        }
+        // `help` answers --help as every command does.
+        if topic == "--help" || topic == "-h" {
+            Terminal.out("""
+                usage: notifyctl help [COMMAND]
+
+                Prints the list of commands, or COMMAND's usage (as `notifyctl COMMAND --help` does).
+                """)
             return .done
         }
         guard let command = Subcommands.all.first(where: { $0.name == topic }) else {

@@ -125,12 +125,23 @@ while let argument = arguments.popFirst() {
 }
 
 
+/// A configuration notifyd cannot start with. Under socket activation the clients that
+/// started it hear why before it exits (see PendingClients).
+@MainActor func failOnConfiguration(_ problems: [String], logHint: String = "") -> Never {
+    if !checkOnly, let listener = SocketActivation.systemdListener(environment: environment) {
+        let text = "notifyd cannot start with its configuration:\n" + problems.map { "  " + $0 }.joined(separator: "\n")
+            + "\nFix it (`notifyd --check-config` checks it); the next command starts notifyd again."
+        PendingClients.refuse(listener: listener, with: WireError(code: .configError, message: text))
+    }
+    fail(problems.joined(separator: "\nnotifyd: ") + logHint, code: configurationErrorStatus)
+}
+
 let (settings, problems) = ResolvedSettings.resolve(flags: flagValues, configFlag: configFlag, environment: environment)
 var configuration: DaemonConfiguration
 do {
     configuration = try settings.configuration(socketFlag: socketFlag, environment: environment)
 } catch {
-    fail(error.message, code: configurationErrorStatus)
+    failOnConfiguration([error.message])
 }
 /// Whether notifyd may use the state directory as it is (see `StateDirectoryCheck`).
 func stateDirectoryProblem(_ directory: String) -> String? {
@@ -156,7 +167,7 @@ if checkOnly {
 // A setting that cannot be used stops the start: running with a value the user did not
 // mean (a default instead of their backend) would be worse than not running.
 if !problems.isEmpty {
-    fail(problems.map(\.description).joined(separator: "\nnotifyd: ") + "\n(run `notifyd --check-config` after fixing)", code: configurationErrorStatus)
+    failOnConfiguration(problems.map(\.description), logHint: "\n(run `notifyd --check-config` after fixing)")
 }
 
 // Before anything reads the state directory: the daemon reads it as it is made.
@@ -169,7 +180,7 @@ let logFile = LogFile(environment: environment)
 do {
     logFile.use(try logFile.prepare(settings.runtime.logFile))
 } catch {
-    fail(error.description, code: configurationErrorStatus)
+    failOnConfiguration([error.description])
 }
 configuration.logFile = logFile
 configuration.requestStop = { ShutdownSignals.requestStop() }
@@ -180,6 +191,11 @@ configuration.settingsSource = SettingsSource(current: settings) {
 }
 configuration.activatedListener = SocketActivation.systemdListener(environment: environment) ?? SocketActivation.launchdListener(name: "Listeners")
 configuration.serviceManager = ServiceManagerNotifier.fromEnvironment(environment)
+// A systemd user manager sets MANAGERPID (and INVOCATION_ID) for its services: there, a
+// restart is its to do, or it would start notifyd again on its own terms.
+if environment["INVOCATION_ID"] != nil && environment["MANAGERPID"] != nil {
+    configuration.restartCommand = "systemctl --user restart notifyd"
+}
 let logger = Logger.standardError(level: configuration.settings.logLevel) { logFile.isJournal }
 // Before the daemon reads the credentials.
 if allowCoreDumps {

@@ -29,6 +29,21 @@ import Testing
         #expect(output == "Skipped: 1\nTests: 2 passed, 2 failed\n")
     }
 
+    /// The test command a newcomer copies from the README is the one CI runs, its output
+    /// ends with Swift Testing's count (no empty XCTest run after it), and the README
+    /// quotes no count that the next test would make stale.
+    @Test func theReadmesTestCommandIsCIsAndQuotesNoCount() throws {
+        let readme = try String(contentsOf: Contrib.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let run = try String(contentsOf: Contrib.repository.appendingPathComponent(".ci/run"), encoding: .utf8)
+        let command = "swift test --disable-xctest"
+        let readmeRunsIt = readme.contains("\n" + command + " ")
+        let ciRunsIt = run.contains("\n" + command + " 2>&1")
+        #expect(readmeRunsIt, "README's test command is `\(command)`")
+        #expect(ciRunsIt, ".ci/run runs `\(command)`")
+        let counts = readme.matches(of: /Tests: \d+ passed|\b\d{3,} tests\b/).map { String(readme[$0.range]) }
+        #expect(counts.isEmpty, "a test count in the README goes stale")
+    }
+
     @Test func aFailureOutsideAnyTestIsCounted() async throws {
         #expect(try await Self.summary(of: "error: compile command failed\n", status: 1) == "Tests: 0 passed, 1 failed\n")
         #expect(try await Self.summary(of: "✔ Test run with 3 tests in 2 suites passed after 1 seconds.\n", status: 0) == "Tests: 3 passed, 0 failed\n")

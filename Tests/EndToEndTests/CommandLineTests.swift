@@ -86,6 +86,8 @@ import NotifyTestSupport
         #expect(result.status == 3)
         #expect(result.error.contains(path))
         #expect(result.error.contains("systemctl --user start notifyd.socket"))
+        // What brings back a socket systemd gave up on after too many failed starts.
+        #expect(result.error.contains("systemctl --user reset-failed notifyd.socket notifyd.service"))
         #expect(result.error.contains("notifyd &"))
     }
 
@@ -106,6 +108,13 @@ import NotifyTestSupport
             #expect(commandHelp.status == 0)
             #expect(commandHelp.output.hasPrefix("usage: notifyctl \(command)"), "\(command) --help")
         }
+        // `help` itself, which the list does not name.
+        for flag in ["--help", "-h"] {
+            let helpHelp = try await run(BuiltProducts.path("notifyctl"), ["help", flag])
+            #expect(helpHelp.status == 0, "help \(flag): \(helpHelp.error)")
+            #expect(helpHelp.output.hasPrefix("usage: notifyctl help [COMMAND]"), "help \(flag)")
+        }
+        #expect(help.output.contains("for a command's usage\n"), "the --help line of the main help ends its sentence")
     }
 
     @Test(arguments: [SIGTERM, SIGINT])

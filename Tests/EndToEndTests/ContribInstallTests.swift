@@ -80,6 +80,7 @@ import Testing
                 #expect(FileManager.default.isExecutableFile(atPath: sandbox.prefix + "/bin/" + program))
             }
             #expect(try String(contentsOfFile: sandbox.prefix + "/share/man/man1/notifyd.1", encoding: .utf8) == Contrib.read("man/notifyd.1"))
+            #expect(!sandbox.exists(sandbox.prefix + "/bin/notify-devbackend"), "the dev backend only with --with-devbackend")
 
             #if os(macOS)
             let launcher = sandbox.home + "/Library/LaunchAgents/org.notifyd.notifyd.plist"
@@ -185,12 +186,84 @@ import Testing
 
 #endif
 
+    @Test func withDevBackendItInstallsTheDevBackendAndItsManPage() async throws {
+        try await withContribScratch("inst") { scratch in
+            let sandbox = try Sandbox(scratch, userSystemd: false)
+            let install = try await sandbox.install(["--prefix", sandbox.prefix, "--build-dir", BuiltProducts.directory.path, "--with-devbackend", "--no-enable"])
+            try #require(install.status == 0, "install.sh: \(install.output)\(install.error)")
+            let version = try await runCaptured(sandbox.prefix + "/bin/notify-devbackend", ["--version"])
+            #expect(version.status == 0 && version.output.hasPrefix("notify-devbackend "), "\(version.output)\(version.error)")
+            #expect(try String(contentsOfFile: sandbox.prefix + "/share/man/man1/notify-devbackend.1", encoding: .utf8) == Contrib.read("man/notify-devbackend.1"))
+            let uninstall = try await sandbox.install(["--prefix", sandbox.prefix, "--uninstall"])
+            #expect(uninstall.status == 0, "\(uninstall.output)\(uninstall.error)")
+            #expect(!sandbox.exists(sandbox.prefix + "/bin/notify-devbackend") && !sandbox.exists(sandbox.prefix + "/share/man/man1/notify-devbackend.1"))
+        }
+    }
+
+    static let bashCompletionLoader = "/usr/share/bash-completion/bash_completion"
+
+    /// Each shell looks for completions in places of its own. For each that would not find
+    /// the ones just installed, install.sh prints one line; with it, the shell completes
+    /// notifyctl, and without it, so do the shells it printed nothing for. A prefix no
+    /// shell looks in, and the default ~/.local (bash-completion and fish look in
+    /// $XDG_DATA_HOME, zsh's default $fpath has no directory in the home).
+    @Test(.enabled(if: ContribTool.bash.shouldRun && ContribTool.zsh.shouldRun && ContribTool.fish.shouldRun,
+                   "needs bash, zsh and fish (Debian packages bash, zsh, fish)"))
+    func completionsAreFoundOrTheLineToAddIsPrinted() async throws {
+        let shells = (bash: try ContribTool.bash.require(), zsh: try ContribTool.zsh.require(), fish: try ContribTool.fish.require())
+        let haveBashCompletion = FileManager.default.fileExists(atPath: Self.bashCompletionLoader)
+        try await withContribScratch("inst") { scratch in
+            let sandbox = try Sandbox(scratch, userSystemd: false)
+            let cases: [(prefix: String, advised: Set<String>)] = [
+                (scratch.path + "/elsewhere", ["bash", "zsh", "fish"]),
+                (sandbox.home + "/.local", haveBashCompletion ? ["zsh"] : ["bash", "zsh"]),
+            ]
+            for (prefix, advised) in cases {
+                var environment = sandbox.environment
+                environment["XDG_DATA_HOME"] = sandbox.home + "/.local/share"
+                environment["XDG_DATA_DIRS"] = "/usr/local/share:/usr/share"
+                environment["ZDOTDIR"] = sandbox.home
+                environment["TERM"] = "dumb"
+                let install = try await runCaptured("/bin/sh", [Contrib.path("install.sh"), "--prefix", prefix, "--build-dir", BuiltProducts.directory.path, "--no-enable"],
+                                                    environment: environment, seconds: 120)
+                try #require(install.status == 0, "install.sh: \(install.output)\(install.error)")
+                var lines: [String: String] = [:]
+                for match in install.output.matches(of: /\n  (bash|zsh|fish) \([^)]*\): ([^\n]+)/) {
+                    lines[String(match.output.1)] = String(match.output.2)
+                }
+                #expect(Set(lines.keys) == advised, "\(prefix): \(install.output)")
+                // As the user would have it: fish loads completions for commands on $PATH only.
+                environment["PATH"] = prefix + "/bin:" + (environment["PATH"] ?? "/usr/bin:/bin")
+
+                let bash = try await runCaptured(shells.bash, ["--norc", "--noprofile", "-c", """
+                    [ -f \(Self.bashCompletionLoader) ] && . \(Self.bashCompletionLoader)
+                    \(lines["bash"] ?? "")
+                    complete -p notifyctl >/dev/null 2>&1 || __load_completion notifyctl
+                    complete -p notifyctl
+                    """], environment: environment)
+                #expect(bash.output.contains("complete -F _notifyctl notifyctl"), "bash, \(prefix): \(bash.output)\(bash.error)")
+                let zsh = try await runCaptured(shells.zsh, ["-f", "-c", """
+                    \(lines["zsh"] ?? "")
+                    autoload -Uz compinit && compinit -u -d \(scratch.path)/zcompdump && autoload +X _notifyctl 2>/dev/null; print -r -- $_comps[notifyctl]
+                    """], environment: environment)
+                #expect(zsh.output == "_notifyctl\n", "zsh, \(prefix): \(zsh.output)\(zsh.error)")
+                try? FileManager.default.removeItem(atPath: scratch.path + "/zcompdump")
+                let fish = try await runCaptured(shells.fish, ["--no-config", "-c", """
+                    source $__fish_data_dir/config.fish
+                    \(lines["fish"] ?? "")
+                    complete -C 'notifyctl se'
+                    """], environment: environment)
+                #expect(fish.output.contains("set-token"), "fish, \(prefix): \(fish.output)\(fish.error)")
+            }
+        }
+    }
+
     @Test func explainsItsOptionsAndRefusesWhatItCannotDo() async throws {
         try await withContribScratch("inst") { scratch in
             let sandbox = try Sandbox(scratch, userSystemd: false)
             let help = try await sandbox.install(["--help"])
             #expect(help.status == 0)
-            for option in ["--prefix", "--build-dir", "--no-enable", "--uninstall", "--help"] {
+            for option in ["--prefix", "--build-dir", "--with-devbackend", "--no-enable", "--uninstall", "--help"] {
                 #expect(help.output.contains(option), "install.sh --help does not mention \(option)")
             }
             let unknown = try await sandbox.install(["--bogus"])

@@ -72,9 +72,27 @@ import Testing
         }
     }
 
+    /// The sandbox, as systemd rates it: 4.0 ("OK") or better. contrib/tests/user-manager
+    /// shows notifyd still works in it under a real user manager.
+    @Test(.enabled(if: ContribTool.systemdAnalyze.shouldRun, "needs systemd-analyze (Debian package systemd)"))
+    func systemdServiceIsRatedOKBySystemdAnalyzeSecurity() async throws {
+        let analyze = try ContribTool.systemdAnalyze.require()
+        try await withContribScratch("sd") { scratch in
+            try Self.writeUnits(in: scratch)
+            let environment = ["XDG_RUNTIME_DIR": try scratch.sub("runtime"), "HOME": try scratch.sub("home"), "SYSTEMD_PAGER": "", "SYSTEMD_LOG_COLOR": "0"]
+            let result = try await runCaptured(analyze, ["security", "--offline=yes", "--user", "--threshold=40", "--no-pager", scratch.path + "/units/notifyd.service"],
+                                               environment: environment)
+            let rating = try #require(result.output.firstMatch(of: /Overall exposure level for notifyd.service: ([0-9.]+) (\S+)/),
+                                      "systemd-analyze security: \(result.output)\(result.error)")
+            let exposure = try #require(Double(rating.output.1))
+            #expect(exposure <= 4.0, "exposure \(exposure) \(rating.output.2):\n\(result.output)")
+            #expect(result.status == 0, "systemd-analyze security --threshold=40: \(result.error)")
+        }
+    }
+
     @Test func systemdUnitsHaveTheAgreedSettings() throws {
         let socket = try Contrib.read("systemd/notifyd.socket")
-        for line in ["ListenStream=%t/notifyd/notifyd.sock", "SocketMode=0600", "DirectoryMode=0700", "WantedBy=sockets.target"] {
+        for line in ["ListenStream=%t/notifyd/notifyd.sock", "SocketMode=0600", "DirectoryMode=0700", "RemoveOnStop=yes", "WantedBy=sockets.target"] {
             #expect(socket.split(separator: "\n").contains(Substring(line)), "notifyd.socket lacks \(line)")
         }
         #expect(socket.contains("Documentation=man:notifyd(1)"))
@@ -106,6 +124,29 @@ import Testing
         #expect(listeners["SockPathName"] as? String == "@SOCKET@")
         // KeepAlive must not start notifyd before a client connects.
         if let keepAlive = plist["KeepAlive"] { #expect(keepAlive as? Bool == false) }
+    }
+
+    /// What desktop-file-validate cannot see: whether a session starts the entry at all.
+    /// systemd's xdg-autostart generator decides as desktop sessions do (TryExec, phases)
+    /// and writes a unit for each entry it accepts.
+    @Test(.enabled(if: ContribTool.xdgAutostartGenerator.shouldRun, "needs systemd-xdg-autostart-generator (Debian package systemd)"))
+    func systemdsAutostartGeneratorStartsTheEntry() async throws {
+        let generator = try ContribTool.xdgAutostartGenerator.require()
+        try await withContribScratch("xdg") { scratch in
+            _ = try scratch.write("config/autostart/notifyd.desktop", try Self.rendered("xdg/notifyd.desktop.in"))
+            let output = ["normal", "early", "late"].map { scratch.path + "/out/" + $0 }
+            for directory in output { _ = try scratch.sub("out/" + (directory as NSString).lastPathComponent) }
+            let result = try await runCaptured(generator, output, environment: [
+                "XDG_CONFIG_HOME": scratch.path + "/config",
+                // Only this entry, not the machine's own in /etc/xdg/autostart.
+                "XDG_CONFIG_DIRS": try scratch.sub("no-system-config"),
+                "SYSTEMD_LOG_COLOR": "0",
+            ])
+            #expect(result.status == 0)
+            let unit = try #require(try? String(contentsOfFile: output[2] + "/app-notifyd@autostart.service", encoding: .utf8), "no unit for the entry: the generator skips one whose TryExec= names no file, or that names a startup phase")
+            #expect(unit.contains("\nExecStart=:\(BuiltProducts.path("notifyd")) --log-file /tmp/notifyd-test.log\n"), "\(unit)")
+            #expect(FileManager.default.fileExists(atPath: output[2] + "/xdg-desktop-autostart.target.wants/app-notifyd@autostart.service"))
+        }
     }
 
     @Test(.enabled(if: ContribTool.desktopFileValidate.shouldRun, "needs desktop-file-validate (Debian package desktop-file-utils)"))

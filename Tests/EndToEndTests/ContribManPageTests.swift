@@ -2,10 +2,11 @@ import Foundation
 import NotifyTestSupport
 import Testing
 
-/// contrib/man/notifyd.1 and notifyctl.1: they render without a warning, and they
-/// document every option and command that the built programs' --help names.
+/// contrib/man/notifyd.1, notifyctl.1 and notify-devbackend.1: they render without a
+/// warning, and they document every option and command that the built programs' --help
+/// names.
 @Suite struct ContribManPageTests {
-    static let pages = ["notifyd.1", "notifyctl.1"]
+    static let pages = ["notifyd.1", "notifyctl.1", "notify-devbackend.1"]
 
     /// The page's source with the roff escapes that hide option names undone:
     /// `\-` is a hyphen, `\fB` and friends change fonts, `\&` is nothing.
@@ -64,8 +65,12 @@ import Testing
     @Test(arguments: pages)
     func pageHasTheUsualSections(_ page: String) throws {
         let text = try Self.plainSource(page)
-        var sections = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "ENVIRONMENT", "FILES", "EXIT STATUS", "EXAMPLES", "SEE ALSO"]
-        sections.append(page.hasPrefix("notifyd") ? "CONFIGURATION" : "COMMANDS")
+        var sections = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO"]
+        switch page {
+        case "notifyd.1": sections += ["ENVIRONMENT", "FILES", "CONFIGURATION"]
+        case "notifyctl.1": sections += ["ENVIRONMENT", "FILES", "COMMANDS"]
+        default: sections += ["ROUTES"]  // the dev backend keeps no files and reads no environment
+        }
         for name in sections {
             #expect(text.contains("\n.SH \(name)\n") || text.contains("\n.SH \"\(name)\"\n"), "\(page) has no \(name) section")
         }
@@ -79,6 +84,17 @@ import Testing
         for option in options.sorted() {
             #expect(Self.mentions(option, in: optionsSection), "notifyd.1 OPTIONS does not describe \(option), which notifyd --help names")
             #expect(Self.mentions(option, in: Self.section("SYNOPSIS", of: text)), "notifyd.1 SYNOPSIS lacks \(option)")
+        }
+    }
+
+    @Test func devBackendPageDocumentsEveryOptionOfItsHelp() async throws {
+        let help = try await runCaptured(BuiltProducts.path("notify-devbackend"), ["--help"])
+        let options = ContribHelp.longOptions(in: help.output)
+        #expect(options.contains("--gone-status"), "could not read the options from notify-devbackend --help")
+        let text = try Self.plainSource("notify-devbackend.1")
+        for option in options.sorted() {
+            #expect(Self.mentions(option, in: Self.section("OPTIONS", of: text)), "notify-devbackend.1 OPTIONS does not describe \(option)")
+            #expect(Self.mentions(option, in: Self.section("SYNOPSIS", of: text)), "notify-devbackend.1 SYNOPSIS lacks \(option)")
         }
     }
 

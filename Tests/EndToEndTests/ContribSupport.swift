@@ -24,6 +24,8 @@ enum Contrib {
 struct ContribTool: Sendable, CustomStringConvertible {
     let name: String
     let debianPackage: String
+    /// Where the tool lives when not on $PATH (systemd's generators).
+    var libexecDirectory: String? = nil
 
     static let systemdAnalyze = ContribTool(name: "systemd-analyze", debianPackage: "systemd")
     static let desktopFileValidate = ContribTool(name: "desktop-file-validate", debianPackage: "desktop-file-utils")
@@ -34,12 +36,14 @@ struct ContribTool: Sendable, CustomStringConvertible {
     static let socat = ContribTool(name: "socat", debianPackage: "socat")
     static let man = ContribTool(name: "man", debianPackage: "man-db")
     static let groff = ContribTool(name: "groff", debianPackage: "groff-base")
+    static let xdgAutostartGenerator = ContribTool(name: "systemd-xdg-autostart-generator", debianPackage: "systemd",
+                                                   libexecDirectory: "/usr/lib/systemd/user-generators")
 
     var description: String { "\(name) (Debian package \(debianPackage))" }
 
-    /// The tool's absolute path from $PATH, or nil.
+    /// The tool's absolute path from its directory or $PATH, or nil.
     var path: String? {
-        let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        let searchPath = (libexecDirectory.map { $0 + ":" } ?? "") + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin")
         for directory in searchPath.split(separator: ":") where !directory.isEmpty {
             let candidate = String(directory) + "/" + name
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }

@@ -15,6 +15,13 @@ import NotifyTestSupport
         #expect(!FileManager.default.fileExists(atPath: daemon.socket))
         #expect(await watch.wait(seconds: 10) == 0, "watch: \(watch.standardError)")
         #expect(watch.standardOutput.contains(#"{"event":"shutdown""#), "\(watch.standardOutput)")
+        // Every line, the first (the current registration) too, says what it is by "event".
+        let lines = watch.standardOutput.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(lines.allSatisfy { $0?["event"] is String }, "\(watch.standardOutput)")
+        let first = try #require(lines.first ?? nil)
+        #expect(first["event"] as? String == "registration")
+        #expect((first["registration"] as? [String: Any])?["state"] is String, "\(first)")
+        #expect((first["time"] as? String)?.hasSuffix("Z") == true, "\(first)")
         let again = try await daemon.notifyctl(["stop"])
         #expect(again.status == 0, "stopping a stopped notifyd is not an error")
         await daemon.cleanUp()
@@ -63,6 +70,22 @@ import NotifyTestSupport
         #expect(reload.output.contains("Changed, but only in effect after notifyd starts again: state_dir"), "\(reload.output)")
         let status = try await daemon.notifyctl(["status"])
         #expect(status.output.contains("restart for:  state_dir (changed in the configuration; in effect once notifyd starts again)"), "\(status.output)")
+        await daemon.cleanUp()
+    }
+
+    /// Under a systemd user manager (which sets INVOCATION_ID and MANAGERPID), a restart is
+    /// systemd's to do.
+    @Test func underASystemdUserManagerReloadNamesSystemctlRestart() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        try Data("state_dir = \(directory.file("state"))\n".utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config],
+                                               environment: ["INVOCATION_ID": "0123456789abcdef0123456789abcdef", "MANAGERPID": "1"], stateDirectoryFlag: false)
+        try Data("state_dir = \(directory.file("elsewhere"))\n".utf8).write(to: URL(fileURLWithPath: config))
+        let reload = try await daemon.notifyctl(["reload"])
+        #expect(reload.status == 0, "\(reload.error)")
+        #expect(reload.output.contains("after notifyd starts again: state_dir (`systemctl --user restart notifyd`)"), "\(reload.output)")
         await daemon.cleanUp()
     }
 

@@ -54,7 +54,7 @@ import Testing
     }
 
     /// 160 descriptors with max_connections = 64 leave 160 - 32 - 64 - 8 = 56 for clients
-    /// (`ConnectionLoadTests`); with max_connections = 8, 160 - 32 - 8 - 8 = 112.
+    /// (`ConnectionLoadTests`); with max_connections = 40, 160 - 32 - 40 - 8 = 80.
     @Test func theClientsShareOfTheOpenFileLimitFollowsMaxConnections() async throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
@@ -62,13 +62,13 @@ import Testing
         try Data("max_connections = 64\n".utf8).write(to: URL(fileURLWithPath: config))
         let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config],
                                                launcher: ["/usr/bin/prlimit", "--nofile=160:160"])
-        try Data("max_connections = 8\n".utf8).write(to: URL(fileURLWithPath: config))
+        try Data("max_connections = 40\n".utf8).write(to: URL(fileURLWithPath: config))
         #expect(try await daemon.notifyctl(["reload"]).status == 0)
         let socket = daemon.socket
         let answers = try await onDedicatedThread { () -> (answered: Int, refused: Int) in
             var fds: [Int32] = []
             defer { fds.forEach { close($0) } }
-            for _ in 0..<120 { fds.append(try UnixSocket.connect(path: socket)) }
+            for _ in 0..<100 { fds.append(try UnixSocket.connect(path: socket)) }
             let ping = Array("{\"cmd\":\"ping\"}\n".utf8)
             for fd in fds { _ = ping.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
             var answers = (answered: 0, refused: 0)
@@ -81,7 +81,7 @@ import Testing
             }
             return answers
         }
-        #expect(answers.answered == 112 && answers.refused == 8, "\(answers)")
+        #expect(answers.answered == 80 && answers.refused == 20, "\(answers)")
         await daemon.cleanUp()
     }
 

@@ -131,6 +131,7 @@ import NotifyTestSupport
             (["--jsn", "status"], "did you mean `--json`?"),
             (["ping", "extra"], "unexpected argument 'extra'"),
             (["send", "hi"], "missing --to USER"),
+            (["send", "--to", "bob", "--timeout", "soon", "hi"], "--timeout takes seconds or a duration such as 90s, 2m or 1h, not 'soon'"),
         ]
         for (arguments, expected) in cases {
             let result = try await run(notifyctl, ["--socket", "/tmp/nd-none.sock"] + arguments)
@@ -149,6 +150,21 @@ import NotifyTestSupport
         let sent = try await daemon.notifyctl(["send", "--to", "bob", "--pns", "fcm,wns", "hello"])
         #expect(sent.status == 0)
         #expect(sent.output == "fcm: accepted by the backend for bob\nwns: accepted by the backend for bob\n")
+        await daemon.cleanUp()
+    }
+
+    /// The durations notifyd's config takes (`1m`), and plain seconds as before.
+    @Test func timeoutsTakeDurationsAsTheConfigDoes() async throws {
+        let backend = try CommandLineTests.backend()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "--timeout", "2m", "alice"], stdin: Data("alice\n".utf8))
+        #expect(login.status == 0, "\(login.error)")
+        for timeout in ["1m", "90s", "90", "1.5m"] {
+            let sent = try await daemon.notifyctl(["send", "--to", "bob", "--wait", "--timeout", timeout, "hello"])
+            #expect(sent.status == 0, "--timeout \(timeout): \(sent.error)")
+        }
+        #expect(try await daemon.notifyctl(["stop", "--timeout", "1m"]).status == 0)
         await daemon.cleanUp()
     }
 

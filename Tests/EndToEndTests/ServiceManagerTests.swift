@@ -52,8 +52,19 @@ import NotifyTestSupport
             environment: ["NOTIFY_SOCKET": listener.path])
         #expect(await eventually { FileManager.default.fileExists(atPath: socket) })
 
-        // notifyd is started by this very connection, and must answer it.
-        let ping = try await onDedicatedThread { try NotifyClient(socketPath: socket).call(PingCommand()).0 }
+        // notifyd is started by this very connection, and must answer it. The socket file
+        // appears at bind(), a moment before systemd-socket-activate listens on it: until
+        // then a connection is refused, and is tried again.
+        let ping = try await onDedicatedThread { () -> PingResult in
+            for _ in 0..<3000 {
+                do {
+                    return try NotifyClient(socketPath: socket).call(PingCommand()).0
+                } catch ClientError.notRunning {
+                    usleep(10_000)
+                }
+            }
+            return try NotifyClient(socketPath: socket).call(PingCommand()).0
+        }
         #expect(ping.protocol == ProtocolVersion.current)
         let ready = try await onThreadReceive(listener)
         #expect(ready?.contains("READY=1") == true)
@@ -67,6 +78,33 @@ import NotifyTestSupport
         #expect(try await onThreadReceive(listener) == "STOPPING=1")
         #expect(FileManager.default.fileExists(atPath: socket), "an activated socket belongs to the service manager")
         #expect(activator.standardError.contains("(socket activation)"))
+    }
+
+    /// A connection nobody accepts stays in an activated socket, and systemd starts notifyd
+    /// again for it at once: a broken config cost five failed starts a second until
+    /// systemd gave up on the socket. notifyd answers the waiting client with what to fix.
+    @Test(.enabled(if: haveActivator, "needs systemd-socket-activate (Debian package systemd)"))
+    func underSocketActivationABrokenConfigIsExplainedToTheClientThatStartedNotifyd() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.activator), "install the Debian package systemd")
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        try Data("refresh_interval = often\n".utf8).write(to: URL(fileURLWithPath: config))
+        let socket = directory.file("notifyd.sock")
+        for json in [false, true] {
+            let activator = try SpawnedProcess(Self.activator, ["-l", socket, BuiltProducts.path("notifyd"), "--config", config, "--state-dir", directory.file("state")])
+            #expect(await eventually { FileManager.default.fileExists(atPath: socket) })
+            let ping = try await run(BuiltProducts.path("notifyctl"), ["--socket", socket] + (json ? ["--json"] : []) + ["ping"])
+            #expect(ping.status == 3, "as unreachable as a notifyd that is not running: \(ping.output)\(ping.error)")
+            if json {
+                #expect(ping.output.contains(#""code":"config_error""#), "\(ping.output)")
+            } else {
+                #expect(ping.error.contains("notifyd cannot start with its configuration:\n  \(config):1: refresh_interval: 'often' is not a duration"), "\(ping.error)")
+                #expect(ping.error.contains("notifyd --check-config"), "\(ping.error)")
+            }
+            #expect(await activator.wait(seconds: 10) == 78)
+            try? FileManager.default.removeItem(atPath: socket)
+        }
     }
 
     @Test func underTheJournalLinesCarrySyslogPriorities() async throws {
@@ -110,7 +148,7 @@ import NotifyTestSupport
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Data("password_command = echo alice\n".utf8).write(to: URL(fileURLWithPath: directory + "/config"))
         let daemon = try await DaemonUnderTest(backend: "http://127.0.0.1:9", extraArguments: ["--config", directory + "/config"])
-        let login = try await run(setsid, ["-w", BuiltProducts.path("notifyctl"), "--socket", daemon.socket, "login", "--no-wait", "alice"])
+        let login = try await run(setsid, ["-w", BuiltProducts.path("notifyctl"), "--socket", daemon.socket, "login", "alice"])
         #expect(login.status == 0, "logged in without a prompt: \(login.error)")
         let status = try await daemon.notifyctl(["status"])
         #expect(status.output.contains("user:         alice"))

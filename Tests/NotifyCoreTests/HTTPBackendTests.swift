@@ -1,5 +1,6 @@
 import DevBackend
 import Foundation
+import NotifyProtocol
 import Testing
 @testable import NotifyCore
 
@@ -95,10 +96,56 @@ import Testing
 
     @Test func aReplyUpToTheBoundIsRead() async throws {
         try await withBackend { server, backend in
-            let id = "\"" + String(repeating: "7", count: HTTPBackend.defaultReplyLimit - 2) + "\""
-            try server.addFault(.init(route: .create, status: 200, count: 1, body: id))
+            // White space is allowed around a JSON value: the id itself stays short.
+            let id = "8499338226434223-7171823285547413-2"
+            let body = String(repeating: " ", count: HTTPBackend.defaultReplyLimit - id.count - 2) + "\"" + id + "\""
+            try server.addFault(.init(route: .create, status: 200, count: 1, body: body))
             let result = await backend.createRegistrationId(handle: "AA", account: account(server))
-            #expect((try? result.get())?.count == HTTPBackend.defaultReplyLimit - 2)
+            #expect(body.utf8.count == HTTPBackend.defaultReplyLimit)
+            #expect((try? result.get()) == id)
+        }
+    }
+
+    /// The id is stored, logged, shown and put into later URLs: one that is not the
+    /// conservative shape of an id, or that carries the password, is a bad reply (retried
+    /// with the backoff like any other), and the reason shows neither the password nor
+    /// the id's control characters, at a bounded length.
+    @Test(arguments: [
+        ("the password", "8499338226434223-\(password)-2"),
+        ("an OSC sequence", "8499\u{1B}]0;owned\u{07}-2"),
+        ("a forged log line", "8499-2\n2026-01-01T00:00:00Z notifyd[1] notice: logged in as root"),
+        ("60 KB", String(repeating: "7", count: 60_000)),
+        ("a slash", "../../api/notifications"),
+        ("nothing", ""),
+        ("C1 and DEL", "8499\u{9B}2J\u{7F}"),
+    ])
+    func anIdOfTheWrongShapeIsABadReply(what: String, id: String) async throws {
+        try await withBackend { server, backend in
+            let body = String(decoding: try JSONEncoder().encode(id), as: UTF8.self)
+            try server.addFault(.init(route: .create, status: 200, count: 1, body: body))
+            let result = await backend.createRegistrationId(handle: "AA", account: account(server))
+            guard case .failure(.invalidResponse(let reason)) = result else {
+                Issue.record("an id with \(what) was taken: \(result)")
+                return
+            }
+            #expect(reason.contains("the backend answered the registration request with"))
+            #expect(reason.contains("neither used nor kept"))
+            #expect(!reason.contains(Self.password))
+            #expect(!reason.unicodeScalars.contains { PrintableText.isControl($0) })
+            #expect(reason.count < 400)
+            guard case .transient = BackendFailure.classify(.invalidResponse(reason), route: .create) else {
+                Issue.record("a bad id is not retried with the backoff")
+                return
+            }
+        }
+    }
+
+    @Test(arguments: ["8499338226434223-7171823285547413-2", "a.b_C-9", String(repeating: "7", count: RegistrationID.maximumLength)])
+    func anIdOfTheRightShapeIsTaken(id: String) async throws {
+        try await withBackend { server, backend in
+            try server.addFault(.init(route: .create, status: 200, count: 1, body: "\"" + id + "\""))
+            let result = await backend.createRegistrationId(handle: "AA", account: account(server))
+            #expect((try? result.get()) == id)
         }
     }
 

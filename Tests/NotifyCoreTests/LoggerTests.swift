@@ -82,6 +82,22 @@ struct LoggerTests {
         ])
     }
 
+    /// Messages carry text from the backend and socket clients: whatever a caller passes,
+    /// the sink gets one line with no control character left to act on a terminal.
+    @Test(arguments: [
+        ("a\n2026-01-01T00:00:00Z notifyd[1] notice: forged", #"a\n2026-01-01T00:00:00Z notifyd[1] notice: forged"#),
+        ("back\rover", #"back\rover"#),
+        ("title \u{1B}]0;owned\u{07} set", #"title \u001B]0;owned\u0007 set"#),
+        ("csi \u{9B}2J del \u{7F} nel \u{85} tab \t nul \u{0}", #"csi \u009B2J del \u007F nel \u0085 tab \t nul \u0000"#),
+        ("line\u{2028}para\u{2029}flip\u{202E}", #"line\u2028para\u2029flip\u202E"#),
+        ("émoji 👩‍💻 and “quotes” stay", "émoji 👩‍💻 and “quotes” stay"),
+    ])
+    func everyMessageReachesTheSinkAsOneLineWithItsControlCharactersEscaped(message: String, expected: String) {
+        let captured = CapturedLog()
+        captured.logger(.debug).warning(message)
+        #expect(captured.lines == [expected])
+    }
+
     @Test func levelsOrderFromErrorToDebugWithSyslogNumbers() {
         #expect(LogLevel.error < .warning)
         #expect(LogLevel.warning < .notice)

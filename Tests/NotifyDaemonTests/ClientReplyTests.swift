@@ -86,4 +86,37 @@ struct ClientReplyTests {
             }
         }
     }
+
+    /// A listener that takes the connection and never reads: a request larger than the
+    /// socket's buffers cannot hold the call past its timeout. If it did, the listener
+    /// hangs up after a minute, and the call fails with a broken pipe instead.
+    @Test func aListenerThatReadsNothingCannotHoldAWrite() async throws {
+        let directory = "/tmp/nd-reply-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/s.sock"
+        let listener = try UnixSocket.listen(path: path)
+        defer { close(listener) }
+        let outcome = try await onThread { () -> String in
+            let client = try NotifyClient(socketPath: path, timeout: 1)
+            let accepted = accept(listener, nil, nil)
+            let callEnded = DispatchSemaphore(value: 0), watchdogEnded = DispatchSemaphore(value: 0)
+            Thread {
+                if callEnded.wait(timeout: .now() + 60) == .timedOut { shutdown(accepted, Int32(SHUT_RDWR)) }
+                watchdogEnded.signal()
+            }.start()
+            defer {
+                callEnded.signal()
+                watchdogEnded.wait()
+                close(accepted)
+            }
+            do {
+                _ = try client.call(SendCommand(to: "bob", message: String(repeating: "x", count: 8 << 20)))
+                return "answered"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(outcome.contains("timed out writing"), "\(outcome)")
+    }
 }

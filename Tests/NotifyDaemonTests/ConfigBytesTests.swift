@@ -38,16 +38,16 @@ import Testing
         let file = Array("words\u{0}and\u{1B}[31mred\n log_level = \"lo\u{7}ud\u{202E}\"\nkey\u{85} = 1\n".utf8)
         let (_, problems) = Self.resolve(file)
         #expect(problems == [
-            "\(Self.path):1: expected `key = value`, found 'words\\x00and\\x1B[31mred'",
-            "\(Self.path):2: log_level: must be error, warning, notice, info or debug, not 'lo\\x07ud\\u{202E}'",
-            "\(Self.path):3: key\\u{85}: unknown setting; known: \(ResolvedSettings.keyNames.joined(separator: ", "))",
+            "\(Self.path):1: expected `key = value`, found 'words\\u0000and\\u001B[31mred'",
+            "\(Self.path):2: log_level: must be error, warning, notice, info or debug, not 'lo\\u0007ud\\u202E'",
+            "\(Self.path):3: key\\u0085: unknown setting (known: \(ResolvedSettings.keyNames.joined(separator: ", ")))",
         ])
     }
 
     @Test func checkConfigShowsValuesWithTheirControlCharactersEscaped() {
         let (settings, problems) = Self.resolve(Array("password_command = \"pass\tshow\u{1B}]0;x\u{7}\"\n".utf8))
         #expect(problems.isEmpty)
-        #expect(settings.summary(environment: SettingsTests.home).contains("password_command = pass\\tshow\\x1B]0;x\\x07 (from \(Self.path):1)"))
+        #expect(settings.summary(environment: SettingsTests.home).contains("password_command = pass\\tshow\\u001B]0;x\\u0007 (from \(Self.path):1)"))
     }
 
     /// Windows line ends: CR LF is two line ends' worth of bytes, not one character that

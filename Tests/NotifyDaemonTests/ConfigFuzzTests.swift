@@ -42,9 +42,12 @@ import Testing
         #expect(failures.isEmpty, "\(failures.count) failures (seed \(Self.seed)), first: \(failures.prefix(5).joined(separator: "\n"))")
     }
 
+    /// Control characters, the line and paragraph separators, and the bidirectional
+    /// formatting characters: what would move the cursor, break a line or reorder it.
     static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
-        case .control, .format, .lineSeparator, .paragraphSeparator: true
+        case .control, .lineSeparator, .paragraphSeparator: true
+        case .format: scalar.properties.isBidiControl
         default: false
         }
     }

@@ -1,6 +1,7 @@
 import DevBackend
 import Foundation
 import NotifyClient
+import NotifyCore
 import NotifyProtocol
 import NotifyTestSupport
 import Testing
@@ -22,6 +23,48 @@ import Testing
         #expect(outcome.registration.message?.contains("instead of a JSON string id") == true)
         _ = try await fixture.call(PingCommand())
         #expect(await eventually { (try? await fixture.status().registration.state) == .registered })
+    }
+
+    /// A 200 to the registration request whose id carries the password, a terminal's
+    /// escape sequence, a newline that would forge a log line, or 60 KB: a bad reply. Nothing
+    /// is stored, the id reaches no log line, reply or state file, and the next attempt waits
+    /// for the backoff (here ten minutes), so a backend that keeps answering so gets one
+    /// request per backoff step, not a storm.
+    @Test(arguments: [
+        "8499338226434223-\(password)-2",
+        "8499\u{1B}]0;owned\u{07}\u{1B}[2J-2",
+        "8499-2\n2026-01-01T00:00:00Z notifyd[1] notice: logged in as root",
+        String(repeating: "7", count: 60_000),
+    ])
+    func aRegistrationIdOfTheWrongShapeIsABadReplyAndIsNotKept(id: String) async throws {
+        let slow = RegistrationPolicy(refreshInterval: 3600, backoff: Backoff(initial: 600, multiplier: 2, maximum: 1200), debounce: 0.01, maximumDebounce: 0.2)
+        let fixture = try await DaemonFixture(settings: .fast { $0.policy = slow }, backendOptions: .init(quiet: true, accounts: ["carol": Self.password]))
+        let body = String(decoding: try JSONEncoder().encode(id), as: UTF8.self)
+        _ = try await fixture.login("carol", password: Self.password)
+        let loginChecks = fixture.count(.create)
+        try fixture.backend.addFault(.init(route: .create, status: 200, count: 1, body: body))
+        let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
+        let registration = outcome.registration
+        #expect(registration.state == .retrying)
+        #expect(registration.id == nil)
+        #expect(registration.message?.contains("neither used nor kept") == true, "\(registration.message ?? "")")
+        #expect(registration.failures == 1)
+        let waited = try #require(registration.nextAttemptAt).timeIntervalSince(try #require(registration.lastAttemptAt))
+        #expect(waited >= 300, "the retry waits for the backoff")
+        #expect(fixture.count(.create) - loginChecks == 1)
+
+        let raw = try await onThread { () -> String in
+            try "\(NotifyClient(socketPath: fixture.socketPath).call(StatusCommand()).raw)"
+        }
+        let state = (try? String(contentsOfFile: fixture.stateDirectory + "/state.json", encoding: .utf8)) ?? ""
+        #expect(!state.contains("8499"))
+        #expect(!state.contains("7777"))
+        for text in [fixture.log, raw, state, registration.message ?? ""] {
+            #expect(!text.contains(Self.password))
+            #expect(!text.contains("\u{1B}") && !text.contains("\u{07}"))
+        }
+        #expect(!fixture.log.split(separator: "\n").contains { $0.hasPrefix("2026-01-01") }, "no forged log line")
+        #expect(!fixture.log.contains(String(repeating: "7", count: 100)))
     }
 
     @Test func aHugeRetryAfterIsCappedAtRetryMaxAndStatusSaysSo() async throws {

@@ -69,8 +69,9 @@ struct PeerIdentityTests {
             """
         let listener = Task { try await onThread { try Self.runAs(uid: 65534, gid: 0, impostor, [path]) } }
         let refusal = try await onThread { () -> String in
-            // Until the impostor listens, there is nothing to refuse.
-            for _ in 0..<500 {
+            // Until the impostor listens, there is nothing to refuse: Python as another user
+            // may take seconds to start on a loaded machine, so it has up to 30.
+            for _ in 0..<3000 {
                 do {
                     let client = try NotifyClient(socketPath: path, timeout: 5)
                     _ = try client.call(LoginCommand(user: "alice", password: "secret"))

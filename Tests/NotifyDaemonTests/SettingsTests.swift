@@ -99,6 +99,15 @@ import Testing
         #expect(problems.count == 6)
     }
 
+    /// As notifyctl does for its commands and options.
+    @Test func aMisspeltKeyIsAnsweredWithTheKeyItWasMeantToBe() {
+        let (_, problems) = Self.resolve(file: "refresh_intervall = 12h\npasword_command = pass show notifyd\nvolume = 11\n")
+        let text = problems.map(\.description)
+        #expect(text.contains { $0.hasPrefix("\(Self.path):1: refresh_intervall: unknown setting; did you mean `refresh_interval`? (known: ") }, "\(text)")
+        #expect(text.contains { $0.hasPrefix("\(Self.path):2: pasword_command: unknown setting; did you mean `password_command`? (known: ") }, "\(text)")
+        #expect(text.contains { $0.hasPrefix("\(Self.path):3: volume: unknown setting (known: backend, ") }, "nothing close to it, no guess: \(text)")
+    }
+
     @Test func environmentAndFlagProblemsSayWhereTheyCameFrom() {
         let environment = Self.home.merging(["NOTIFYD_REFRESH_INTERVAL": "soon"]) { $1 }
         let flags = [SettingValue(key: "log_level", value: "loud", origin: "--log-level")]

@@ -18,7 +18,8 @@ final class ServerUnderTest: Sendable {
     /// When the loop said it had gone quiet.
     var quietMoments: [ContinuousClock.Instant] { quietCalls.all }
 
-    init(limits: ServerLimits) throws {
+    /// `peerUID` stands in for the system's word on who connected.
+    init(limits: ServerLimits, peerUID: @escaping @Sendable (Int32) -> UInt32? = { UnixSocket.peerUID($0) }) throws {
         directory = "/tmp/nd-loop-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/s.sock"
@@ -27,7 +28,7 @@ final class ServerUnderTest: Sendable {
         let logger = Logger(level: .debug) { level, message in lines.append("\(level.name): \(message)") }
         let calls = quietCalls
         server = try SocketServer(listener: listener, handler: handler, limits: limits, logger: logger,
-                                  whenQuiet: { calls.add() })
+                                  whenQuiet: { calls.add() }, peerUID: peerUID)
         server.start()
     }
 
@@ -40,8 +41,9 @@ final class ServerUnderTest: Sendable {
     }
 
     /// Runs `body` and always stops the server afterwards.
-    static func with<T>(_ limits: ServerLimits, _ body: (ServerUnderTest) async throws -> T) async throws -> T {
-        let server = try ServerUnderTest(limits: limits)
+    static func with<T>(_ limits: ServerLimits, peerUID: @escaping @Sendable (Int32) -> UInt32? = { UnixSocket.peerUID($0) },
+                        _ body: (ServerUnderTest) async throws -> T) async throws -> T {
+        let server = try ServerUnderTest(limits: limits, peerUID: peerUID)
         do {
             let result = try await body(server)
             await server.stop()

@@ -79,6 +79,9 @@ public final class SpawnedProcess: Sendable {
 
     public var standardOutput: String { (try? String(contentsOfFile: directory + "/stdout", encoding: .utf8)) ?? "" }
     public var standardError: String { (try? String(contentsOfFile: directory + "/stderr", encoding: .utf8)) ?? "" }
+    /// What the program wrote, byte for byte, for a test of bytes that are not valid UTF-8.
+    public var standardOutputBytes: [UInt8] { Array((try? Data(contentsOf: URL(fileURLWithPath: directory + "/stdout"))) ?? Data()) }
+    public var standardErrorBytes: [UInt8] { Array((try? Data(contentsOf: URL(fileURLWithPath: directory + "/stderr"))) ?? Data()) }
 
     /// The complete lines the program has printed, once there are at least `count` of
     /// them (or all there are after `seconds`, for the test to find too few).

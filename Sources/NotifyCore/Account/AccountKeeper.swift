@@ -15,6 +15,12 @@ import Synchronization
 /// failure is kept for `status` until a run succeeds.
 public actor AccountKeeper {
     private let store: CredentialStore
+    /// `credentials.json` is written there, and awaited, so that an fsync never holds a
+    /// thread of the Swift concurrency pool.
+    private let writer = FileWriter(name: "notifyd-account")
+    /// One save or removal at a time (see `Turns`): a logout checked while a new login was
+    /// being saved would remove that login.
+    let turns = Turns()
     /// `backend` (for a login naming none) and the password source, read where used.
     private let settings: SettingsStore
     private let passwords: PasswordProvider
@@ -31,8 +37,8 @@ public actor AccountKeeper {
     public nonisolated let statusChanges = StatusChanges()
 
     /// Loads the saved credentials; the warning says why a file could not be used.
-    public init(stateDirectory: String, settings: SettingsStore) {
-        self.store = CredentialStore(directory: stateDirectory)
+    public init(stateDirectory: String, settings: SettingsStore, fileSystem: FileSystemCalls = .system) {
+        self.store = CredentialStore(directory: stateDirectory, calls: fileSystem)
         self.settings = settings
         self.passwords = PasswordProvider(settings: settings)
         let (credentials, warning) = store.load()
@@ -69,8 +75,11 @@ public actor AccountKeeper {
     /// Saves `credentials` and makes them the current login; nothing changes when the
     /// file cannot be written. `checked`: the password source already ran for this login
     /// (while it was being checked), so what it gave is kept rather than asked for again.
-    public func commit(_ credentials: Credentials, checked: Bool = false) throws(CoreError) {
-        try store.save(credentials)
+    public func commit(_ credentials: Credentials, checked: Bool = false) async throws(CoreError) {
+        await turns.begin()
+        defer { turns.end() }
+        let store = self.store
+        try await writer.run { () throws(CoreError) in try store.save(credentials) }
         self.credentials = credentials
         if !checked { passwords.forget() }
     }
@@ -82,9 +91,12 @@ public actor AccountKeeper {
 
     /// Forgets the login if it is still the one with `revision` (a login that happened
     /// meanwhile is kept). Returns false when another login had replaced it.
-    public func remove(revision: String) throws(CoreError) -> Bool {
+    public func remove(revision: String) async throws(CoreError) -> Bool {
+        await turns.begin()
+        defer { turns.end() }
         guard credentials?.revision == revision else { return false }
-        try store.remove()
+        let store = self.store
+        try await writer.run { () throws(CoreError) in try store.remove() }
         credentials = nil
         passwords.forget()
         return true

@@ -9,6 +9,7 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
+import NotifySystem
 
 /// Runs a shell command and collects what it prints, as the password command needs:
 /// standard input and error on /dev/null, SIGPIPE back to its default (notifyd ignores

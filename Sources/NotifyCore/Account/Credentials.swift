@@ -55,9 +55,11 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
 /// the state can be shown, copied or moved aside without the password.
 public struct CredentialStore: Sendable {
     public let path: String
+    private let calls: FileSystemCalls
 
-    public init(directory: String) {
+    public init(directory: String, calls: FileSystemCalls = .system) {
         path = FilePath.join(directory, "credentials.json")
+        self.calls = calls
     }
 
     /// A user, a password and a URL: a larger file is not one notifyd wrote, and is not read.
@@ -91,17 +93,17 @@ public struct CredentialStore: Sendable {
         } catch {
             throw .storage("cannot encode the credentials")
         }
-        try AtomicFile.write(data, to: path)
+        try AtomicFile.write(data, to: path, using: calls)
     }
 
     /// Forgets the credentials, with any copy an interrupted save left behind.
     public func remove() throws(CoreError) {
-        if unlink(path) != 0 && errno != ENOENT {
+        if calls.unlink(path) != 0 && errno != ENOENT {
             throw .storage("cannot remove \(path): \(String(cString: strerror(errno)))")
         }
         let directory = FilePath.directory(of: path)
         AtomicFile.removeStaleTemporaries(in: directory, of: FilePath.name(of: path))
-        AtomicFile.syncDirectory(directory)
+        AtomicFile.syncDirectory(directory, using: calls)
     }
 }
 

@@ -49,6 +49,7 @@ extension Outbox {
     private func isSettled(_ ids: [String], untilFinal: Bool) -> Bool {
         let now = clock.now()
         return ids.allSatisfy { id in
+            if outcomesBeingWritten.contains(id) { return false }
             if finishedUnanswered[id] != nil { return true }
             guard queue.delivery(id)?.state == .queued else { return true }
             return !untilFinal && queue.isWaitingForRetry(id, now: now)

@@ -19,13 +19,20 @@ public actor Outbox {
     /// Read where each setting is used; `settingsChanged` takes up a reload.
     let settings: SettingsStore
     private let store: OutboxStore
+    /// The group commit's batches, one after another.
+    private let commitWriter = FileWriter(name: "notifyd-commit")
+    /// Every other change to the outbox's files, in the order the actor makes them. Apart
+    /// from the batches: a message sent is removed at once, not after a batch of later
+    /// sends is written (a delivery's own changes all come after its batch is on disk).
+    private let writer = FileWriter(name: "notifyd-outbox")
     let backend: any BackendAPI
     let clock: any WakeClock
     private let logger: Logger
     let accounts: AccountKeeper
     private let onEvent: @Sendable (DeliveryStatus) -> Void
-    /// Called when an attempt ends and nothing is under way or waiting any more: the end
-    /// of a burst, which the socket may not have seen (its senders had their answer).
+    /// Called when an attempt (or an expiry) ends and nothing is under way, waiting or being
+    /// written any more: the end of a burst, which the socket may not have seen (its
+    /// senders had their answer).
     private let onEmptied: @Sendable () -> Void
     /// Told of each delivery, and of whether deliveries wait on a backend that failed.
     private let recovery: BackendRecovery?
@@ -36,6 +43,9 @@ public actor Outbox {
     }
     private var nextSequence = 1
     private var attempts: [String: Task<Void, Never>] = [:]
+    /// Deliveries whose attempt ended and whose outcome is being written: their senders
+    /// hear it once it is on disk.
+    var outcomesBeingWritten: Set<String> = []
     /// The one timer for retries and expiries, and when it fires.
     private var wake: (at: Date, task: Task<Void, Never>)?
     /// The final statuses of deliveries whose senders have not had their answer yet: kept
@@ -50,9 +60,9 @@ public actor Outbox {
     public init(settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
                 logger: Logger, accounts: AccountKeeper, recovery: BackendRecovery? = nil,
                 onEvent: @escaping @Sendable (DeliveryStatus) -> Void = { _ in },
-                onEmptied: @escaping @Sendable () -> Void = {}) {
+                onEmptied: @escaping @Sendable () -> Void = {}, fileSystem: FileSystemCalls = .system) {
         self.settings = settings
-        self.store = OutboxStore(stateDirectory: stateDirectory)
+        self.store = OutboxStore(stateDirectory: stateDirectory, calls: fileSystem)
         self.backend = backend
         self.clock = clock
         self.logger = logger
@@ -65,7 +75,9 @@ public actor Outbox {
 
     /// Loads what a previous run left and starts sending it.
     public func start() async {
-        let (deliveries, warnings) = store.load()
+        let store = self.store
+        let (loaded, highestSequence) = await writer.value { (store.load(), store.highestSequence()) }
+        let (deliveries, warnings) = loaded
         for warning in warnings { logger.warning(warning) }
         let account = accounts.currentKey
         queue.setAccount(account)
@@ -77,7 +89,7 @@ public actor Outbox {
             }
             queue.add(delivery)
         }
-        nextSequence = max(deliveries.map(\.sequence).max() ?? 0, store.highestSequence()) + 1
+        nextSequence = max(deliveries.map(\.sequence).max() ?? 0, highestSequence) + 1
         if !queue.queued.isEmpty { logger.notice("outbox: \(queue.queued.count == 1 ? "1 message" : "\(queue.queued.count) messages") waiting from an earlier run") }
         pump()
     }
@@ -133,20 +145,20 @@ public actor Outbox {
         if let error = commits.takeFailure(ids) { throw error }
     }
 
-    /// Writes everything collected since the last commit with one batch write, off the
-    /// actor, so that sends arriving meanwhile gather for the next one.
+    /// Writes everything collected since the last commit with one batch write, on the
+    /// commit writer's thread, so that sends arriving meanwhile gather for the next one.
     private func startCommit() {
         guard commitTask == nil, let (number, batch) = commits.takeBatch() else { return }
-        let store = self.store
-        commitTask = Task.detached {
+        let (store, writer) = (self.store, self.commitWriter)
+        commitTask = Task {
             let failure: CoreError?
             do throws(CoreError) {
-                try store.save(batch: batch)
+                try await writer.run { () throws(CoreError) in try store.save(batch: batch) }
                 failure = nil
             } catch {
                 failure = error
             }
-            await self.finishCommit(number, batch, failure)
+            self.finishCommit(number, batch, failure)
         }
     }
 
@@ -197,9 +209,12 @@ public actor Outbox {
     }
 
     /// Forgets failed and expired entries, and those held for an account that is gone.
-    public func purge() -> Int {
+    public func purge() async -> Int {
         let purged = queue.purgeDead()
-        for delivery in purged { try? store.remove(delivery.id) }
+        let store = self.store
+        await writer.value {
+            for delivery in purged { try? store.remove(delivery.id) }
+        }
         return purged.count
     }
 
@@ -225,12 +240,13 @@ public actor Outbox {
     }
 
     /// `outbox cancel ID`: forgets one message, waiting or failed.
-    public func cancel(_ id: String) throws(CoreError) -> DeliveryStatus {
+    public func cancel(_ id: String) async throws(CoreError) -> DeliveryStatus {
         guard queue.delivery(id) != nil else { throw .invalidArgument("no message '\(id)' in the outbox; `notifyctl outbox` lists them") }
         guard var delivery = queue.cancel(id) else {
             throw .invalidArgument("message '\(id)' is being sent right now; look again with `notifyctl outbox`")
         }
-        try? store.remove(id)
+        let store = self.store
+        await writer.value { try? store.remove(id) }
         delivery.state = .cancelled
         delivery.nextAttemptAt = nil
         logger.notice("outbox: cancelled \(id) to \(delivery.to) on request")
@@ -283,6 +299,8 @@ public actor Outbox {
         deadline.cancel()
         deadlineTimer?.task.cancel()
         release(waiters.all)
+        // What the attempts handed to the writer is on disk before notifyd exits.
+        await writer.drain()
     }
 
     // MARK: Sending
@@ -301,55 +319,87 @@ public actor Outbox {
         guard !stopped else { return }
         let now = clock.now()
         let expired = queue.expire(now: now)
-        for delivery in expired {
-            logger.warning("outbox: message \(delivery.id) to \(delivery.to) expired undelivered after \(delivery.attempts == 1 ? "1 attempt" : "\(delivery.attempts) attempts")")
-            persist(delivery)
-            report(delivery)
-        }
+        if !expired.isEmpty { recordExpired(expired) }
         for delivery in queue.takeReady(now: now) {
             attempts[delivery.id] = Task {
                 let result = await self.attempt(delivery)
-                self.finished(delivery.id, result)
+                await self.finished(delivery.id, result)
             }
         }
         scheduleWake()
-        releaseSettledWaiters(among: changed.map { $0 + expired.map(\.id) })
+        // Those of the expired deliveries hear once the expiry is written (`recordExpired`).
+        releaseSettledWaiters(among: changed)
     }
 
-    private func finished(_ id: String, _ result: DeliveryResult) {
+    /// Writes the deliveries that expired, then tells their senders.
+    private func recordExpired(_ expired: [Delivery]) {
+        for delivery in expired {
+            logger.warning("outbox: message \(delivery.id) to \(delivery.to) expired undelivered after \(delivery.attempts == 1 ? "1 attempt" : "\(delivery.attempts) attempts")")
+            outcomesBeingWritten.insert(delivery.id)
+        }
+        // Handed over now, in order with the other changes; awaited below.
+        let writes = expired.map(persisting)
+        writer.enqueue { for write in writes { write() } }
+        Task {
+            await writer.drain()
+            for delivery in expired {
+                outcomesBeingWritten.remove(delivery.id)
+                if queue.delivery(delivery.id)?.status == delivery.status { report(delivery) }
+            }
+            pump(changed: expired.map(\.id))
+            releaseIfEmptied()
+        }
+    }
+
+    /// Records an attempt's outcome on disk, then tells the sender and starts what may start.
+    private func finished(_ id: String, _ result: DeliveryResult) async {
         attempts[id] = nil
         guard let delivery = queue.finished(id, result, now: clock.now()) else { return }
         if delivery.state == .delivered, let backend = delivery.account?.backend { recovery?.backendAnswered(backend) }
         recovery?.setWaiting(.outbox, queue.waitsOnBackend)
+        outcomesBeingWritten.insert(id)
         // Delivered, or refused at once (the sender has the answer): nothing to keep.
         let done = delivery.state == .delivered || (delivery.state == .failed && queue.delivery(id) == nil)
+        let (store, logger) = (self.store, self.logger)
         if done {
             if delivery.state == .delivered {
                 logger.info("outbox: delivered \(id) to \(delivery.to)")
             } else {
                 logger.warning("outbox: \(id) to \(delivery.to) refused: \(delivery.lastError?.message ?? "")")
             }
-            do {
-                try store.remove(id)
-            } catch {
-                logger.error("\(error.description); it may be sent again after a restart")
+            await writer.value {
+                do throws(CoreError) {
+                    try store.remove(id)
+                } catch {
+                    logger.error("\(error.description); it may be sent again after a restart")
+                }
             }
         } else {
             if let error = delivery.lastError {
                 logger.warning("outbox: \(id) to \(delivery.to): \(error.message)\(delivery.state == .queued ? "; will retry" : "")")
             }
-            persist(delivery)
+            await writer.value(persisting(delivery))
         }
-        report(delivery)
+        outcomesBeingWritten.remove(id)
+        // A cancel, purge or expiry while it was being written reported the delivery itself.
+        if done || queue.delivery(id)?.status == delivery.status { report(delivery) }
+        // Its sender hears this outcome before a retry that fell due during the write starts.
+        releaseSettledWaiters(among: [id])
         // Out of the queue (delivered or refused) settles its own waiters only; a retry
         // or a hold changes what other deliveries wait for.
         pump(changed: delivery.state == .queued ? nil : [id])
-        if attempts.isEmpty && queue.queued.isEmpty {
-            attempts.releaseStorageIfEmpty()
-            queue.releaseStorageIfEmpty()
-            store.releaseStorageIfEmpty()
-            onEmptied()
-        }
+        releaseIfEmptied()
+    }
+
+    /// At the end of a burst: nothing under way, waiting or being written any more.
+    private func releaseIfEmptied() {
+        guard attempts.isEmpty && queue.queued.isEmpty && outcomesBeingWritten.isEmpty else { return }
+        attempts.releaseStorageIfEmpty()
+        queue.releaseStorageIfEmpty()
+        outcomesBeingWritten.releaseStorageIfEmpty()
+        // Every removal was written: none is left for the writer to change the index with.
+        store.releaseStorageIfEmpty()
+        onEmptied()
     }
 
     /// The backend at `backend` answered another request: deliveries waiting on it after
@@ -371,11 +421,19 @@ public actor Outbox {
         onEvent(status)
     }
 
+    /// Saves `delivery` after the file changes handed over before; a failure is logged.
     private func persist(_ delivery: Delivery) {
-        do {
-            try store.save(delivery)
-        } catch {
-            logger.error(error.description)
+        writer.enqueue(persisting(delivery))
+    }
+
+    private func persisting(_ delivery: Delivery) -> @Sendable () -> Void {
+        let (store, logger) = (self.store, self.logger)
+        return {
+            do throws(CoreError) {
+                try store.save(delivery)
+            } catch {
+                logger.error(error.description)
+            }
         }
     }
 

@@ -25,11 +25,13 @@ final class OutboxIDCounter: Sendable {
     static let largestFile = 4096
 
     let path: String
+    private let calls: FileSystemCalls
     /// What the file says, once read.
     private let reserved = Mutex<Int?>(nil)
 
-    init(path: String) {
+    init(path: String, calls: FileSystemCalls = .system) {
         self.path = path
+        self.calls = calls
     }
 
     /// Reads the mark, and says why when the file could not be used (then ids continue
@@ -62,7 +64,7 @@ final class OutboxIDCounter: Sendable {
             } catch {
                 throw .storage("cannot encode the outbox id counter: \(error)")
             }
-            try AtomicFile.write(data, to: path)
+            try AtomicFile.write(data, to: path, using: calls)
             value = mark
         }
     }

@@ -21,8 +21,9 @@ import Synchronization
 /// batch goes once all its members have.
 public struct OutboxStore: Sendable {
     public let directory: String
+    private let calls: FileSystemCalls
     private let batches = BatchIndex()
-    private let doneLogs = AppendLogs(limit: OutboxStore.logsKeptOpen)
+    private let doneLogs: AppendLogs
     private let ids: OutboxIDCounter
     /// Removal logs open at most (see `AppendLogs`).
     public static let logsKeptOpen = 8
@@ -33,10 +34,12 @@ public struct OutboxStore: Sendable {
     /// file is not one notifyd wrote: it is moved aside unread, like any unreadable entry.
     public static let largestFile = 16 * FileContents.mebibyte
 
-    public init(stateDirectory: String) {
+    public init(stateDirectory: String, calls: FileSystemCalls = .system) {
         directory = FilePath.join(stateDirectory, "outbox")
+        self.calls = calls
+        doneLogs = AppendLogs(limit: Self.logsKeptOpen, calls: calls)
         // Beside the outbox, not in it: the outbox holds messages, and is empty when none wait.
-        ids = OutboxIDCounter(path: FilePath.join(stateDirectory, "outbox-ids"))
+        ids = OutboxIDCounter(path: FilePath.join(stateDirectory, "outbox-ids"), calls: calls)
     }
 
     /// Every delivery on disk, and warnings for files that could not be read (moved aside).
@@ -105,7 +108,7 @@ public struct OutboxStore: Sendable {
             throw .storage("cannot encode outbox entries: \(error)")
         }
         let batch = Self.batchPrefix + last.id
-        try AtomicFile.write(data, to: path(batch) + ".json")
+        try AtomicFile.write(data, to: path(batch) + ".json", using: calls)
         batches.add(batch, ids: deliveries.map(\.id), withOwnFiles: [])
     }
 
@@ -136,7 +139,7 @@ public struct OutboxStore: Sendable {
         } catch {
             throw .storage("cannot encode an outbox entry: \(error)")
         }
-        try AtomicFile.write(data, to: path(delivery.id) + ".json")
+        try AtomicFile.write(data, to: path(delivery.id) + ".json", using: calls)
         batches.noteOwnFile(delivery.id)
     }
 
@@ -150,12 +153,12 @@ public struct OutboxStore: Sendable {
 
     /// Not fsynced: a removal lost to a power cut sends the message again, which
     /// at-least-once delivery allows; the next save's directory fsync makes it durable.
-    /// One removal at a time (the outbox actor's): the index and the logs change together.
+    /// One removal at a time (on the outbox's writer thread): the index and the logs change together.
     public func remove(_ id: String) throws(CoreError) {
         let (removal, ownFile) = batches.remove(id)
         // A batch member has a file of its own only once it changed after the batch was
         // written; most never do, and looking for the file costs a path lookup each.
-        if ownFile && unlink(path(id) + ".json") != 0 && errno != ENOENT {
+        if ownFile && calls.unlink(path(id) + ".json") != 0 && errno != ENOENT {
             throw .storage("cannot remove outbox entry \(id): \(String(cString: strerror(errno)))")
         }
         switch removal {
@@ -174,9 +177,9 @@ public struct OutboxStore: Sendable {
 
     /// The batch first, then its log: a log without its batch is harmless (removed at load).
     private func forget(_ batch: String) {
-        unlink(path(batch) + ".json")
+        _ = calls.unlink(path(batch) + ".json")
         doneLogs.closeLog(path(batch) + ".done")
-        unlink(path(batch) + ".done")
+        _ = calls.unlink(path(batch) + ".done")
     }
 
     private func path(_ name: String) -> String {

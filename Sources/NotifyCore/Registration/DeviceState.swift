@@ -34,9 +34,11 @@ public struct StateStore: Sendable {
     /// Far more than a state file holds (a token, some tags, two registrations): a larger
     /// file is not one notifyd wrote, and is not read.
     public static let largestFile = FileContents.mebibyte
+    private let calls: FileSystemCalls
 
-    public init(directory: String) {
+    public init(directory: String, calls: FileSystemCalls = .system) {
         path = FilePath.join(directory, "state.json")
+        self.calls = calls
     }
 
     /// The saved state, and a warning to log when the file was unreadable and moved aside.
@@ -68,7 +70,7 @@ public struct StateStore: Sendable {
         } catch {
             throw .storage("cannot encode the state: \(error)")
         }
-        try AtomicFile.write(data, to: path)
+        try AtomicFile.write(data, to: path, using: calls)
     }
 
     /// Throws when the file was written by a newer notifyd, which a start must not overwrite.

@@ -80,7 +80,7 @@ extension Registrar {
             default: break
             }
             // Back to the login in force before the machine looks at its inputs again.
-            apply(machine.update(inputs, now: clock.now()))
+            await apply(machine.update(inputs, now: clock.now()))
             return
         }
         trialCommitting = true
@@ -91,13 +91,13 @@ extension Registrar {
             logger.error("\(error.description); the login of \(candidate.user) was not saved")
             if trial?.revision == candidate.revision { trial = nil }
             loginVerdicts[candidate.revision] = .notSaved(error)
-            apply(machine.update(inputs, now: clock.now()))
+            await apply(machine.update(inputs, now: clock.now()))
             return
         }
         if trial?.revision == candidate.revision { trial = nil }
         logger.notice("logged in as \(candidate.user)\(verdict == .accepted ? "" : " (the backend could not be reached: the credentials are checked at the first request)")")
         // A login brings registration back on (after an `unregister`, say).
-        setRegistration(enabled: true)
+        await setRegistration(enabled: true)
         loginVerdicts[candidate.revision] = verdict
         loginGenerations[candidate.revision] = machine.generation
         releaseWaiters()
@@ -131,6 +131,8 @@ extension Registrar {
     }
 
     private func checkEnded(_ candidate: Credentials, _ verdict: LoginVerdict) async {
+        await turns.begin()
+        defer { turns.end() }
         checkTask = nil
         if verdict == .accepted, let backend = accounts.backend(of: candidate) { recovery?.backendAnswered(backend) }
         if case .refused = verdict { await accounts.passwordRefused() }

@@ -27,39 +27,41 @@ extension Registrar {
     }
 
     /// Saves `changed` as the device state, and only then makes it the state the machine
-    /// works from: a change that cannot be saved does not take effect.
-    func change(to changed: DeviceState) throws(CoreError) -> Int {
-        try save(changed)
+    /// works from: a change that cannot be saved does not take effect. Called in a turn
+    /// (`turns`), as is everything here that changes the state.
+    func change(to changed: DeviceState) async throws(CoreError) -> Int {
+        try await save(changed)
         device = changed
-        apply(machine.update(inputs, now: clock.now()))
+        await apply(machine.update(inputs, now: clock.now()))
         return machine.generation
     }
 
     /// Turns registration on or off after a login or a logout. It takes effect even if the
     /// state cannot be saved: the credentials it follows are saved (or removed) already.
-    func setRegistration(enabled: Bool) {
+    func setRegistration(enabled: Bool) async {
         var changed = device
         changed.enabled = enabled
         do {
-            try save(changed)
+            try await save(changed)
         } catch {
             logger.warning(error.description)
         }
         device = changed
-        apply(machine.update(inputs, now: clock.now()))
+        await apply(machine.update(inputs, now: clock.now()))
     }
 
-    func save(_ changed: DeviceState) throws(CoreError) {
+    func save(_ changed: DeviceState) async throws(CoreError) {
         var state = changed
         state.registration = machine.record
+        let stateStore = self.stateStore
         do {
-            try stateStore.save(state)
+            try await writer.run { [state] () throws(CoreError) in try stateStore.save(state) }
         } catch {
             throw .storage("\(error.description); the change was not saved and nothing changed")
         }
     }
 
-    func apply(_ actions: [RegistrationAction]) {
+    func apply(_ actions: [RegistrationAction]) async {
         for action in actions {
             switch action {
             case .perform(let step): perform(step)
@@ -67,7 +69,7 @@ extension Registrar {
             case .cancelWake:
                 wakeTask?.cancel()
                 wakeTask = nil
-            case .persist: persist()
+            case .persist: await persist()
             }
         }
         let status = machine.status
@@ -90,6 +92,7 @@ extension Registrar {
 
     /// Waits until `awaited` is known (true) or `timeout` seconds pass (false).
     func wait(for awaited: Awaited, timeout: Double) async -> Bool {
+        await changesSaved()
         if isKnown(awaited) { return true }
         let id = nextWaiterID
         nextWaiterID += 1
@@ -100,6 +103,13 @@ extension Registrar {
                 self.expireWaiter(id)
             }
         }
+    }
+
+    /// Returns once the change under way, if any, is saved: an outcome a caller is told
+    /// comes from the state on disk, as when each change was made and saved in one go.
+    func changesSaved() async {
+        await turns.begin()
+        turns.end()
     }
 
     func releaseWaiters() {
@@ -118,18 +128,23 @@ extension Registrar {
         wakeTask?.cancel()
         wakeTask = Task { [clock] in
             do { try await clock.sleep(until: date) } catch { return }
-            self.wokeUp()
+            await self.wokeUp()
         }
     }
 
-    func wokeUp() {
+    func wokeUp() async {
+        await turns.begin()
+        defer { turns.end() }
         wakeTask = nil
-        apply(machine.wake(now: clock.now()))
+        await apply(machine.wake(now: clock.now()))
     }
 
-    func persist() {
+    /// Saves the state as it stands; the steps that follow wait for it (a new registration
+    /// id is on disk before a request uses it).
+    func persist() async {
+        let (stateStore, state) = (self.stateStore, stateToSave)
         do {
-            try stateStore.save(stateToSave)
+            try await writer.run { () throws(CoreError) in try stateStore.save(state) }
         } catch {
             logger.error("\(error.description); the registration will be redone after a restart")
         }

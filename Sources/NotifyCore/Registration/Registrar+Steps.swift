@@ -53,6 +53,8 @@ extension Registrar {
     }
 
     func finished(_ step: RegistrationStep, _ result: StepResult, with used: Credentials?) async {
+        await turns.begin()
+        defer { turns.end() }
         stepTask = nil
         stepRevision = nil
         switch result {
@@ -67,7 +69,7 @@ extension Registrar {
         // Decided while the step still counts as in flight: no check request of the login
         // starts meanwhile, and the machine goes on with the login that is then in force.
         if let checking, let verdict { await decide(checking, verdict) }
-        apply(machine.stepFinished(result, now: clock.now()))
+        await apply(machine.stepFinished(result, now: clock.now()))
     }
 
     static func stepResult(_ outcome: Result<Void, BackendCallError>, route: BackendFailure.Route) -> StepResult {

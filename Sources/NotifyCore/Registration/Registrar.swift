@@ -32,6 +32,12 @@ public actor Registrar {
     /// Read where each setting is used; `settingsChanged` takes up a reload.
     let settings: SettingsStore
     let stateStore: StateStore
+    /// `state.json` is written there, and awaited, so that an fsync never holds a thread
+    /// of the Swift concurrency pool.
+    let writer = FileWriter(name: "notifyd-state")
+    /// One change at a time, each with its save (see `Turns`): every change to the device,
+    /// the login or the machine takes a turn, and reads do not.
+    let turns = Turns()
     let accounts: AccountKeeper
     let backend: any BackendAPI
     let clock: any WakeClock
@@ -86,12 +92,12 @@ public actor Registrar {
         settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, accounts: AccountKeeper? = nil,
         clock: any WakeClock = SystemWakeClock(), logger: Logger, recovery: BackendRecovery? = nil,
         onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in },
-        onAccountChange: @escaping @Sendable () async -> Void = {}
+        onAccountChange: @escaping @Sendable () async -> Void = {}, fileSystem: FileSystemCalls = .system
     ) {
         self.settings = settings
-        let accounts = accounts ?? AccountKeeper(stateDirectory: stateDirectory, settings: settings)
+        let accounts = accounts ?? AccountKeeper(stateDirectory: stateDirectory, settings: settings, fileSystem: fileSystem)
         self.accounts = accounts
-        self.stateStore = StateStore(directory: stateDirectory)
+        self.stateStore = StateStore(directory: stateDirectory, calls: fileSystem)
         self.backend = backend
         self.clock = clock
         self.logger = logger
@@ -111,25 +117,31 @@ public actor Registrar {
     // MARK: Commands
 
     /// Looks once after start: refreshes when the last success is older than the interval.
-    public func start() {
-        apply(machine.start(now: clock.now()))
+    public func start() async {
+        await turns.begin()
+        defer { turns.end() }
+        await apply(machine.start(now: clock.now()))
     }
 
     /// Returns the generation to wait on. A change that cannot be saved is not made.
-    public func setToken(_ raw: String, platform: Platform?) throws(CoreError) -> Int {
+    public func setToken(_ raw: String, platform: Platform?) async throws(CoreError) -> Int {
+        await turns.begin()
+        defer { turns.end() }
         let platform = platform ?? DeviceToken.platform(of: raw, current: device.token == nil ? settings[\.platform] : device.platform)
         var changed = device
         changed.token = try DeviceToken.normalize(raw, for: platform)
         changed.platform = platform
         changed.enabled = true
-        return try change(to: changed)
+        return try await change(to: changed)
     }
 
-    public func setTags(_ tags: [String]) throws(CoreError) -> Int {
+    public func setTags(_ tags: [String]) async throws(CoreError) -> Int {
+        await turns.begin()
+        defer { turns.end() }
         var changed = device
         changed.tags = try RegistrationTags.validate(tags)
         changed.enabled = true
-        return try change(to: changed)
+        return try await change(to: changed)
     }
 
     /// `password` may be nil when it comes from a command or a systemd credential. The new
@@ -148,8 +160,9 @@ public actor Registrar {
         guard let shown = chosen ?? settings[\.backend] else { throw .noBackend }
         // An external password is never stored: it is fetched when needed.
         let candidate = Credentials(user: user, password: external ? "" : password, backend: chosen)
-        // The only wait comes first, so that what follows sees one state.
         await accounts.loginStarted()
+        await turns.begin()
+        defer { turns.end() }
         if let earlier = trial { loginVerdicts[earlier.revision] = .superseded }
         trial = candidate
         logger.notice("checking the credentials of \(user) at \(shown)")
@@ -160,13 +173,14 @@ public actor Registrar {
         if device.token != nil, device.enabled, !passStarts {
             actions += machine.forceRegister(now: clock.now())
         }
-        apply(actions)
+        await apply(actions)
         return PendingLogin(revision: candidate.revision, generation: machine.generation)
     }
 
     /// Waits (bounded) for the verdict on a login: the registration outcome when the
     /// credentials were saved, an error when they were not.
     public func loginOutcome(_ pending: PendingLogin, timeout: Double?) async throws(CoreError) -> RegistrationOutcome {
+        await changesSaved()
         if loginVerdicts[pending.revision] == nil, let timeout, timeout > 0 {
             _ = await wait(for: .login(revision: pending.revision), timeout: timeout)
         }
@@ -195,21 +209,21 @@ public actor Registrar {
         }
     }
 
-    public func forceRegister() throws(CoreError) -> Int {
+    public func forceRegister() async throws(CoreError) -> Int {
+        await turns.begin()
+        defer { turns.end() }
         var enabled = device
         enabled.enabled = true
-        try save(enabled)
+        try await save(enabled)
         device = enabled
-        apply(machine.forceRegister(now: clock.now()))
+        await apply(machine.forceRegister(now: clock.now()))
         return machine.generation
     }
 
     /// Deletes the registration at the backend (404/410/500 count as already gone) and
     /// stops registering until `register` or a change.
     public func unregister() async throws(CoreError) -> UnregisterResult {
-        device.enabled = false
-        apply(machine.requestDeletion(now: clock.now()))
-        let generation = machine.generation
+        let generation = await requestDeletion()
         // Waits for this deletion itself: a pass in flight that fails first is not its answer.
         _ = await wait(for: .deletion(generation), timeout: 300)
         let outcome = RegistrationOutcome(registration: machine.status, settled: machine.settledGeneration >= generation)
@@ -225,6 +239,15 @@ public actor Registrar {
         }
     }
 
+    /// Turns registering off and asks for the deletion; the generation to wait on.
+    private func requestDeletion() async -> Int {
+        await turns.begin()
+        defer { turns.end() }
+        device.enabled = false
+        await apply(machine.requestDeletion(now: clock.now()))
+        return machine.generation
+    }
+
     /// Unregisters, then forgets the credentials. With `force`, forgets them even if the
     /// registration could not be deleted (it then expires at the hub on its own); without,
     /// a logout that fails changes nothing: registration goes on as before.
@@ -238,7 +261,9 @@ public actor Registrar {
             deletedId = try await unregister().deletedId
         } catch {
             guard force else {
-                setRegistration(enabled: wasEnabled)
+                await turns.begin()
+                defer { turns.end() }
+                await setRegistration(enabled: wasEnabled)
                 throw .stillLoggedIn(because: error)
             }
             warning = "the registration could not be deleted (\(error.description)); forgot the credentials anyway"
@@ -251,7 +276,9 @@ public actor Registrar {
             return LogoutResult(user: user, deletedId: deletedId, warning: [warning, kept].compactMap { $0 }.joined(separator: "; "))
         }
         // The credentials are gone whatever happens to state.json: the machine must know.
-        setRegistration(enabled: true)
+        await turns.begin()
+        defer { turns.end() }
+        await setRegistration(enabled: true)
         await onAccountChange()
         logger.notice("logged out \(user)")
         return LogoutResult(user: user, deletedId: deletedId, warning: warning)
@@ -259,6 +286,7 @@ public actor Registrar {
 
     /// Waits until the outcome of `generation` is known, or `timeout` seconds pass.
     public func waitForOutcome(generation: Int, timeout: Double?) async -> RegistrationOutcome {
+        await changesSaved()
         if machine.settledGeneration < generation, let timeout, timeout > 0 {
             _ = await wait(for: .generation(generation), timeout: timeout)
         }
@@ -274,17 +302,21 @@ public actor Registrar {
     public var registrationStatus: RegistrationStatus { machine.status }
 
     /// The backend at `backend` answered another request: a retry waiting on it goes now.
-    public func backendWorks(_ backend: String) {
+    public func backendWorks(_ backend: String) async {
+        await turns.begin()
+        defer { turns.end() }
         guard inputs.backend == backend else { return }
-        apply(machine.backendWorks(now: clock.now()))
+        await apply(machine.backendWorks(now: clock.now()))
     }
 
     /// A reload replaced the settings: the retry or refresh armed now is armed again for the
     /// new `retry_min`, `retry_max` and `refresh_interval`, and a new `backend` (that of a
     /// login naming none) is registered with, as after a login.
-    public func settingsChanged() {
-        apply(machine.changePolicy(settings[\.policy], now: clock.now()))
-        apply(machine.update(inputs, now: clock.now()))
+    public func settingsChanged() async {
+        await turns.begin()
+        defer { turns.end() }
+        await apply(machine.changePolicy(settings[\.policy], now: clock.now()))
+        await apply(machine.update(inputs, now: clock.now()))
     }
 
     /// Counts the changes to what `status` reports, here and in the account keeper and
@@ -305,7 +337,9 @@ public actor Registrar {
             await stepTask.value
             deadline.cancel()
         }
-        persist()
+        await turns.begin()
+        defer { turns.end() }
+        await persist()
         for (id, waiter) in waiters {
             waiters[id] = nil
             waiter.continuation.resume(returning: false)

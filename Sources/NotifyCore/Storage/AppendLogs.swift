@@ -11,16 +11,18 @@ import Synchronization
 /// one used longest ago is closed to make room.
 final class AppendLogs: Sendable {
     private let limit: Int
+    private let calls: FileSystemCalls
     /// Open descriptors by path, the most recently used last.
     private let files = Mutex<[(path: String, fd: Int32)]>([])
 
-    init(limit: Int) {
+    init(limit: Int, calls: FileSystemCalls = .system) {
         self.limit = limit
+        self.calls = calls
     }
 
     deinit {
         files.withLock { logs in
-            for log in logs { close(log.fd) }
+            for log in logs { _ = calls.close(log.fd) }
         }
     }
 
@@ -36,12 +38,12 @@ final class AppendLogs: Sendable {
                 fd = logs.remove(at: index).fd
             } else {
                 // Room first: when descriptors run short, one of these is the one to give up.
-                if logs.count >= limit, !logs.isEmpty { close(logs.removeFirst().fd) }
-                fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+                if logs.count >= limit, !logs.isEmpty { _ = calls.close(logs.removeFirst().fd) }
+                fd = calls.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
                 guard fd >= 0 else { return errno }
             }
-            if let error = Array(("\n" + line + "\n").utf8).withUnsafeBytes({ writeWhole(fd, $0) }) {
-                close(fd)
+            if let error = Array(("\n" + line + "\n").utf8).withUnsafeBytes({ calls.writeWhole(fd, $0) }) {
+                _ = calls.close(fd)
                 return error
             }
             logs.append((path, fd))
@@ -53,7 +55,7 @@ final class AppendLogs: Sendable {
     func closeLog(_ path: String) {
         files.withLock { logs in
             guard let index = logs.firstIndex(where: { $0.path == path }) else { return }
-            close(logs.remove(at: index).fd)
+            _ = calls.close(logs.remove(at: index).fd)
             logs.releaseStorageIfEmpty()
         }
     }

@@ -11,31 +11,32 @@ import Darwin
 
 /// Files that are either wholly old or wholly new, even across a crash or power loss:
 /// write a temporary file in the same directory, fsync it, rename it over the target,
-/// fsync the directory. Always mode 0600: these files hold tokens and passwords.
+/// fsync the directory. Always mode 0600: these files hold tokens and passwords. The calls
+/// go through `calls`, so that tests can see their order (`FileSystemCalls`).
 public enum AtomicFile {
-    public static func write(_ data: Data, to path: String) throws(CoreError) {
+    public static func write(_ data: Data, to path: String, using calls: FileSystemCalls = .system) throws(CoreError) {
         let directory = FilePath.directory(of: path)
         let temporary = path + temporaryMarker + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let fd = calls.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw .storage("cannot write \(temporary): \(String(cString: strerror(errno)))")
         }
         var failure: String?
-        if let error = data.withUnsafeBytes({ writeWhole(fd, $0) }) {
+        if let error = data.withUnsafeBytes({ calls.writeWhole(fd, $0) }) {
             failure = "cannot write \(path): \(String(cString: strerror(error)))"
         }
-        if failure == nil, fsync(fd) != 0 {
+        if failure == nil, calls.fsync(fd) != 0 {
             failure = "cannot flush \(path) to disk: \(String(cString: strerror(errno)))"
         }
-        close(fd)
-        if failure == nil, rename(temporary, path) != 0 {
+        _ = calls.close(fd)
+        if failure == nil, calls.rename(temporary, path) != 0 {
             failure = "cannot replace \(path): \(String(cString: strerror(errno)))"
         }
         if let failure {
-            unlink(temporary)
+            _ = calls.unlink(temporary)
             throw .storage(failure)
         }
-        syncDirectory(directory)
+        syncDirectory(directory, using: calls)
     }
 
     private static let temporaryMarker = ".tmp-"
@@ -66,11 +67,11 @@ public enum AtomicFile {
     }
 
     /// Makes a rename or unlink in `directory` durable.
-    public static func syncDirectory(_ directory: String) {
-        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_CLOEXEC)
+    public static func syncDirectory(_ directory: String, using calls: FileSystemCalls = .system) {
+        let fd = calls.open(directory.isEmpty ? "." : directory, O_RDONLY | O_CLOEXEC, 0)
         guard fd >= 0 else { return }
-        _ = fsync(fd)
-        close(fd)
+        _ = calls.fsync(fd)
+        _ = calls.close(fd)
     }
 
     /// Creates `directory` (and parents) with mode 0700 when missing.
@@ -93,19 +94,4 @@ extension AtomicFile {
         }
         return "\(error)"
     }
-}
-
-/// Writes all of `bytes`, going on after a short write or a signal; the `errno` of a
-/// failure. (Outside `AtomicFile`, whose `write` would hide the system call.)
-func writeWhole(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
-    var offset = 0
-    while offset < bytes.count {
-        let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-        if written < 0 {
-            if errno == EINTR { continue }
-            return errno
-        }
-        offset += written
-    }
-    return nil
 }

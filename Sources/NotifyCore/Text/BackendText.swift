@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NotifyProtocol
 
 /// Text that came from the backend (an error body, a `Location`), made fit to store, log
 /// and show: credentials scrubbed, then cut to one short line. A backend or a proxy in
@@ -68,12 +69,10 @@ enum BackendText {
         return result + rest
     }
 
-    /// Control and format characters (Unicode Cc and Cf), which a log line must not carry.
+    /// What a printed line must not carry, and format characters (Unicode Cf) as well: an
+    /// excerpt is a plain summary, with no invisible characters in it.
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.properties.generalCategory {
-        case .control, .format: true
-        default: false
-        }
+        PrintableText.isControl(scalar) || scalar.properties.generalCategory == .format
     }
 
     /// Where `needle` (ASCII) first occurs in `text`, in any letter case.

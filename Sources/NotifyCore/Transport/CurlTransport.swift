@@ -11,6 +11,7 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
+import NotifySystem
 
 /// HTTP through the system's libcurl, on one thread of its own that waits in
 /// `curl_multi_poll`: while a request waits for a slow or silent backend, nothing runs.

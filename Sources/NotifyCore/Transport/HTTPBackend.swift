@@ -39,8 +39,12 @@ public final class HTTPBackend: BackendAPI {
         let result = await call("POST", "api/register", query: [("handle", handle)], body: nil, account: account)
         return result.flatMap { body in
             // The body is a JSON string; parse it rather than trimming quotes, so escapes survive.
-            guard let id = try? WireCoding.decodeChecked(String.self, from: body, decoder: JSONDecoder()), !id.isEmpty else {
+            guard let id = try? WireCoding.decodeChecked(String.self, from: body, decoder: JSONDecoder()) else {
                 return .failure(.invalidResponse("the backend answered the registration request with \(Self.describe(body, account: account)) instead of a JSON string id"))
+            }
+            // A bad reply like any other: retried with the backoff, never stored.
+            if let problem = RegistrationID.problem(id, account: account) {
+                return .failure(.invalidResponse("the backend answered the registration request with \(problem)"))
             }
             return .success(id)
         }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import NotifySocket
+import NotifySystem
 
 /// One client connection as the event loop sees it: a non-blocking socket, the bytes read
 /// and not yet split into lines, the replies owed in request order, and the bytes waiting
@@ -245,11 +246,6 @@ final class ClientConnection {
     }
 
     func close() {
-        _ = Glibc_or_Darwin_close(fd)
+        closeDescriptor(fd)
     }
-}
-
-@inline(__always)
-func Glibc_or_Darwin_close(_ fd: Int32) -> Int32 {
-    close(fd)
 }

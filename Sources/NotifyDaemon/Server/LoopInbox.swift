@@ -5,6 +5,7 @@ import Darwin
 #endif
 import NotifySocket
 import Synchronization
+import NotifySystem
 
 /// How the rest of the daemon talks to the event-loop thread: messages under a lock, and
 /// one byte down a pipe that the loop polls, written only when the inbox goes from empty
@@ -82,7 +83,7 @@ final class LoopInbox: Sendable {
     // Closed only when nothing can post any more: a late reply written to a closed and
     // reused descriptor would land in some other file.
     deinit {
-        _ = Glibc_or_Darwin_close(readFD)
-        _ = Glibc_or_Darwin_close(writeFD)
+        closeDescriptor(readFD)
+        closeDescriptor(writeFD)
     }
 }

@@ -12,6 +12,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NotifySystem
 
 /// Serves every connection from one thread blocked in poll(), as ssh-agent does: the
 /// listening socket, every client socket and the inbox through which commands hand
@@ -32,15 +33,20 @@ final class SocketServer: Sendable {
     /// Clients served at once: `limits.maximumConnections`, or fewer under the open-file
     /// limit, after what the daemon keeps for itself (`keepForTheDaemon`).
     private let clientLimit = Atomic<Int>(1)
+    /// Who is at the other end of an accepted socket, or nil when the system will not say.
+    private let peerUID: @Sendable (Int32) -> UInt32?
 
     /// `whenQuiet` runs on the loop's thread once activity has stopped for
-    /// `limits.quietPeriod`; an idle loop never calls it.
+    /// `limits.quietPeriod`; an idle loop never calls it. `peerUID` is the system's answer
+    /// except in tests, which play peers that no unprivileged process can be.
     init(listener: Int32, handler: any RequestHandler, limits: ServerLimits, logger: Logger,
-         whenQuiet: @escaping @Sendable () -> Void = {}) throws {
+         whenQuiet: @escaping @Sendable () -> Void = {},
+         peerUID: @escaping @Sendable (Int32) -> UInt32? = { UnixSocket.peerUID($0) }) throws {
         self.listener = listener
         self.handler = handler
         self.logger = logger
         self.whenQuiet = whenQuiet
+        self.peerUID = peerUID
         self.inbox = try LoopInbox()
         self.openFiles = OpenFileLimit.raise()
         self.limits = limits
@@ -132,7 +138,7 @@ final class SocketServer: Sendable {
             var fds: [pollfd] = []
             var polled: [ClientConnection] = []
             while true {
-                let now = monotonicNow()
+                let now = monotonicSeconds()
                 fds.removeAll(keepingCapacity: true)
                 polled.removeAll(keepingCapacity: true)
                 fds.append(pollfd(fd: server.inbox.readFD, events: Int16(POLLIN), revents: 0))
@@ -158,7 +164,7 @@ final class SocketServer: Sendable {
                     logger.error("poll failed: \(errnoText()); notifyd can no longer serve its socket")
                     return
                 }
-                let after = monotonicNow()
+                let after = monotonicSeconds()
                 if ready > 0 {
                     quietDue = after + limits.quietPeriod
                     server.quietPending.store(true, ordering: .relaxed)
@@ -184,7 +190,7 @@ final class SocketServer: Sendable {
 
         /// Closes what is left and resumes whoever waits on a loop that is gone.
         func end() {
-            for line in refusals.due(now: monotonicNow(), flushAll: true) { logger.warning(line) }
+            for line in refusals.due(now: monotonicSeconds(), flushAll: true) { logger.warning(line) }
             for connection in Array(connections.values) { close(connection, why: nil) }
             for message in server.inbox.close() {
                 switch message {
@@ -258,10 +264,16 @@ final class SocketServer: Sendable {
         private func admit(_ fd: Int32, now: Double) {
             UnixSocket.prepareAcceptedSocket(fd)
             // Only the user who owns the daemon (or root) may talk to it, whatever the file
-            // mode says; checked before a byte is read.
-            if let peer = UnixSocket.peerUID(fd), peer != ownUID && peer != 0 {
+            // mode says; checked before a byte is read. A peer the system cannot name is
+            // not known to be that user, and is refused too.
+            guard let peer = server.peerUID(fd) else {
+                refused("whose uid the system does not tell", because: "notifyd serves uid \(ownUID) only", now: now)
+                closeDescriptor(fd)
+                return
+            }
+            if peer != ownUID && peer != 0 {
                 refused("from uid \(peer)", because: "notifyd serves uid \(ownUID) only", now: now)
-                _ = Glibc_or_Darwin_close(fd)
+                closeDescriptor(fd)
                 return
             }
             let limit = server.clientLimit.load(ordering: .relaxed)
@@ -269,7 +281,7 @@ final class SocketServer: Sendable {
                 refused("beyond the limit", because: "\(limit) connections are open already", now: now)
                 let refusal = Reply.failure(nil, WireError(code: .tooManyConnections, message: "notifyd already serves \(limit) connections; try again once some have closed"))
                 _ = refusal.withUnsafeBytes { send(fd, $0.baseAddress!, $0.count, sendFlags | Int32(MSG_DONTWAIT)) }
-                _ = Glibc_or_Darwin_close(fd)
+                closeDescriptor(fd)
                 return
             }
             let number = nextNumber
@@ -384,10 +396,4 @@ extension RequestHandler {
 struct ConnectionHandle: Sendable {
     let number: Int
     let server: SocketServer
-}
-
-private func monotonicNow() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyCore
+import NotifyProtocol
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -26,14 +27,14 @@ public struct SettingValue: Sendable, Equatable {
 
 /// A setting that could not be used, located precisely: `config:12: retry_min: ...`.
 /// What a file holds reaches the message as it is written there, except its control
-/// characters, which are shown escaped (see `escapingControlCharacters`).
+/// characters, which are shown escaped (`PrintableText`).
 public struct SettingProblem: Error, Sendable, Equatable, CustomStringConvertible {
     public var origin: String
     public var key: String?
     public var message: String
 
     public var description: String {
-        ("\(origin): " + (key.map { "\($0): " } ?? "") + message).escapingControlCharacters()
+        PrintableText.line("\(origin): " + (key.map { "\($0): " } ?? "") + message)
     }
 }
 

@@ -55,7 +55,9 @@ public struct ResolvedSettings: Sendable {
 
         for value in values {
             guard let key = SettingKey.named(value.key) else {
-                problems.append(SettingProblem(origin: value.origin, key: value.key, message: "unknown setting; known: \(SettingKey.all.map(\.name).joined(separator: ", "))"))
+                let names = SettingKey.all.map(\.name)
+                problems.append(SettingProblem(origin: value.origin, key: value.key,
+                                               message: "unknown setting\(Suggestion.hint(value.key, among: names)) (known: \(names.joined(separator: ", ")))"))
                 continue
             }
             do {
@@ -110,7 +112,7 @@ public struct ResolvedSettings: Sendable {
                 let value = key.name == "state_dir" ? DaemonConfiguration.defaultStateDirectory(environment: environment) : key.defaultText
                 return "\(key.name) = \(value) (default)"
             }
-            return "\(key.name) = \(values[key.name] ?? "") (from \(origin))".escapingControlCharacters()
+            return PrintableText.line("\(key.name) = \(values[key.name] ?? "") (from \(origin))")
         }
     }
 

@@ -1,5 +1,5 @@
+import NotifyProtocol
 import Testing
-@testable import NotifyCore
 
 struct DurationTextTests {
     @Test(arguments: [

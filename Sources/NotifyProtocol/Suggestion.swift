@@ -1,19 +1,20 @@
-/// "did you mean `set-token`?" for a mistyped command or option.
-enum Suggestion {
+/// "did you mean `set-token`?" for a mistyped command, option or setting: notifyctl's
+/// command line and notifyd's config keys.
+public enum Suggestion {
     /// The candidate closest to `word`, if it is close enough to be a typo of it.
-    static func nearest(_ word: String, among candidates: [String]) -> String? {
+    public static func nearest(_ word: String, among candidates: [String]) -> String? {
         let limit = max(1, min(3, word.count / 3))
         let scored = candidates.map { ($0, distance(Array(word), Array($0))) }.filter { $0.1 <= limit }
         return scored.min { $0.1 < $1.1 }?.0
     }
 
     /// "; did you mean `x`?" or nothing.
-    static func hint(_ word: String, among candidates: [String]) -> String {
+    public static func hint(_ word: String, among candidates: [String]) -> String {
         nearest(word, among: candidates).map { "; did you mean `\($0)`?" } ?? ""
     }
 
     /// Edits (insert, delete, replace, swap two neighbours) from `a` to `b`.
-    static func distance(_ a: [Character], _ b: [Character]) -> Int {
+    public static func distance(_ a: [Character], _ b: [Character]) -> Int {
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)

@@ -5,7 +5,7 @@ import Testing
 
 /// The text and path operations notifyd has of its own, without Foundation, against what
 /// Foundation answers for the same input.
-@Suite struct PlainTextTests {
+@Suite struct TrimmingFormatPathTests {
     /// What `NSString` documents for the same paths (Foundation's own implementation traps
     /// on some of them under Linux, so it cannot be the reference here).
     @Test(arguments: [

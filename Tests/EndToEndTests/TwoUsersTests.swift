@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+
+/// The README's "Two users on one machine": beside the first notifyd, a second with its
+/// own --socket and --state-dir, both against one dev backend, and the users' messages
+/// reach each other's device.
+@Suite struct TwoUsersTests {
+    @Test func twoNotifydsOnOneMachineSendToEachOther() async throws {
+        let backend = try CommandLineTests.backend()
+        defer { backend.stop() }
+        let url = backend.baseURL.absoluteString
+        // DaemonUnderTest gives each its own --socket and --state-dir.
+        let alice = try await DaemonUnderTest(backend: url)
+        let bob = try await DaemonUnderTest(backend: url)
+        var ids: [String: String] = [:]
+        for (user, daemon, token) in [("alice", alice, "3f2a1b9c5d7e8f00"), ("bob", bob, "0a0b0c0d0e0f1011")] {
+            let login = try await daemon.notifyctl(["login", "--password-stdin", user], stdin: Data("\(user)\n".utf8))
+            #expect(login.status == 0, "\(user): \(login.error)")
+            let token = try await daemon.notifyctl(["set-token", token])
+            #expect(token.status == 0, "\(user): \(token.error)")
+            let status = try await daemon.notifyctl(["--json", "status"])
+            let object = try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any]
+            ids[user] = (object?["registration"] as? [String: Any])?["id"] as? String
+        }
+        #expect(ids["alice"] != nil && ids["bob"] != nil && ids["alice"] != ids["bob"], "two registrations: \(ids)")
+
+        #expect(try await bob.notifyctl(["send", "--to", "alice", "--wait", "hello from bob"]).status == 0)
+        #expect(try await alice.notifyctl(["send", "--to", "bob", "--wait", "hello from alice"]).status == 0)
+        let pushes = backend.pushes()
+        #expect(pushes.map(\.displayedText) == ["From bob: hello from bob", "From alice: hello from alice"], "\(pushes)")
+        #expect(pushes.map(\.recipients) == [[ids["alice"] ?? "?"], [ids["bob"] ?? "?"]], "each message reaches the other's device")
+        await alice.cleanUp()
+        await bob.cleanUp()
+    }
+}
