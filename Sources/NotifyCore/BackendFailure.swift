@@ -17,7 +17,7 @@ public enum BackendFailure: Equatable, Sendable {
 
     public static func classify(_ error: BackendCallError, route: Route) -> BackendFailure {
         switch error {
-        case .transport(let reason):
+        case .transport(let reason), .unreachable(let reason, _):
             return .transient(retryAfter: nil, reason: reason)
         case .invalidResponse(let reason):
             return .transient(retryAfter: nil, reason: reason)

@@ -171,17 +171,23 @@ private final class CurlLoop: @unchecked Sendable {
         let code = ncurl_transfer_result(transfer, &status)
         guard code == NCURL_OK else {
             let words = String(cString: ncurl_transfer_error_text(transfer))
-            return .failed(HTTPFailure(kind: Self.kind(of: code), detail: words.isEmpty ? "libcurl error \(code)" : words))
+            let kind = HTTPFailure.Kind(curlCode: code, systemError: ncurl_transfer_os_errno(transfer))
+            return .failed(HTTPFailure(kind: kind, detail: words.isEmpty ? "libcurl error \(code)" : words))
         }
         var length = 0
         let body = ncurl_transfer_body(transfer, &length).map { Data(bytes: $0, count: length) } ?? Data()
         return .response(status: status, location: ncurl_transfer_location(transfer).map { String(cString: $0) },
                          retryAfter: ncurl_transfer_retry_after(transfer).map { String(cString: $0) }, body: body)
     }
+}
 
-    private static func kind(of code: Int32) -> HTTPFailure.Kind {
-        switch code {
+extension HTTPFailure.Kind {
+    /// libcurl reports every failed connect as `CURLE_COULDNT_CONNECT`; the system's error
+    /// behind it tells a machine without a route to the backend from a backend that is down.
+    init(curlCode code: Int32, systemError: Int32) {
+        self = switch code {
         case Int32(NCURL_OPERATION_TIMEDOUT): .timedOut
+        case Int32(NCURL_COULDNT_CONNECT) where systemError == ENETUNREACH || systemError == ENETDOWN: .noRoute
         case Int32(NCURL_COULDNT_CONNECT): .connectionRefused
         case Int32(NCURL_COULDNT_RESOLVE_HOST), Int32(NCURL_COULDNT_RESOLVE_PROXY): .hostNotFound
         case Int32(NCURL_GOT_NOTHING), Int32(NCURL_SEND_ERROR), Int32(NCURL_RECV_ERROR): .connectionLost

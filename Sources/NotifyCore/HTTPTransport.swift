@@ -35,6 +35,9 @@ struct HTTPFailure: Error, Sendable, Equatable {
     enum Kind: Sendable, Equatable {
         case timedOut
         case connectionRefused
+        /// No route to the host: this machine is offline, or off the backend's network
+        /// (`ENETUNREACH`, `ENETDOWN`; URLSession's "not connected to the internet").
+        case noRoute
         case hostNotFound
         case connectionLost
         case untrustedCertificate
@@ -49,6 +52,6 @@ struct HTTPFailure: Error, Sendable, Equatable {
 
     /// Failures of reaching the backend at all, as opposed to losing it midway.
     var isConnecting: Bool {
-        [.connectionRefused, .hostNotFound, .untrustedCertificate, .tlsFailed].contains(kind)
+        [.connectionRefused, .noRoute, .hostNotFound, .untrustedCertificate, .tlsFailed].contains(kind)
     }
 }

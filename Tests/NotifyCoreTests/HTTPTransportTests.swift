@@ -1,6 +1,9 @@
 import Foundation
 import Synchronization
 import NotifyTestSupport
+#if !canImport(Darwin)
+import CCurl
+#endif
 import Testing
 @testable import NotifyCore
 
@@ -157,4 +160,23 @@ import Testing
         }
         #expect(failure.kind == .connectionRefused)
     }
+
+    #if !canImport(Darwin)
+    /// The system never routes a TCP connection to a multicast address: connect() fails at
+    /// once with ENETUNREACH, as it does for any address while this machine is offline.
+    /// libcurl calls both failures "couldn't connect"; its errno tells them apart.
+    @Test func aConnectionWithNoRouteIsToldFromARefusedOne() async throws {
+        let transport = Self.transport()
+        defer { transport.invalidate() }
+        let request = HTTPRequest(method: "POST", url: URL(string: "http://224.0.0.1:9/api/register")!, headers: [], body: Data())
+        guard case .failed(let failure) = await transport.perform(request) else {
+            Issue.record("a multicast address answered")
+            return
+        }
+        #expect(failure.kind == .noRoute)
+        #expect(HTTPFailure.Kind(curlCode: Int32(NCURL_COULDNT_CONNECT), systemError: ENETDOWN) == .noRoute)
+        #expect(HTTPFailure.Kind(curlCode: Int32(NCURL_COULDNT_CONNECT), systemError: EHOSTUNREACH) == .connectionRefused,
+                "a host that does not answer on a network this machine is on is the backend's trouble")
+    }
+    #endif
 }

@@ -41,6 +41,8 @@ void *ncurl_next_finished(void *multi);
 /// After a transfer finished: libcurl's result code (0 is success) and the HTTP status.
 int ncurl_transfer_result(void *transfer, long *status);
 int ncurl_transfer_too_large(void *transfer);
+/// The system's error number behind a failed connection (ENETUNREACH, ECONNREFUSED...), or 0.
+int ncurl_transfer_os_errno(void *transfer);
 const unsigned char *ncurl_transfer_body(void *transfer, size_t *length);
 /// Headers of the final response, or NULL; without the trailing line break.
 const char *ncurl_transfer_location(void *transfer);
