@@ -67,6 +67,7 @@ extension Registrar {
             case .cancelWake:
                 wakeTask?.cancel()
                 wakeTask = nil
+                wakeAt = nil
             case .persist: persist()
             }
         }
@@ -77,6 +78,7 @@ extension Registrar {
         }
         checkTrialIfNoPassWill()
         recovery?.setWaiting(.registrar, machine.waitsOnBackend)
+        recovery?.setOffline(.registrar, since: machine.offlineSince)
         releaseWaiters()
     }
 
@@ -115,7 +117,11 @@ extension Registrar {
     }
 
     func scheduleWake(at date: Date) {
+        // The same time again (each look at the inputs asks for it): a cancelled sleep keeps
+        // its system timer until its time comes, so re-arming would leave one behind.
+        if wakeTask != nil, wakeAt == date { return }
         wakeTask?.cancel()
+        wakeAt = date
         wakeTask = Task { [clock] in
             do { try await clock.sleep(until: date) } catch { return }
             self.wokeUp()
@@ -124,6 +130,7 @@ extension Registrar {
 
     func wokeUp() {
         wakeTask = nil
+        wakeAt = nil
         apply(machine.wake(now: clock.now()))
     }
 

@@ -20,6 +20,8 @@ public final class Daemon: Sendable {
     public let configuration: DaemonConfiguration
     public let registrar: Registrar
     public let outbox: Outbox
+    /// What waits on the backend and the network, and what is known of the network.
+    public let recovery: BackendRecovery
     private let logger: Logger
     private let hub: EventHub
     private let running: Running
@@ -52,8 +54,10 @@ public final class Daemon: Sendable {
         // One owner of the login, asked by both the registrar and the outbox.
         let accounts = AccountKeeper(stateDirectory: configuration.stateDirectory, configuredBackend: configuration.backend,
                                      passwords: PasswordProvider(source: configuration.passwordSource))
-        // A backend that answers either of them ends what waits on it in both.
-        let recovery = BackendRecovery()
+        // A backend that answers either of them ends what waits on it in both; so does a
+        // network that comes back.
+        let recovery = BackendRecovery(statusChanges: accounts.statusChanges, onEvent: { hub.publish($0) })
+        self.recovery = recovery
         let outbox = Outbox(
             settings: configuration.outbox, stateDirectory: configuration.stateDirectory, backend: backend, clock: clock, logger: logger,
             accounts: accounts, recovery: recovery, onEvent: { delivery in hub.publish(SendEvent(time: Date(), delivery: delivery)) },
@@ -67,8 +71,8 @@ public final class Daemon: Sendable {
             onStatus: { status in hub.publish(RegistrationEvent(time: Date(), registration: status)) },
             onAccountChange: { await outbox.accountChanged() })
         let registrar = self.registrar
-        recovery.attach(.outbox) { await outbox.backendWorks($0) }
-        recovery.attach(.registrar) { await registrar.backendWorks($0) }
+        recovery.attach(.outbox, wake: { await outbox.backendWorks($0) }, networkChanged: { await outbox.networkChanged($0) })
+        recovery.attach(.registrar, wake: { await registrar.backendWorks($0) }, networkChanged: { await registrar.networkChanged($0) })
         reloadBox.daemon = self
     }
 
@@ -96,7 +100,7 @@ public final class Daemon: Sendable {
                               passwordSource: configuration.passwordSource.name)
         let server: SocketServer
         do {
-            let router = CommandRouter(registrar: registrar, outbox: outbox, hub: hub, info: info, control: control)
+            let router = CommandRouter(registrar: registrar, outbox: outbox, recovery: recovery, hub: hub, info: info, control: control)
             // The end of a burst of requests or sends is when the memory it freed can go back.
             var limits = configuration.serverLimits
             // Each backend connection and each removal log kept open is a descriptor too.

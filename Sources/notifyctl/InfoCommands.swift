@@ -37,7 +37,8 @@ enum Status: Subcommand {
         Shows whether the device is registered (and its id), the user, the backend, the
         token, platform and tags, what happens next, and the outbox: how many messages
         wait, how many are held until the next login, how many failed, and the next
-        attempt. Never shows the password.
+        attempt; and, while requests find no route to the backend, since when notifyd is
+        offline. Never shows the password.
         Exit status: 0 registered, 1 refused (log in again, or fix the registration),
         4 not registered yet.
         """
@@ -61,6 +62,9 @@ enum Status: Subcommand {
             lines.append("platform:     \(status.device.platform)")
             lines.append("tags:         \(status.device.tags.isEmpty ? "(none)" : status.device.tags.joined(separator: " "))")
             if let outbox = status.outbox { lines.append("outbox:       \(Self.describe(outbox))") }
+            if let offline = status.network?.offlineSince {
+                lines.append("network:      offline since \(TimeText.stamped(offline)): no route to the backend; retrying when the network comes back")
+            }
             lines.append("notifyd:      \(status.daemon.version), pid \(status.daemon.pid), \(status.daemon.socket)")
             Terminal.out(lines.joined(separator: "\n"))
         }
@@ -91,7 +95,9 @@ enum Watch: Subcommand {
 
         Prints the current registration, then one JSON object per line for every event
         until interrupted: {"event":"registration",...} when the registration changes,
-        {"event":"send",...} when a message is queued, delivered, fails or expires, and
+        {"event":"send",...} when a message is queued, delivered, fails or expires,
+        {"event":"network",...} when notifyd goes offline or online, a link, address or
+        default route comes up, or the machine wakes from sleep, and
         {"event":"shutdown",...} when notifyd stops normally, after which watch exits 0.
         If the connection ends without that, watch exits 1.
         """
