@@ -49,4 +49,10 @@ public protocol BackendAPI: Sendable {
     func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount) async -> Result<Void, BackendCallError>
     /// A request whose only purpose is to learn whether the backend accepts `account`.
     func checkCredentials(account: BackendAccount) async -> Result<Void, BackendCallError>
+    /// The network changed: connections kept alive from before may lead nowhere now.
+    func networkChanged()
+}
+
+extension BackendAPI {
+    public func networkChanged() {}
 }

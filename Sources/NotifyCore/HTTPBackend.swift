@@ -30,6 +30,10 @@ public final class HTTPBackend: BackendAPI {
         transport.invalidate()
     }
 
+    public func networkChanged() {
+        transport.networkChanged()
+    }
+
     public func createRegistrationId(handle: String, account: BackendAccount) async -> Result<String, BackendCallError> {
         let result = await call("POST", "api/register", query: [("handle", handle)], body: nil, account: account)
         return result.flatMap { body in

@@ -11,6 +11,10 @@ protocol HTTPTransport: Sendable {
     func perform(_ request: HTTPRequest) async -> HTTPOutcome
     /// Ends the transport: requests in flight fail, its thread or session goes.
     func invalidate()
+    /// The network changed: requests from now on do not reuse a connection opened or last
+    /// used before, which may lead nowhere (the link it went over is gone) and would hold a
+    /// request until its timeout instead of failing it at once.
+    func networkChanged()
 }
 
 struct HTTPRequest: Sendable {

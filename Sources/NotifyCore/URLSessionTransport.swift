@@ -36,6 +36,11 @@ final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataDelegate
         session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
     }
 
+    func networkChanged() {
+        // "Ensures that future requests occur on a new TCP connection."
+        session.flush {}
+    }
+
     func invalidate() {
         session.invalidateAndCancel()
     }

@@ -102,6 +102,28 @@ import Testing
         #expect(server.counts.accepted == 1)
     }
 
+    /// A connection from before the network changed may go over a link that is gone, and
+    /// would hold the request until its timeout: the next request opens a new one, which
+    /// is reused in turn, and the old one is closed.
+    @Test func afterANetworkChangeRequestsOpenANewConnection() async throws {
+        let server = try ScriptedHTTPServer { connection in
+            while connection.readRequest() != nil { connection.write(Self.okReply) }
+        }
+        defer { server.stop() }
+        let transport = Self.transport()
+        defer { transport.invalidate() }
+        for round in 0..<3 {
+            if round == 1 { transport.networkChanged() }
+            guard case .response(200, _, _, _) = await transport.perform(Self.post(server)) else {
+                Issue.record("a request failed")
+                return
+            }
+        }
+        #expect(server.counts.requests == 3)
+        #expect(server.counts.accepted == 2)
+        #expect(await eventually { server.counts.open == 1 }, "the connection from before is closed")
+    }
+
     /// Twelve requests at once, two connections allowed: all answered, never more than two
     /// connections open.
     @Test func concurrentRequestsShareAtMostTheAllowedConnections() async throws {

@@ -19,8 +19,10 @@ void *ncurl_multi_new(long max_host_connections);
 
 /// One request, added to `multi`. `headers` are whole lines ("Name: value"). The reply
 /// body is kept up to `limit` bytes; past that the transfer is aborted and marked too large.
+/// With `fresh_connection`, no kept-alive connection is reused for it.
 void *ncurl_transfer_start(void *multi, const char *url, const char *method, const char *const *headers, size_t header_count,
-                           const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit);
+                           const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit,
+                           int fresh_connection);
 
 /// Moves every transfer as far as it goes without waiting; returns how many still run.
 int ncurl_multi_perform(void *multi);
