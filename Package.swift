@@ -27,10 +27,12 @@ let package = Package(
         .target(name: "NotifySocket"),
         // The system's libcurl, loaded at run time: notifyd's HTTP client on Linux.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // The kernel's news of links, addresses, routes and clock changes on Linux (netlink, timerfd).
+        .target(name: "CNetworkWatch"),
         // Backend client, registration state machine, state and credential stores.
         .target(name: "NotifyCore", dependencies: ["NotifyProtocol", .target(name: "CCurl", condition: .when(platforms: [.linux]))]),
         // Socket server, connections, command routing, lifecycle.
-        .target(name: "NotifyDaemon", dependencies: ["NotifyCore", "NotifyProtocol", "NotifySocket"]),
+        .target(name: "NotifyDaemon", dependencies: ["NotifyCore", "NotifyProtocol", "NotifySocket", "CNetworkWatch"]),
         // The socket client used by notifyctl and the tests.
         .target(name: "NotifyClient", dependencies: ["NotifyProtocol", "NotifySocket"]),
         // In-memory stand-in for the tutorial's ASP.NET AppBackend.

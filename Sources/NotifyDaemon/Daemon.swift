@@ -22,7 +22,9 @@ public final class Daemon: Sendable {
     public let outbox: Outbox
     /// What waits on the backend and the network, and what is known of the network.
     public let recovery: BackendRecovery
-    private let logger: Logger
+    /// The HTTP client both use, told when the network changed.
+    let backend: any BackendAPI
+    let logger: Logger
     private let hub: EventHub
     private let running: Running
     private let control: DaemonControl
@@ -51,6 +53,7 @@ public final class Daemon: Sendable {
         // One HTTP client for both, so registrations and sends share its reused connections.
         let backend = backend ?? HTTPBackend(
             requestTimeout: configuration.requestTimeout, maximumConnections: configuration.outbox.concurrency, allowInsecureHTTP: configuration.allowInsecureHTTP)
+        self.backend = backend
         // One owner of the login, asked by both the registrar and the outbox.
         let accounts = AccountKeeper(stateDirectory: configuration.stateDirectory, configuredBackend: configuration.backend,
                                      passwords: PasswordProvider(source: configuration.passwordSource))
@@ -99,15 +102,17 @@ public final class Daemon: Sendable {
         let info = DaemonInfo(pid: getpid(), socketPath: socket.path, stateDirectory: configuration.stateDirectory, startedAt: Date(),
                               passwordSource: configuration.passwordSource.name)
         let server: SocketServer
+        let network = makeNetworkMonitor()
         do {
             let router = CommandRouter(registrar: registrar, outbox: outbox, recovery: recovery, hub: hub, info: info, control: control)
             // The end of a burst of requests or sends is when the memory it freed can go back.
             var limits = configuration.serverLimits
             // Each backend connection and each removal log kept open is a descriptor too.
-            limits.descriptorsForTheDaemon += configuration.outbox.concurrency + OutboxStore.logsKeptOpen
+            limits.descriptorsForTheDaemon += configuration.outbox.concurrency + OutboxStore.logsKeptOpen + (network?.descriptors.count ?? 0)
             server = try SocketServer(listener: socket.fd, handler: router, limits: limits, logger: logger,
-                                      whenQuiet: MallocArenas.releaseFreePages)
+                                      network: network, whenQuiet: MallocArenas.releaseFreePages)
         } catch {
+            network?.close()
             socket.closeAndRemove()
             lock.release()
             throw .startup("\(error)")

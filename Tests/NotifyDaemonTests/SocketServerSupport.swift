@@ -18,7 +18,7 @@ final class ServerUnderTest: Sendable {
     /// When the loop said it had gone quiet.
     var quietMoments: [ContinuousClock.Instant] { quietCalls.all }
 
-    init(limits: ServerLimits) throws {
+    init(limits: ServerLimits, network: NetworkMonitor? = nil) throws {
         directory = "/tmp/nd-loop-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/s.sock"
@@ -27,7 +27,7 @@ final class ServerUnderTest: Sendable {
         let logger = Logger(level: .debug) { level, message in lines.append("\(level.name): \(message)") }
         let calls = quietCalls
         server = try SocketServer(listener: listener, handler: handler, limits: limits, logger: logger,
-                                  whenQuiet: { calls.add() })
+                                  network: network, whenQuiet: { calls.add() })
         server.start()
     }
 
@@ -40,8 +40,8 @@ final class ServerUnderTest: Sendable {
     }
 
     /// Runs `body` and always stops the server afterwards.
-    static func with<T>(_ limits: ServerLimits, _ body: (ServerUnderTest) async throws -> T) async throws -> T {
-        let server = try ServerUnderTest(limits: limits)
+    static func with<T>(_ limits: ServerLimits, network: NetworkMonitor? = nil, _ body: (ServerUnderTest) async throws -> T) async throws -> T {
+        let server = try ServerUnderTest(limits: limits, network: network)
         do {
             let result = try await body(server)
             await server.stop()
