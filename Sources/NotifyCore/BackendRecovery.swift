@@ -112,16 +112,18 @@ public final class BackendRecovery: Sendable {
 
     public var networkStatus: NetworkStatus { state.withLock { $0.status } }
 
-    /// The monitor saw the network change, after its burst of messages was over: every
-    /// party tries again what waited on the network, and looks at its timers again.
+    /// The monitor saw the network change, after its burst of messages was over: unless
+    /// all it saw went away, every party tries again what waited on the network, and looks
+    /// at its timers again.
     public func networkChanged(_ change: NetworkChange) {
         let (wakes, status) = state.withLock { state in (state.wakes.values.map(\.networkChanged), state.status) }
         switch change {
         case .up: onEvent(NetworkEvent(time: Date(), change: .up, network: status))
+        case .down: onEvent(NetworkEvent(time: Date(), change: .down, network: status))
         case .resumed(let slept): onEvent(NetworkEvent(time: Date(), change: .resumed, slept: slept, network: status))
         case .clockSet: onEvent(NetworkEvent(time: Date(), change: .clockSet, network: status))
         }
-        guard !wakes.isEmpty else { return }
+        guard change != .down, !wakes.isEmpty else { return }
         Task {
             for wake in wakes { await wake(change) }
         }

@@ -8,6 +8,8 @@ import Foundation
 public enum NetworkChange: Sendable, Equatable {
     /// A link, an address or a default route came up: connectivity may be back.
     case up
+    /// A link, an address or a default route went away, and none came up: nothing to retry.
+    case down
     /// The machine slept this many seconds and woke up.
     case resumed(slept: Double)
     /// The wall clock was set (by NTP, or by hand).

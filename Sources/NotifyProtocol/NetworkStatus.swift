@@ -36,6 +36,8 @@ public struct NetworkChangeKind: OpenEnumeration {
     public static let online = NetworkChangeKind("online")
     /// A link, an address or a default route came up: what waited on the network is tried again.
     public static let up = NetworkChangeKind("up")
+    /// A link, an address or a default route went away (and none came up).
+    public static let down = NetworkChangeKind("down")
     /// The machine woke from sleep (`slept` says how long it slept): treated as `up`, and
     /// whatever fell due meanwhile is done now.
     public static let resumed = NetworkChangeKind("resumed")

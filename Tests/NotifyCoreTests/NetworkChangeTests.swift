@@ -94,13 +94,16 @@ struct NetworkChangeTests {
 
         let attempts = await fixture.attempts(during: 600, of: outbox)
         #expect(attempts == 0, "\(attempts) more attempts in 10 minutes offline")
+        fixture.monitor.recovery.networkChanged(.down)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(fixture.sends == 1, "a network that went away brings nothing to retry")
 
         fixture.backend.failEverything(nil)
         fixture.monitor.recovery.networkChanged(.up)
         #expect(await eventually { await outbox.list().isEmpty }, "delivered")
         #expect(fixture.sends == 2)
         #expect(await eventually { fixture.monitor.recovery.networkStatus.offlineSince == nil })
-        #expect(fixture.monitor.changes == [.offline, .up, .online])
+        #expect(fixture.monitor.changes == [.offline, .down, .up, .online])
     }
 
     /// Without a monitor, nothing would say when the network is back: the backoff it is,

@@ -10,7 +10,7 @@ struct NetworkBurstTests {
         var burst = NetworkBurst()
         var random = SplitMix64(seed: 1)
         #expect(burst.deadline == nil, "idle: no timer")
-        for step in 0..<5 { burst.note(step == 2 ? .up : .changed, now: 10 + Double(step) * 0.05, using: &random) }
+        for step in 0..<5 { burst.note(step == 2 ? .up : .down, now: 10 + Double(step) * 0.05, using: &random) }
         let deadline = try #require(burst.deadline)
         #expect(deadline >= 10.2 + burst.quiet && deadline <= 10.2 + burst.quiet + burst.spread.upperBound)
         #expect(burst.end(now: deadline - 0.001) == nil)
@@ -50,11 +50,14 @@ struct NetworkBurstTests {
         #expect(spread > NetworkBurst().spread.upperBound / 2, "50 machines within \(spread) s of each other")
     }
 
-    @Test func somethingThatWentAwayReadsTheRoutesButReportsNothing() {
+    @Test func somethingThatWentAwayReadsTheRoutesAndSaysSo() {
         var burst = NetworkBurst()
         var random = SplitMix64(seed: 3)
-        burst.note(.changed, now: 0, using: &random)
-        #expect(burst.end(now: 5) == NetworkBurst.Ending(report: nil, readRoutes: true))
+        burst.note(.down, now: 0, using: &random)
+        #expect(burst.end(now: 5) == NetworkBurst.Ending(report: .down, readRoutes: true))
+        burst.note(.down, now: 10, using: &random)
+        burst.note(.up, now: 10, using: &random)
+        #expect(burst.end(now: 15) == NetworkBurst.Ending(report: .up, readRoutes: true), "what came back is what counts")
     }
 
     @Test func aWakeFromSleepOutweighsTheRest() {

@@ -86,6 +86,7 @@ import Testing
             let beforeDown = reports.all.count
             try await network.ip("link", "set", "nw0", "down")
             #expect(await eventually { reports.all.last == "defaultRoute(false)" }, "got \(reports.all)")
+            #expect(reports.all[beforeDown...].contains("down"))
             #expect(!reports.all[beforeDown...].contains("up"), "going away brings nothing back: \(reports.all[beforeDown...])")
         }
     }

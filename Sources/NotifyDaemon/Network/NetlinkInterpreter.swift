@@ -56,19 +56,19 @@ struct NetlinkInterpreter {
         case .link(_, _, true, _):
             return nil
         case .link(let index, _, _, true):
-            return running.removeValue(forKey: index) == nil ? nil : .changed
+            return running.removeValue(forKey: index) == nil ? nil : .down
         case .link(let index, let isRunning, _, false):
             let was = running[index]
             guard was != isRunning else { return nil }
             if was == nil && running.count >= Self.mostInterfaces { running = [:] }
             running[index] = isRunning
-            return isRunning ? .up : .changed
+            return isRunning ? .up : .down
         case .address(_, true, _):
             return nil
         case .address(_, false, let removed):
-            return removed ? .changed : .up
+            return removed ? .down : .up
         case .defaultRoute(let usable, let removed):
-            return usable && !removed ? .up : .changed
+            return usable && !removed ? .up : .down
         case .done, .error, .other:
             return nil
         }

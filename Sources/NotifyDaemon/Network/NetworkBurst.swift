@@ -9,8 +9,8 @@ import NotifyCore
 struct NetworkBurst {
     /// What a message or an event says about the network.
     enum Signal: Equatable {
-        /// Something went away, or changed in a way that brings nothing back: the routes are read again.
-        case changed
+        /// A link stopped running or went, an address or a default route was removed.
+        case down
         /// A link, an address or a default route came up.
         case up
         case resumed(slept: Double)
@@ -19,7 +19,7 @@ struct NetworkBurst {
 
     /// What to do once a burst is over.
     struct Ending: Equatable {
-        /// For the parties to try again what waited on the network; nil when nothing came up.
+        /// What the burst amounted to, for the parties and the watchers.
         var report: NetworkChange?
         /// Whether the kernel's messages changed something: the default routes are read again.
         var readRoutes: Bool
@@ -40,6 +40,7 @@ struct NetworkBurst {
     private var delay = 0.0
     private var report: NetworkChange?
     private var readRoutes = false
+    private var wentAway = false
 
     mutating func note(_ signal: Signal, now: Double, using random: inout some RandomNumberGenerator) {
         if first == nil {
@@ -48,8 +49,9 @@ struct NetworkBurst {
         }
         last = now
         switch signal {
-        case .changed:
+        case .down:
             readRoutes = true
+            wentAway = true
         case .up:
             readRoutes = true
             report = report ?? .up
@@ -65,6 +67,6 @@ struct NetworkBurst {
     mutating func end(now: Double) -> Ending? {
         guard let deadline, now >= deadline else { return nil }
         defer { self = NetworkBurst(quiet: quiet, longest: longest, spread: spread) }
-        return Ending(report: report, readRoutes: readRoutes)
+        return Ending(report: report ?? (wentAway ? .down : nil), readRoutes: readRoutes)
     }
 }

@@ -107,6 +107,7 @@ final class NetworkMonitor: @unchecked Sendable {
         guard let change = ending.report else { return }
         switch change {
         case .up: logger.info("network: a link, an address or a default route came up; retrying what waited on the network")
+        case .down: logger.info("network: a link, an address or a default route went away")
         case .resumed(let slept): logger.info("network: the machine woke after \(Int(slept)) s asleep; retrying what waited, doing what fell due")
         case .clockSet: logger.info("network: the wall clock was set; looking at the timers again")
         }
