@@ -38,6 +38,7 @@ public final class Daemon: Sendable {
         var server: SocketServer?
         var socket: ListeningSocket?
         var lock: StateDirectoryLock?
+        var networkWatch: (any NetworkWatch)?
     }
 
     public init(configuration: DaemonConfiguration, backend: (any BackendAPI)? = nil, clock: any WakeClock = SystemWakeClock(), logger: Logger) {
@@ -102,7 +103,7 @@ public final class Daemon: Sendable {
         let info = DaemonInfo(pid: getpid(), socketPath: socket.path, stateDirectory: configuration.stateDirectory, startedAt: Date(),
                               passwordSource: configuration.passwordSource.name)
         let server: SocketServer
-        let network = makeNetworkMonitor()
+        let (network, watch) = startNetworkWatch()
         do {
             let router = CommandRouter(registrar: registrar, outbox: outbox, recovery: recovery, hub: hub, info: info, control: control)
             // The end of a burst of requests or sends is when the memory it freed can go back.
@@ -113,6 +114,7 @@ public final class Daemon: Sendable {
                                       network: network, whenQuiet: MallocArenas.releaseFreePages)
         } catch {
             network?.close()
+            watch?.stop()
             socket.closeAndRemove()
             lock.release()
             throw .startup("\(error)")
@@ -120,6 +122,7 @@ public final class Daemon: Sendable {
         running.lock = lock
         running.socket = socket
         running.server = server
+        running.networkWatch = watch
         hub.attach(server)
         await registrar.start()
         await outbox.start()
@@ -147,6 +150,7 @@ public final class Daemon: Sendable {
         hub.publish(ShutdownEvent(time: Date()))
         configuration.serviceManager.notify("STOPPING=1")
         await server.stopAccepting()
+        running.networkWatch?.stop()
         await outbox.shutdown()
         await registrar.shutdown()
         await server.closeConnections()
