@@ -154,7 +154,6 @@ public struct RegistrationMachine: Sendable {
             return [.persist] + continuePass(now: now)
 
         case (.upsert(_, let target), .done):
-            offlineWait = false
             record.registered = target
             record.registeredAt = now
             record.rejected = nil
@@ -311,7 +310,6 @@ public struct RegistrationMachine: Sendable {
         backendWaitUntil = retryAfter == nil ? nil : when
         recoverableWait = retryAfter == nil && !waitCutShort
         waitCutShort = false
-        offlineWait = false
         offlineSince = nil
         settle(finished.generation)
         // Changes made while the call was in flight wait for the retry too: the backend is down.

@@ -109,7 +109,7 @@ public final class Daemon: Sendable {
             // The end of a burst of requests or sends is when the memory it freed can go back.
             var limits = configuration.serverLimits
             // Each backend connection and each removal log kept open is a descriptor too.
-            limits.descriptorsForTheDaemon += configuration.outbox.concurrency + OutboxStore.logsKeptOpen + (network?.descriptors.count ?? 0)
+            limits.descriptorsForTheDaemon += configuration.outbox.concurrency + OutboxStore.logsKeptOpen
             server = try SocketServer(listener: socket.fd, handler: router, limits: limits, logger: logger,
                                       network: network, whenQuiet: MallocArenas.releaseFreePages)
         } catch {

@@ -76,7 +76,7 @@ import Testing
             try await network.ip("link", "set", "nw0", "up")
             try await network.ip("link", "set", "nw1", "up")
             #expect(await eventually { reports.all.contains("up") }, "got \(reports.all)")
-            #expect(await eventually { reports.all.filter { $0.hasPrefix("defaultRoute") }.count == 2 })
+            #expect(await eventually { reports.all.filter { $0.hasPrefix("defaultRoute") }.count >= 2 }, "the routes read again after the burst")
 
             let before = reports.all.count
             try await network.ipBatch("addr add 10.9.0.1/24 dev nw0", "route add default via 10.9.0.2")
