@@ -20,7 +20,11 @@ public final class Daemon: Sendable {
     public let configuration: DaemonConfiguration
     public let registrar: Registrar
     public let outbox: Outbox
-    private let logger: Logger
+    /// What waits on the backend and the network, and what is known of the network.
+    public let recovery: BackendRecovery
+    /// The HTTP client both use, told when the network changed.
+    let backend: any BackendAPI
+    let logger: Logger
     private let hub: EventHub
     private let running: Running
     private let control: DaemonControl
@@ -34,6 +38,7 @@ public final class Daemon: Sendable {
         var server: SocketServer?
         var socket: ListeningSocket?
         var lock: StateDirectoryLock?
+        var networkWatch: (any NetworkWatch)?
     }
 
     public init(configuration: DaemonConfiguration, backend: (any BackendAPI)? = nil, clock: any WakeClock = SystemWakeClock(), logger: Logger) {
@@ -49,11 +54,14 @@ public final class Daemon: Sendable {
         // One HTTP client for both, so registrations and sends share its reused connections.
         let backend = backend ?? HTTPBackend(
             requestTimeout: configuration.requestTimeout, maximumConnections: configuration.outbox.concurrency, allowInsecureHTTP: configuration.allowInsecureHTTP)
+        self.backend = backend
         // One owner of the login, asked by both the registrar and the outbox.
         let accounts = AccountKeeper(stateDirectory: configuration.stateDirectory, configuredBackend: configuration.backend,
                                      passwords: PasswordProvider(source: configuration.passwordSource))
-        // A backend that answers either of them ends what waits on it in both.
-        let recovery = BackendRecovery()
+        // A backend that answers either of them ends what waits on it in both; so does a
+        // network that comes back.
+        let recovery = BackendRecovery(statusChanges: accounts.statusChanges, onEvent: { hub.publish($0) })
+        self.recovery = recovery
         let outbox = Outbox(
             settings: configuration.outbox, stateDirectory: configuration.stateDirectory, backend: backend, clock: clock, logger: logger,
             accounts: accounts, recovery: recovery, onEvent: { delivery in hub.publish(SendEvent(time: Date(), delivery: delivery)) },
@@ -67,8 +75,8 @@ public final class Daemon: Sendable {
             onStatus: { status in hub.publish(RegistrationEvent(time: Date(), registration: status)) },
             onAccountChange: { await outbox.accountChanged() })
         let registrar = self.registrar
-        recovery.attach(.outbox) { await outbox.backendWorks($0) }
-        recovery.attach(.registrar) { await registrar.backendWorks($0) }
+        recovery.attach(.outbox, wake: { await outbox.backendWorks($0) }, networkChanged: { await outbox.networkChanged($0) })
+        recovery.attach(.registrar, wake: { await registrar.backendWorks($0) }, networkChanged: { await registrar.networkChanged($0) })
         reloadBox.daemon = self
     }
 
@@ -96,15 +104,18 @@ public final class Daemon: Sendable {
         let info = DaemonInfo(pid: getpid(), socketPath: socket.path, stateDirectory: configuration.stateDirectory, startedAt: Date(),
                               passwordSource: configuration.passwordSource.name)
         let server: SocketServer
+        let (network, watch) = startNetworkWatch()
         do {
-            let router = CommandRouter(registrar: registrar, outbox: outbox, hub: hub, info: info, control: control)
+            let router = CommandRouter(registrar: registrar, outbox: outbox, recovery: recovery, hub: hub, info: info, control: control)
             // The end of a burst of requests or sends is when the memory it freed can go back.
             var limits = configuration.serverLimits
             // Each backend connection and each removal log kept open is a descriptor too.
             limits.descriptorsForTheDaemon += configuration.outbox.concurrency + OutboxStore.logsKeptOpen
             server = try SocketServer(listener: socket.fd, handler: router, limits: limits, logger: logger,
-                                      whenQuiet: MallocArenas.releaseFreePages)
+                                      network: network, whenQuiet: MallocArenas.releaseFreePages)
         } catch {
+            network?.close()
+            watch?.stop()
             socket.closeAndRemove()
             lock.release()
             throw .startup("\(error)")
@@ -112,6 +123,7 @@ public final class Daemon: Sendable {
         running.lock = lock
         running.socket = socket
         running.server = server
+        running.networkWatch = watch
         hub.attach(server)
         await registrar.start()
         await outbox.start()
@@ -139,6 +151,7 @@ public final class Daemon: Sendable {
         hub.publish(ShutdownEvent(time: Date()))
         configuration.serviceManager.notify("STOPPING=1")
         await server.stopAccepting()
+        running.networkWatch?.stop()
         await outbox.shutdown()
         await registrar.shutdown()
         await server.closeConnections()
