@@ -30,10 +30,12 @@ let package = Package(
         .target(name: "NotifySocket", dependencies: ["NotifySystem"]),
         // The system's libcurl, loaded at run time: notifyd's HTTP client on Linux.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // The kernel's news of links, addresses, routes and clock changes on Linux (netlink, timerfd).
+        .target(name: "CNetworkWatch"),
         // Backend client, registration state machine, state and credential stores.
         .target(name: "NotifyCore", dependencies: ["NotifyProtocol", "NotifySystem", .target(name: "CCurl", condition: .when(platforms: [.linux]))]),
         // Socket server, connections, command routing, lifecycle.
-        .target(name: "NotifyDaemon", dependencies: ["NotifyCore", "NotifyProtocol", "NotifySocket", "NotifySystem"]),
+        .target(name: "NotifyDaemon", dependencies: ["NotifyCore", "NotifyProtocol", "NotifySocket", "NotifySystem", "CNetworkWatch"]),
         // The socket client used by notifyctl and the tests.
         .target(name: "NotifyClient", dependencies: ["NotifyProtocol", "NotifySocket", "NotifySystem"]),
         // In-memory stand-in for the tutorial's ASP.NET AppBackend.

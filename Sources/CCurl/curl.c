@@ -34,6 +34,7 @@ enum {
     OPT_POST = OPTION_LONG + 47,
     OPT_FOLLOWLOCATION = OPTION_LONG + 52,
     OPT_POSTFIELDSIZE = OPTION_LONG + 60,
+    OPT_FRESH_CONNECT = OPTION_LONG + 74,
     OPT_HEADERFUNCTION = OPTION_FUNCTION + 79,
     OPT_NOSIGNAL = OPTION_LONG + 99,
     OPT_PRIVATE = OPTION_POINTER + 103,
@@ -44,7 +45,7 @@ enum {
     OPT_REDIR_PROTOCOLS = OPTION_LONG + 182,
 };
 enum { INFO_STRING = 0x100000, INFO_LONG = 0x200000 };
-enum { INFO_RESPONSE_CODE = INFO_LONG + 2, INFO_PRIVATE = INFO_STRING + 21 };
+enum { INFO_RESPONSE_CODE = INFO_LONG + 2, INFO_PRIVATE = INFO_STRING + 21, INFO_OS_ERRNO = INFO_LONG + 25 };
 enum { MULTI_MAXCONNECTS = 6, MULTI_MAX_HOST_CONNECTIONS = 7 };
 enum { PROTOCOL_HTTP = 1, PROTOCOL_HTTPS = 2, GLOBAL_ALL = 3, MESSAGE_DONE = 1, ERROR_SIZE = 256 };
 
@@ -196,7 +197,8 @@ static size_t take_header(char *line, size_t size, size_t count, void *context) 
 }
 
 void *ncurl_transfer_start(void *multi, const char *url, const char *method, const char *const *headers, size_t header_count,
-                           const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit) {
+                           const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit,
+                           int fresh_connection) {
     struct transfer *transfer = calloc(1, sizeof *transfer);
     if (!transfer) return NULL;
     transfer->limit = limit;
@@ -219,6 +221,7 @@ void *ncurl_transfer_start(void *multi, const char *url, const char *method, con
     curl.easy_setopt(easy, OPT_REDIR_PROTOCOLS, (long)(PROTOCOL_HTTP | PROTOCOL_HTTPS));
     curl.easy_setopt(easy, OPT_TIMEOUT_MS, timeout_ms);
     curl.easy_setopt(easy, OPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
+    curl.easy_setopt(easy, OPT_FRESH_CONNECT, (long)(fresh_connection != 0));
     curl.easy_setopt(easy, OPT_HTTPHEADER, transfer->headers);
     curl.easy_setopt(easy, OPT_WRITEFUNCTION, take_body);
     curl.easy_setopt(easy, OPT_WRITEDATA, (void *)transfer);
@@ -273,6 +276,13 @@ int ncurl_transfer_result(void *opaque, long *status) {
     *status = 0;
     curl.easy_getinfo(transfer->easy, INFO_RESPONSE_CODE, status);
     return transfer->result;
+}
+
+int ncurl_transfer_os_errno(void *opaque) {
+    struct transfer *transfer = opaque;
+    long number = 0;
+    curl.easy_getinfo(transfer->easy, INFO_OS_ERRNO, &number);
+    return (int)number;
 }
 
 int ncurl_transfer_too_large(void *opaque) { return ((struct transfer *)opaque)->too_large; }

@@ -10,6 +10,7 @@ import NotifyProtocol
 struct CommandRouter: RequestHandler {
     let registrar: Registrar
     let outbox: Outbox
+    let recovery: BackendRecovery
     let hub: EventHub
     let info: DaemonInfo
     let control: DaemonControl
@@ -19,9 +20,11 @@ struct CommandRouter: RequestHandler {
     let pingResult: [UInt8]
     let statusCopy: StatusCopy
 
-    init(registrar: Registrar, outbox: Outbox, hub: EventHub, info: DaemonInfo, control: DaemonControl, settings: SettingsStore) {
+    init(registrar: Registrar, outbox: Outbox, recovery: BackendRecovery, hub: EventHub, info: DaemonInfo, control: DaemonControl,
+         settings: SettingsStore) {
         self.registrar = registrar
         self.outbox = outbox
+        self.recovery = recovery
         self.hub = hub
         self.info = info
         self.control = control
@@ -164,7 +167,7 @@ struct CommandRouter: RequestHandler {
             backend: snapshot.backend,
             account: snapshot.user.map { StatusResult.Account(user: $0, passwordSource: passwordSource, passwordProblem: snapshot.passwordProblem) },
             device: .init(token: snapshot.device.token, platform: snapshot.device.platform, tags: snapshot.device.tags),
-            registration: snapshot.registration, outbox: await outbox.summary())
+            registration: snapshot.registration, outbox: await outbox.summary(), network: recovery.networkStatus)
     }
 }
 

@@ -22,8 +22,11 @@ public final class Daemon: Sendable {
     public let outbox: Outbox
     /// The one owner of the settings in effect, read where each is used.
     public let settings: SettingsStore
-    let logger: Logger
+    /// What waits on the backend and the network, and what is known of the network.
+    public let recovery: BackendRecovery
+    /// The HTTP client both use, told when the network changed and when the settings did.
     let backend: any BackendAPI
+    let logger: Logger
     let accounts: AccountKeeper
     private let hub: EventHub
     private let running: Running
@@ -41,6 +44,7 @@ public final class Daemon: Sendable {
         // (main and the tests call them in sequence).
         var socket: ListeningSocket?
         var lock: StateDirectoryLock?
+        var networkWatch: (any NetworkWatch)?
     }
 
     public init(configuration: DaemonConfiguration, backend: (any BackendAPI)? = nil, clock: any WakeClock = SystemWakeClock(), logger: Logger) {
@@ -61,8 +65,10 @@ public final class Daemon: Sendable {
         // One owner of the login, asked by both the registrar and the outbox.
         let accounts = AccountKeeper(stateDirectory: configuration.stateDirectory, settings: settings)
         self.accounts = accounts
-        // A backend that answers either of them ends what waits on it in both.
-        let recovery = BackendRecovery()
+        // A backend that answers either of them ends what waits on it in both; so does a
+        // network that comes back.
+        let recovery = BackendRecovery(statusChanges: accounts.statusChanges, onEvent: { hub.publish($0) })
+        self.recovery = recovery
         let outbox = Outbox(
             settings: settings, stateDirectory: configuration.stateDirectory, backend: backend, clock: clock, logger: logger,
             accounts: accounts, recovery: recovery, onEvent: { delivery in hub.publish(SendEvent(time: Date(), delivery: delivery)) },
@@ -73,8 +79,8 @@ public final class Daemon: Sendable {
             onStatus: { status in hub.publish(RegistrationEvent(time: Date(), registration: status)) },
             onAccountChange: { await outbox.accountChanged() })
         let registrar = self.registrar
-        recovery.attach(.outbox) { await outbox.backendWorks($0) }
-        recovery.attach(.registrar) { await registrar.backendWorks($0) }
+        recovery.attach(.outbox, wake: { await outbox.backendWorks($0) }, networkChanged: { await outbox.networkChanged($0) })
+        recovery.attach(.registrar, wake: { await registrar.backendWorks($0) }, networkChanged: { await registrar.networkChanged($0) })
         reloadBox.daemon = self
     }
 
@@ -101,14 +107,18 @@ public final class Daemon: Sendable {
         if let warning = configuration.socket.warning, !socket.activated { logger.warning(warning) }
         let info = DaemonInfo(pid: getpid(), socketPath: socket.path, stateDirectory: configuration.stateDirectory, startedAt: Date())
         let server: SocketServer
+        let (network, watch) = startNetworkWatch()
         do {
-            let router = CommandRouter(registrar: registrar, outbox: outbox, hub: hub, info: info, control: control, settings: settings)
+            let router = CommandRouter(registrar: registrar, outbox: outbox, recovery: recovery, hub: hub, info: info, control: control,
+                                       settings: settings)
             var limits = configuration.serverLimits
             limits.descriptorsForTheDaemon = descriptorsKept(connections: settings[\.maxConnections])
             // The end of a burst of requests or sends is when the memory it freed can go back.
             server = try SocketServer(listener: socket.fd, handler: router, limits: limits, logger: logger,
-                                      whenQuiet: MallocArenas.releaseFreePages)
+                                      network: network, whenQuiet: MallocArenas.releaseFreePages)
         } catch {
+            network?.close()
+            watch?.stop()
             socket.closeAndRemove()
             lock.release()
             throw .startup("\(error)")
@@ -116,6 +126,7 @@ public final class Daemon: Sendable {
         running.lock = lock
         running.socket = socket
         self.server.withLock { $0 = server }
+        running.networkWatch = watch
         hub.attach(server)
         await registrar.start()
         await outbox.start()
@@ -148,6 +159,7 @@ public final class Daemon: Sendable {
         hub.publish(ShutdownEvent(time: Date()))
         configuration.serviceManager.notify("STOPPING=1")
         await server.stopAccepting()
+        running.networkWatch?.stop()
         await outbox.shutdown()
         await registrar.shutdown()
         await server.closeConnections()

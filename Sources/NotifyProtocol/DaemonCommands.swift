@@ -106,14 +106,18 @@ public struct StatusResult: Codable, Hashable, Sendable {
     public var registration: RegistrationStatus
     /// Absent from daemons older than the outbox summary.
     public var outbox: OutboxSummary?
+    /// Absent from daemons older than the network monitor.
+    public var network: NetworkStatus?
 
-    public init(daemon: Daemon, backend: String?, account: Account?, device: Device, registration: RegistrationStatus, outbox: OutboxSummary? = nil) {
+    public init(daemon: Daemon, backend: String?, account: Account?, device: Device, registration: RegistrationStatus, outbox: OutboxSummary? = nil,
+                network: NetworkStatus? = nil) {
         self.daemon = daemon
         self.backend = backend
         self.account = account
         self.device = device
         self.registration = registration
         self.outbox = outbox
+        self.network = network
     }
 }
 

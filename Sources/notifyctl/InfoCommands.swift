@@ -38,7 +38,8 @@ enum Status: Subcommand {
         Shows whether the device is registered (and its id), the user, the backend, the
         token, platform and tags, what happens next, and the outbox: how many messages
         wait, how many are held until the next login, how many failed, and the next
-        attempt; and a setting a reload changed that waits for notifyd to start again
+        attempt; while requests find no route to the backend, since when notifyd is
+        offline; and a setting a reload changed that waits for notifyd to start again
         (state_dir). Never shows the password. Fails when no answer comes within 5
         seconds.
         Exit status: 0 registered, 1 refused (log in again, or fix the registration),
@@ -64,6 +65,9 @@ enum Status: Subcommand {
             lines.append("platform:     \(status.device.platform)")
             lines.append("tags:         \(status.device.tags.isEmpty ? "(none)" : status.device.tags.joined(separator: " "))")
             if let outbox = status.outbox { lines.append("outbox:       \(Self.describe(outbox))") }
+            if let offline = status.network?.offlineSince {
+                lines.append("network:      offline since \(TimeText.stamped(offline)): no route to the backend; retrying when the network comes back")
+            }
             lines.append("notifyd:      \(status.daemon.version), pid \(status.daemon.pid), \(status.daemon.socket)")
             if let waiting = status.daemon.restartNeeded, !waiting.isEmpty {
                 lines.append("restart for:  \(waiting.joined(separator: ", ")) (changed in the configuration; in effect once notifyd starts again)")
@@ -99,7 +103,9 @@ enum Watch: Subcommand {
         Prints the current registration as a first {"event":"registration",...} line,
         then one JSON object per line for every event until interrupted:
         {"event":"registration",...} when the registration changes,
-        {"event":"send",...} when a message is queued, delivered, fails or expires, and
+        {"event":"send",...} when a message is queued, delivered, fails or expires,
+        {"event":"network",...} when notifyd goes offline or online, a link, address or
+        default route comes up, or the machine wakes from sleep, and
         {"event":"shutdown",...} when notifyd stops normally, after which watch exits 0.
         If the connection ends without that, or the first answer takes more than 5
         seconds, watch exits 1.

@@ -163,6 +163,31 @@ import Testing
         }
     }
 
+    /// A failure the network may explain is told from one that is the backend's: notifyd
+    /// judges the first against what it knows of the network (`BackendRecovery.classify`).
+    @Test func noRouteToTheBackendIsToldFromABackendThatIsDown() async throws {
+        let backend = HTTPBackend(settings: SettingsStore(.init(allowInsecureHTTP: true, requestTimeout: 5)))
+        let unroutable = BackendAccount(baseURL: URL(string: "http://224.0.0.1:9")!, user: "alice", password: Self.password)
+        let result = await backend.sendNotification(pns: "apns", toTag: "bob", body: "hi", account: unroutable)
+        guard case .failure(.unreachable(let reason, let noRoute)) = result else {
+            Issue.record("expected no route, got \(result)")
+            return
+        }
+        #expect(noRoute)
+        #expect(reason == "cannot connect to http://224.0.0.1:9: no route to the host (the network is unreachable)")
+
+        let server = DevBackendServer(options: .init(quiet: true))
+        try server.start()
+        let closed = BackendAccount(baseURL: server.baseURL, user: "alice", password: Self.password)
+        server.stop()
+        let refused = await backend.sendNotification(pns: "apns", toTag: "bob", body: "hi", account: closed)
+        guard case .failure(.transport(let refusal)) = refused else {
+            Issue.record("expected a refused connection, got \(refused)")
+            return
+        }
+        #expect(refusal.hasSuffix("connection refused"))
+    }
+
     @Test func plainHTTPToAnotherHostIsNotEvenAttempted() async throws {
         let backend = HTTPBackend(settings: SettingsStore(.init(requestTimeout: 5)))
         let remote = BackendAccount(baseURL: URL(string: "http://backend.invalid")!, user: "alice", password: Self.password)

@@ -1,6 +1,9 @@
 import Foundation
 import Synchronization
 import NotifyTestSupport
+#if !canImport(Darwin)
+import CCurl
+#endif
 import Testing
 @testable import NotifyCore
 
@@ -103,6 +106,28 @@ import Testing
         #expect(server.counts.accepted == 1)
     }
 
+    /// A connection from before the network changed may go over a link that is gone, and
+    /// would hold the request until its timeout: the next request opens a new one, which
+    /// is reused in turn, and the old one is closed.
+    @Test func afterANetworkChangeRequestsOpenANewConnection() async throws {
+        let server = try ScriptedHTTPServer { connection in
+            while connection.readRequest() != nil { connection.write(Self.okReply) }
+        }
+        defer { server.stop() }
+        let transport = Self.transport()
+        defer { transport.invalidate() }
+        for round in 0..<3 {
+            if round == 1 { transport.networkChanged() }
+            guard case .response(200, _, _, _) = await transport.perform(Self.post(server)) else {
+                Issue.record("a request failed")
+                return
+            }
+        }
+        #expect(server.counts.requests == 3)
+        #expect(server.counts.accepted == 2)
+        #expect(await eventually { server.counts.open == 1 }, "the connection from before is closed")
+    }
+
     /// Twelve requests at once, two connections allowed: all answered, never more than two
     /// connections open.
     @Test func concurrentRequestsShareAtMostTheAllowedConnections() async throws {
@@ -161,4 +186,23 @@ import Testing
         }
         #expect(failure.kind == .connectionRefused)
     }
+
+    #if !canImport(Darwin)
+    /// The system never routes a TCP connection to a multicast address: connect() fails at
+    /// once with ENETUNREACH, as it does for any address while this machine is offline.
+    /// libcurl calls both failures "couldn't connect"; its errno tells them apart.
+    @Test func aConnectionWithNoRouteIsToldFromARefusedOne() async throws {
+        let transport = Self.transport()
+        defer { transport.invalidate() }
+        let request = HTTPRequest(method: "POST", url: URL(string: "http://224.0.0.1:9/api/register")!, headers: [], body: Data())
+        guard case .failed(let failure) = await transport.perform(request) else {
+            Issue.record("a multicast address answered")
+            return
+        }
+        #expect(failure.kind == .noRoute)
+        #expect(HTTPFailure.Kind(curlCode: Int32(NCURL_COULDNT_CONNECT), systemError: ENETDOWN) == .noRoute)
+        #expect(HTTPFailure.Kind(curlCode: Int32(NCURL_COULDNT_CONNECT), systemError: EHOSTUNREACH) == .connectionRefused,
+                "a host that does not answer on a network this machine is on is the backend's trouble")
+    }
+    #endif
 }

@@ -36,6 +36,21 @@ import Testing
         #expect(!RegistrationMachineTests.performed(machine.wake(now: sooner)).isEmpty, "tried again then")
     }
 
+    /// A wait for the network is bounded by the longest backoff: a shorter retry_max
+    /// shortens it too.
+    @Test func aShorterRetryMaxShortensARegistrationsWaitForTheNetwork() throws {
+        let policy = RegistrationPolicy(refreshInterval: 3600, backoff: Self.tenSeconds, debounce: 0)
+        var machine = RegistrationMachine(inputs: RegistrationInputs(), record: RegistrationRecord(), policy: policy)
+        _ = machine.update(RegistrationMachineTests.complete(), now: Self.start)
+        _ = machine.stepFinished(.failed(.offline(reason: "no route")), now: Self.start)
+        #expect(machine.retryAt == Self.at(1000))
+
+        var shorter = policy
+        shorter.backoff.maximum = 60
+        #expect(RegistrationMachineTests.wake(machine.changePolicy(shorter, now: Self.at(1))) == Self.at(60))
+        #expect(machine.retryAt == Self.at(60))
+    }
+
     @Test func aNewRefreshIntervalReArmsTheRefresh() {
         var machine = RegistrationMachineTests.registered()
         let actions = machine.changePolicy(RegistrationPolicy(refreshInterval: 60, backoff: Self.tenSeconds, debounce: 0), now: Self.at(10))
@@ -64,6 +79,20 @@ import Testing
         #expect(abs(sooner.timeIntervalSince(Self.start) - scheduled.timeIntervalSince(Self.start) / 10) < 1e-6)
         #expect(queue.nextWake(now: Self.start) == sooner)
         #expect(OutboxQueueTests.ids(queue.takeReady(now: sooner)) == [first.id])
+    }
+
+    @Test func aShorterRetryMaxShortensAQueuedMessagesWaitForTheNetwork() throws {
+        let first = OutboxQueueTests.delivery(1)
+        var queue = OutboxQueueTests.queue([first], backoff: Self.tenSeconds)
+        _ = queue.takeReady(now: Self.start)
+        queue.finished(first.id, .offline(OutboxQueueTests.unavailable), now: Self.start)
+        #expect(queue.delivery(first.id)?.nextAttemptAt == Self.at(1000))
+
+        var shorter = Self.tenSeconds
+        shorter.maximum = 60
+        let shortened = queue.changeSettings(backoff: shorter, concurrency: 4)
+        #expect(shortened)
+        #expect(queue.delivery(first.id)?.nextAttemptAt == Self.at(60))
     }
 
     @Test func anotherConcurrencyBoundsWhatStartsNext() {

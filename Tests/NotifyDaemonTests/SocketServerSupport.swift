@@ -19,7 +19,7 @@ final class ServerUnderTest: Sendable {
     var quietMoments: [ContinuousClock.Instant] { quietCalls.all }
 
     /// `peerUID` stands in for the system's word on who connected.
-    init(limits: ServerLimits, peerUID: @escaping @Sendable (Int32) -> UInt32? = { UnixSocket.peerUID($0) }) throws {
+    init(limits: ServerLimits, network: NetworkMonitor? = nil, peerUID: @escaping @Sendable (Int32) -> UInt32? = { UnixSocket.peerUID($0) }) throws {
         directory = "/tmp/nd-loop-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/s.sock"
@@ -28,7 +28,7 @@ final class ServerUnderTest: Sendable {
         let logger = Logger(level: .debug) { level, message in lines.append("\(level.name): \(message)") }
         let calls = quietCalls
         server = try SocketServer(listener: listener, handler: handler, limits: limits, logger: logger,
-                                  whenQuiet: { calls.add() }, peerUID: peerUID)
+                                  network: network, whenQuiet: { calls.add() }, peerUID: peerUID)
         server.start()
     }
 
@@ -41,9 +41,9 @@ final class ServerUnderTest: Sendable {
     }
 
     /// Runs `body` and always stops the server afterwards.
-    static func with<T>(_ limits: ServerLimits, peerUID: @escaping @Sendable (Int32) -> UInt32? = { UnixSocket.peerUID($0) },
+    static func with<T>(_ limits: ServerLimits, network: NetworkMonitor? = nil, peerUID: @escaping @Sendable (Int32) -> UInt32? = { UnixSocket.peerUID($0) },
                         _ body: (ServerUnderTest) async throws -> T) async throws -> T {
-        let server = try ServerUnderTest(limits: limits, peerUID: peerUID)
+        let server = try ServerUnderTest(limits: limits, network: network, peerUID: peerUID)
         do {
             let result = try await body(server)
             await server.stop()

@@ -23,8 +23,10 @@ void ncurl_multi_limit(void *multi, long max_host_connections);
 
 /// One request, added to `multi`. `headers` are whole lines ("Name: value"). The reply
 /// body is kept up to `limit` bytes; past that the transfer is aborted and marked too large.
+/// With `fresh_connection`, no kept-alive connection is reused for it.
 void *ncurl_transfer_start(void *multi, const char *url, const char *method, const char *const *headers, size_t header_count,
-                           const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit);
+                           const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit,
+                           int fresh_connection);
 
 /// Moves every transfer as far as it goes without waiting; returns how many still run.
 int ncurl_multi_perform(void *multi);
@@ -45,6 +47,8 @@ void *ncurl_next_finished(void *multi);
 /// After a transfer finished: libcurl's result code (0 is success) and the HTTP status.
 int ncurl_transfer_result(void *transfer, long *status);
 int ncurl_transfer_too_large(void *transfer);
+/// The system's error number behind a failed connection (ENETUNREACH, ECONNREFUSED...), or 0.
+int ncurl_transfer_os_errno(void *transfer);
 const unsigned char *ncurl_transfer_body(void *transfer, size_t *length);
 /// Headers of the final response, or NULL; without the trailing line break.
 const char *ncurl_transfer_location(void *transfer);

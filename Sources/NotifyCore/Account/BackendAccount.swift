@@ -31,8 +31,11 @@ public struct BackendAccount: Sendable, Equatable, CustomStringConvertible, Cust
 public enum BackendCallError: Error, Equatable, Sendable {
     /// The backend answered with a non-2xx status.
     case status(Int, retryAfter: Double?, body: String)
-    /// No answer: refused, reset, DNS, TLS, timeout.
+    /// No answer: refused, reset, TLS.
     case transport(String)
+    /// No answer, and the network may be why: no route to the host (`noRoute`), or its
+    /// name not resolved or no answer in time, which a machine that lost its network sees too.
+    case unreachable(String, noRoute: Bool)
     /// A 2xx whose body is not what the route promises.
     case invalidResponse(String)
 }
@@ -48,8 +51,11 @@ public protocol BackendAPI: Sendable {
     func checkCredentials(account: BackendAccount) async -> Result<Void, BackendCallError>
     /// A reload replaced the settings: what was sized from them is sized again.
     func settingsChanged()
+    /// The network changed: connections kept alive from before may lead nowhere now.
+    func networkChanged()
 }
 
 extension BackendAPI {
     public func settingsChanged() {}
+    public func networkChanged() {}
 }

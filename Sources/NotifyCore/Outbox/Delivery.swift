@@ -69,6 +69,8 @@ public enum DeliveryResult: Equatable, Sendable {
     case delivered
     /// Try again later (network, timeouts, 408, 429, 5xx, throttling).
     case transient(retryAfter: Double?, error: WireError)
+    /// No route to the backend: tried again when the network changes; not counted against it.
+    case offline(WireError)
     /// The credentials were refused: hold everything until the next login.
     case unauthorized(WireError)
     /// Refused for good.

@@ -36,12 +36,14 @@ extension Outbox {
         case .success:
             return .delivered
         case .failure(let error):
-            switch BackendFailure.classify(error, route: .send) {
+            switch recovery?.classify(error, route: .send, backend: key.backend) ?? BackendFailure.classify(error, route: .send) {
             case .unauthorized(let status):
                 await accounts.passwordRefused()
                 return .unauthorized(CoreError.unauthorized(user: account.user, status: status).wireError)
             case .transient(let retryAfter, let reason):
                 return .transient(retryAfter: retryAfter, error: CoreError.backendUnavailable(reason).wireError)
+            case .offline(let reason):
+                return .offline(CoreError.backendUnavailable(reason + "; offline: sent when the network comes back").wireError)
             case .rejected(let status, let detail):
                 return .failed(CoreError.backendRejected(status: status, detail: detail).wireError)
             case .gone(let status):

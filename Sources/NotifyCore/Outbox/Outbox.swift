@@ -34,8 +34,9 @@ public actor Outbox {
     /// written any more: the end of a burst, which the socket may not have seen (its
     /// senders had their answer).
     private let onEmptied: @Sendable () -> Void
-    /// Told of each delivery, and of whether deliveries wait on a backend that failed.
-    private let recovery: BackendRecovery?
+    /// Told of each delivery, of whether deliveries wait on a backend that failed, and
+    /// since when they found no route to it; judges failures the network may explain.
+    let recovery: BackendRecovery?
 
     /// Each change is counted for `status` (`StatusChanges`).
     var queue: OutboxQueue {
@@ -191,7 +192,7 @@ public actor Outbox {
             delivery.attempts = 1
             switch result {
             case .delivered: delivery.state = .delivered
-            case .transient(_, let error), .unauthorized(let error), .failed(let error):
+            case .transient(_, let error), .offline(let error), .unauthorized(let error), .failed(let error):
                 delivery.state = .failed
                 delivery.lastError = error
             case .accountGone:
@@ -329,6 +330,8 @@ public actor Outbox {
         scheduleWake()
         // Those of the expired deliveries hear once the expiry is written (`recordExpired`).
         releaseSettledWaiters(among: changed)
+        recovery?.setWaiting(.outbox, queue.waitsOnBackend)
+        recovery?.setOffline(.outbox, since: queue.offlineSince)
     }
 
     /// Writes the deliveries that expired, then tells their senders.
@@ -406,8 +409,19 @@ public actor Outbox {
     /// a failure go out now.
     public func backendWorks(_ backend: String) {
         guard queue.backendWorks(backend) else { return }
-        recovery?.setWaiting(.outbox, queue.waitsOnBackend)
         logger.info("outbox: \(BackendText.withoutUserInfo(backend)) answered; retrying what waited on it")
+        pump()
+    }
+
+    /// The network changed or the machine woke: deliveries waiting on the network, or on
+    /// their own backoff after a failure, go now; the timer is set again, since a wall
+    /// clock that was set makes the one armed wrong.
+    public func networkChanged(_ change: NetworkChange) {
+        if queue.networkMayBeBack() { logger.info("outbox: the network changed; retrying what waited on it") }
+        if change == .clockSet {
+            wake?.task.cancel()
+            wake = nil
+        }
         pump()
     }
 

@@ -40,6 +40,14 @@ public struct OutboxQueue: Sendable {
     /// Keys whose wait a recovery ended: if they fail again at once, they wait their backoff
     /// out, so a recipient whose own messages fail is not retried at every other success.
     private var cutShort: Set<String> = []
+    /// Keys whose last attempt found no route to their backend: since when, and whether
+    /// they wait for the network now (their retry may be under way).
+    private var offline: [String: OfflineWait] = [:]
+    private struct OfflineWait {
+        var backend: String
+        var since: Date
+        var waiting: Bool
+    }
     private var random: SplitMix64
 
     /// A key's wait after a failure, and how it was drawn, so that a shorter backoff can
@@ -48,7 +56,9 @@ public struct OutboxQueue: Sendable {
         var until: Date
         var failedAt: Date
         var retryAfter: Double?
-        var unit: Double
+        /// The backoff's draw of jitter, or nil for a wait for the network, which the
+        /// longest backoff bounds.
+        var unit: Double?
     }
 
     public init(backoff: Backoff, concurrency: Int, seed: UInt64 = 0x6F75_7462_6F78) {
@@ -167,7 +177,18 @@ public struct OutboxQueue: Sendable {
             retryAt[key] = nil
             endRecoverableWait(key)
             return delivery
+        case .offline(let error):
+            // Not the backend's failure: its backoff does not grow. The network's next change
+            // ends the wait; should none be seen, the longest backoff does.
+            recoverable[key] = nil
+            cutShort.remove(key)
+            offline[key] = OfflineWait(backend: delivery.account?.backend ?? "", since: offline[key]?.since ?? now, waiting: true)
+            let next = now.addingTimeInterval(backoff.maximum)
+            retryAt[key] = Wait(until: next, failedAt: now, retryAfter: nil, unit: nil)
+            delivery.nextAttemptAt = next
+            delivery.lastError = error
         case .transient(let retryAfter, let error):
+            offline[key] = nil
             let count = (failures[key] ?? 0) + 1
             failures[key] = count
             let wasCutShort = cutShort.remove(key) != nil
@@ -181,6 +202,7 @@ public struct OutboxQueue: Sendable {
                 delivery.lastError?.message += " (\(note))"
             }
         case .unauthorized(let error) where !delivery.senderWaiting:
+            offline[key] = nil
             paused = true
             delivery.nextAttemptAt = nil
             delivery.lastError = error
@@ -203,10 +225,18 @@ public struct OutboxQueue: Sendable {
     private mutating func endRecoverableWait(_ key: String) {
         recoverable[key] = nil
         cutShort.remove(key)
+        offline[key] = nil
     }
 
-    /// True while a delivery waits on its backend's recovery (`backendWorks`).
-    public var waitsOnBackend: Bool { !recoverable.isEmpty }
+    /// True while a delivery waits on its backend's recovery (`backendWorks`) or on the network.
+    public var waitsOnBackend: Bool { !recoverable.isEmpty || offline.values.contains(where: \.waiting) }
+
+    /// Since when the deliveries still waiting to go out have found no route to their
+    /// backend; nil unless one did at its last attempt.
+    public var offlineSince: Date? {
+        guard !offline.isEmpty, !paused else { return nil }
+        return offline.filter { key, _ in queued.contains { $0.orderKey == key && !isHeld($0) } }.values.map(\.since).min()
+    }
 
     /// The backend at `backend` answered another request: the deliveries waiting on it
     /// after a failure go out at the next `takeReady` (still one at a time per recipient,
@@ -218,6 +248,33 @@ public struct OutboxQueue: Sendable {
             retryAt[key] = nil
             recoverable[key] = nil
             cutShort.insert(key)
+        }
+        let reachable = endOfflineWaits { $0.backend == backend }
+        return !keys.isEmpty || reachable
+    }
+
+    /// The network changed (a link, an address or a default route came up, or the machine
+    /// woke): the deliveries waiting on the network go out at the next `takeReady`, and so
+    /// do those waiting their own backoff after a failure without `Retry-After`, once per
+    /// failure as with `backendWorks`. Returns whether any wait ended.
+    public mutating func networkMayBeBack() -> Bool {
+        let keys = Array(recoverable.keys)
+        for key in keys {
+            retryAt[key] = nil
+            cutShort.insert(key)
+        }
+        recoverable = [:]
+        let offlineEnded = endOfflineWaits { _ in true }
+        return !keys.isEmpty || offlineEnded
+    }
+
+    /// Ends the waits for the network of the keys `which` picks; their `since` stays until
+    /// an attempt says more.
+    private mutating func endOfflineWaits(_ which: (OfflineWait) -> Bool) -> Bool {
+        let keys = offline.compactMap { $0.value.waiting && which($0.value) ? $0.key : nil }
+        for key in keys {
+            retryAt[key] = nil
+            offline[key]?.waiting = false
         }
         return !keys.isEmpty
     }
@@ -231,7 +288,8 @@ public struct OutboxQueue: Sendable {
         var shortened = Set<String>()
         for (key, wait) in retryAt {
             let failures = self.failures[key] ?? 1
-            let sooner = wait.failedAt.addingTimeInterval(backoff.delay(failures: failures, retryAfter: wait.retryAfter, unit: wait.unit))
+            let delay = wait.unit.map { backoff.delay(failures: failures, retryAfter: wait.retryAfter, unit: $0) } ?? backoff.maximum
+            let sooner = wait.failedAt.addingTimeInterval(delay)
             guard sooner < wait.until else { continue }
             retryAt[key]?.until = sooner
             shortened.insert(key)
@@ -299,6 +357,7 @@ public struct OutboxQueue: Sendable {
         failures.releaseStorageIfEmpty()
         recoverable.releaseStorageIfEmpty()
         cutShort.releaseStorageIfEmpty()
+        offline.releaseStorageIfEmpty()
     }
 
     /// Forgets the failed and expired deliveries, and those held for an account that is

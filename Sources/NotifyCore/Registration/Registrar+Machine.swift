@@ -69,6 +69,7 @@ extension Registrar {
             case .cancelWake:
                 wakeTask?.cancel()
                 wakeTask = nil
+                wakeAt = nil
             case .persist: await persist()
             }
         }
@@ -79,6 +80,7 @@ extension Registrar {
         }
         checkTrialIfNoPassWill()
         recovery?.setWaiting(.registrar, machine.waitsOnBackend)
+        recovery?.setOffline(.registrar, since: machine.offlineSince)
         releaseWaiters()
     }
 
@@ -125,7 +127,11 @@ extension Registrar {
     }
 
     func scheduleWake(at date: Date) {
+        // The same time again (each look at the inputs asks for it): a cancelled sleep keeps
+        // its system timer until its time comes, so re-arming would leave one behind.
+        if wakeTask != nil, wakeAt == date { return }
         wakeTask?.cancel()
+        wakeAt = date
         wakeTask = Task { [clock] in
             do { try await clock.sleep(until: date) } catch { return }
             await self.wokeUp()
@@ -136,6 +142,7 @@ extension Registrar {
         await turns.begin()
         defer { turns.end() }
         wakeTask = nil
+        wakeAt = nil
         await apply(machine.wake(now: clock.now()))
     }
 

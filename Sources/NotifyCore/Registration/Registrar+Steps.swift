@@ -39,14 +39,14 @@ extension Registrar {
             case .createId(let handle, _):
                 switch await backend.createRegistrationId(handle: handle, account: account) {
                 case .success(let id): result = .created(id: id)
-                case .failure(let error): result = .failed(BackendFailure.classify(error, route: .create))
+                case .failure(let error): result = .failed(self.classify(error, route: .create, backend: backendText))
                 }
             case .upsert(let id, let target):
                 let platform = target.platform.backendName(android: settings[\.androidName])
                 let outcome = await backend.upsertRegistration(id: id, platform: platform, handle: target.handle, tags: target.tags, account: account)
-                result = Self.stepResult(outcome, route: .upsert)
+                result = self.stepResult(outcome, route: .upsert, backend: backendText)
             case .delete(let id, _):
-                result = Self.stepResult(await backend.deleteRegistration(id: id, account: account), route: .delete)
+                result = self.stepResult(await backend.deleteRegistration(id: id, account: account), route: .delete, backend: backendText)
             }
             await self.finished(step, result, with: credentials)
         }
@@ -72,17 +72,17 @@ extension Registrar {
         await apply(machine.stepFinished(result, now: clock.now()))
     }
 
-    static func stepResult(_ outcome: Result<Void, BackendCallError>, route: BackendFailure.Route) -> StepResult {
+    nonisolated func stepResult(_ outcome: Result<Void, BackendCallError>, route: BackendFailure.Route, backend: String) -> StepResult {
         switch outcome {
         case .success: .done
-        case .failure(let error): .failed(BackendFailure.classify(error, route: route))
+        case .failure(let error): .failed(classify(error, route: route, backend: backend))
         }
     }
 
     func error(for failure: BackendFailure) -> CoreError {
         switch failure {
         case .unauthorized(let status): .unauthorized(user: credentials?.user ?? "?", status: status)
-        case .transient(_, let reason): .backendUnavailable(reason)
+        case .transient(_, let reason), .offline(let reason): .backendUnavailable(reason)
         case .rejected(let status, let detail): .backendRejected(status: status, detail: detail)
         case .gone: .backendUnavailable("the registration was already gone")
         }

@@ -65,6 +65,8 @@ public actor Registrar {
         didSet { accounts.statusChanges.bump() }
     }
     var wakeTask: Task<Void, Never>?
+    /// When `wakeTask` wakes the machine.
+    var wakeAt: Date?
     var stepTask: Task<Void, Never>?
     /// The login the backend call in flight uses.
     var stepRevision: String?
@@ -317,6 +319,25 @@ public actor Registrar {
         defer { turns.end() }
         await apply(machine.changePolicy(settings[\.policy], now: clock.now()))
         await apply(machine.update(inputs, now: clock.now()))
+    }
+
+    /// The network changed or the machine woke: a retry waiting on the network goes now,
+    /// and so does a refresh that fell due while the machine slept. After the wall clock
+    /// was set, the timer is armed again: the one armed was measured on the old clock.
+    public func networkChanged(_ change: NetworkChange) async {
+        await turns.begin()
+        defer { turns.end() }
+        if change == .clockSet {
+            wakeTask?.cancel()
+            wakeTask = nil
+            wakeAt = nil
+        }
+        await apply(machine.networkMayBeBack(now: clock.now()))
+    }
+
+    /// What a failed request to `backend` means, a lack of route judged by `recovery`.
+    nonisolated func classify(_ error: BackendCallError, route: BackendFailure.Route, backend: String) -> BackendFailure {
+        recovery?.classify(error, route: route, backend: backend) ?? BackendFailure.classify(error, route: route)
     }
 
     /// Counts the changes to what `status` reports, here and in the account keeper and

@@ -50,7 +50,8 @@ extension RegistrationMachine {
         if let retryAt {
             status.state = .retrying
             status.nextAttemptAt = retryAt
-            status.message = "\(lastReason ?? "the backend is unavailable"); retrying automatically"
+            status.message = "\(lastReason ?? "the backend is unavailable"); "
+                + (offlineWait ? "offline: retrying when the network comes back" : "retrying automatically")
             return status
         }
         if record.registered == target, let registeredAt = record.registeredAt {

@@ -36,8 +36,15 @@ public struct RegistrationMachine: Sendable {
     private var recoverableWait = false
     private var waitCutShort = false
     /// How the wait after the last failure was drawn, so that a shorter `retry_min` or
-    /// `retry_max` can shorten it (`changePolicy`).
-    private var lastFailure: (at: Date, retryAfter: Double?, unit: Double)?
+    /// `retry_max` can shorten it (`changePolicy`): its backoff's draw of jitter, or nil
+    /// for a wait for the network, which the longest backoff bounds.
+    private var lastFailure: (at: Date, retryAfter: Double?, unit: Double?)?
+    /// The last attempt found no route to the backend: the retry waits for the network to
+    /// change, and the backoff did not grow.
+    private(set) var offlineWait = false
+    /// Since when attempts have found no route to the backend; kept while the next one is
+    /// waited for or under way, cleared by any other outcome.
+    public private(set) var offlineSince: Date?
 
     private struct InFlight: Sendable {
         var step: RegistrationStep
@@ -66,8 +73,9 @@ public struct RegistrationMachine: Sendable {
 
     public var isBusy: Bool { inFlight != nil }
 
-    /// True while a retry waits for the end of a backoff a working backend may cut short.
-    public var waitsOnBackend: Bool { recoverableWait && retryAt != nil }
+    /// True while a retry waits for the end of a backoff a working backend may cut short,
+    /// or for the network.
+    public var waitsOnBackend: Bool { (recoverableWait || offlineWait) && retryAt != nil }
 
     // MARK: Events
 
@@ -122,7 +130,7 @@ public struct RegistrationMachine: Sendable {
         guard newPolicy != policy else { return [] }
         policy = newPolicy
         if let retryAt, let failure = lastFailure {
-            let delay = policy.backoff.delay(failures: failures, retryAfter: failure.retryAfter, unit: failure.unit)
+            let delay = failure.unit.map { policy.backoff.delay(failures: failures, retryAfter: failure.retryAfter, unit: $0) } ?? policy.backoff.maximum
             let sooner = failure.at.addingTimeInterval(delay)
             if sooner < retryAt {
                 self.retryAt = sooner
@@ -136,10 +144,24 @@ public struct RegistrationMachine: Sendable {
     /// backoff goes now. A `Retry-After` still in force is kept.
     public mutating func backendWorks(now: Date) -> [RegistrationAction] {
         guard waitsOnBackend, backendWait(now: now) == nil else { return [] }
-        recoverableWait = false
-        waitCutShort = true
-        retryAt = nil
+        endWait()
         return reconcile(now: now)
+    }
+
+    /// The network changed (a link, an address or a default route came up, or the machine
+    /// woke): a retry waiting on the network, or on our own backoff (once per failure, as
+    /// with `backendWorks`), goes now; so does a refresh that fell due meanwhile, whichever
+    /// clock its timer ran on. A `Retry-After` still in force is kept.
+    public mutating func networkMayBeBack(now: Date) -> [RegistrationAction] {
+        if waitsOnBackend, backendWait(now: now) == nil { endWait() }
+        return reconcile(now: now)
+    }
+
+    private mutating func endWait() {
+        if recoverableWait { waitCutShort = true }
+        recoverableWait = false
+        offlineWait = false
+        retryAt = nil
     }
 
     public mutating func stepFinished(_ result: StepResult, now: Date) -> [RegistrationAction] {
@@ -213,6 +235,9 @@ public struct RegistrationMachine: Sendable {
             settle(finished.generation)
             return [.persist, .cancelWake] + reconcile(now: now)
 
+        case (_, .failed(.offline(let reason))):
+            return waitForNetwork(finished, reason: reason, now: now)
+
         case (_, .failed(.transient(let retryAfter, let reason))):
             return backOff(finished, reason: reason, retryAfter: retryAfter, now: now)
 
@@ -226,6 +251,14 @@ public struct RegistrationMachine: Sendable {
     // MARK: Deciding
 
     private mutating func reconcile(now: Date) -> [RegistrationAction] {
+        let actions = decide(now: now)
+        // Offline ends with the attempts: once none is waited for or under way, whatever
+        // else ended them (a success, a refusal, a logout).
+        if inFlight == nil && retryAt == nil && quietUntil == nil { offlineSince = nil }
+        return actions
+    }
+
+    private mutating func decide(now: Date) -> [RegistrationAction] {
         guard inFlight == nil else { return [] }
 
         if let requested = deletionRequested {
@@ -285,6 +318,7 @@ public struct RegistrationMachine: Sendable {
 
     private mutating func begin(_ step: RegistrationStep, now: Date) -> [RegistrationAction] {
         inFlight = InFlight(step: step, generation: generation, account: inputs.account)
+        offlineWait = false
         lastAttemptAt = now
         return [.cancelWake, .perform(step)]
     }
@@ -299,8 +333,25 @@ public struct RegistrationMachine: Sendable {
         backendWaitUntil = retryAfter == nil ? nil : when
         recoverableWait = retryAfter == nil && !waitCutShort
         waitCutShort = false
+        offlineSince = nil
         settle(finished.generation)
         // Changes made while the call was in flight wait for the retry too: the backend is down.
+        if generation > finished.generation { settle(generation) }
+        return reconcile(now: now)
+    }
+
+    /// Not the backend's failure: `failures`, and so the backoff, stay as they were. The
+    /// network's next change ends the wait; should none be seen, the longest backoff does.
+    private mutating func waitForNetwork(_ finished: InFlight, reason: String, now: Date) -> [RegistrationAction] {
+        lastReason = reason
+        offlineSince = offlineSince ?? now
+        offlineWait = true
+        recoverableWait = false
+        waitCutShort = false
+        backendWaitUntil = nil
+        lastFailure = (now, nil, nil)
+        retryAt = now.addingTimeInterval(policy.backoff.maximum)
+        settle(finished.generation)
         if generation > finished.generation { settle(generation) }
         return reconcile(now: now)
     }

@@ -10,14 +10,24 @@ public enum BackendFailure: Equatable, Sendable {
     case transient(retryAfter: Double?, reason: String)
     /// The backend refused this request for good (a 4xx); retrying the same will not help.
     case rejected(status: Int, detail: String)
+    /// This machine has no route to the backend: not the backend's failure. Tried again
+    /// when the network changes, without growing the backoff.
+    case offline(reason: String)
 
     public enum Route: Sendable {
         case create, upsert, delete, send
     }
 
+    /// `offline` judges a failure that the network may explain (see
+    /// `BackendCallError.unreachable`): true when this machine is offline.
+    public static func classify(_ error: BackendCallError, route: Route, offline: (_ noRoute: Bool) -> Bool) -> BackendFailure {
+        if case .unreachable(let reason, let noRoute) = error, offline(noRoute) { return .offline(reason: reason) }
+        return classify(error, route: route)
+    }
+
     public static func classify(_ error: BackendCallError, route: Route) -> BackendFailure {
         switch error {
-        case .transport(let reason):
+        case .transport(let reason), .unreachable(let reason, _):
             return .transient(retryAfter: nil, reason: reason)
         case .invalidResponse(let reason):
             return .transient(retryAfter: nil, reason: reason)

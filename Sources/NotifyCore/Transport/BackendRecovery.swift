@@ -1,26 +1,59 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import NotifyProtocol
 import Synchronization
 
 /// A backend that answered a request with a 2xx works: whatever waits on it because it was
 /// unreachable or failing is tried now, not at the end of its own backoff, which may be
 /// half an hour away. The registrar and the outbox say when they have such a wait and
 /// when a request of theirs succeeded; with nothing waiting, a success costs one lock.
+///
+/// The network is watched the same way: when a monitor sees a link, an address or a
+/// default route come up, or the machine wake, every party is woken and tries again what
+/// waited on the network. A request that found no route to the backend is not the
+/// backend's failure: it is judged here (`classify`), the parties wait for the network
+/// without growing their backoff, and `status` says since when notifyd is offline.
 public final class BackendRecovery: Sendable {
     public enum Party: Sendable, Hashable {
         case registrar, outbox
     }
 
+    private struct Wakes {
+        var backendAnswered: @Sendable (String) async -> Void
+        var networkChanged: @Sendable (NetworkChange) async -> Void
+    }
+
     private struct State {
         var waiting: Set<Party> = []
-        var wakes: [Party: @Sendable (String) async -> Void] = [:]
+        var wakes: [Party: Wakes] = [:]
+        var network = NetworkView()
+        /// Since when each party's attempts have found no route to the backend.
+        var offline: [Party: Date] = [:]
+
+        var status: NetworkStatus {
+            NetworkStatus(monitor: network.monitor, offlineSince: offline.values.min())
+        }
     }
 
     private let state = Mutex(State())
+    private let statusChanges: StatusChanges?
+    private let onEvent: @Sendable (NetworkEvent) -> Void
 
-    public init() {}
+    /// `statusChanges` is told of every change `status` shows; `onEvent` gets a `network`
+    /// event for each.
+    public init(statusChanges: StatusChanges? = nil, onEvent: @escaping @Sendable (NetworkEvent) -> Void = { _ in }) {
+        self.statusChanges = statusChanges
+        self.onEvent = onEvent
+    }
 
-    /// `wake` ends the waits of `party` on the backend at the URL it is given.
-    public func attach(_ party: Party, wake: @escaping @Sendable (String) async -> Void) {
-        state.withLock { $0.wakes[party] = wake }
+    /// `wake` ends the waits of `party` on the backend at the URL it is given;
+    /// `networkChanged` those on the network, and looks at its timers again.
+    public func attach(_ party: Party, wake: @escaping @Sendable (String) async -> Void,
+                       networkChanged: @escaping @Sendable (NetworkChange) async -> Void = { _ in }) {
+        state.withLock { $0.wakes[party] = Wakes(backendAnswered: wake, networkChanged: networkChanged) }
     }
 
     public func setWaiting(_ party: Party, _ waiting: Bool) {
@@ -31,10 +64,68 @@ public final class BackendRecovery: Sendable {
 
     /// The backend at `backend` answered a request with a 2xx.
     public func backendAnswered(_ backend: String) {
-        let wakes = state.withLock { state in state.waiting.compactMap { state.wakes[$0] } }
+        let wakes = state.withLock { state in state.waiting.compactMap { state.wakes[$0]?.backendAnswered } }
         guard !wakes.isEmpty else { return }
         Task {
             for wake in wakes { await wake(backend) }
+        }
+    }
+
+    // MARK: The network
+
+    /// A monitor watches the network (nil: none could be started).
+    public func networkWatched(by monitor: String?) {
+        let changed = state.withLock { state -> Bool in
+            defer { state.network.monitor = monitor }
+            return state.network.monitor != monitor
+        }
+        if changed { statusChanges?.bump() }
+    }
+
+    /// Whether a default route that can carry packets exists, as the monitor last saw.
+    public func defaultRouteChanged(_ present: Bool?) {
+        state.withLock { $0.network.defaultRoute = present }
+    }
+
+    /// What a failed request to `backend` means: `BackendFailure.classify`, except that a
+    /// failure this machine's lack of a route explains is `offline`.
+    public func classify(_ error: BackendCallError, route: BackendFailure.Route, backend: String) -> BackendFailure {
+        let network = state.withLock { $0.network }
+        return BackendFailure.classify(error, route: route) { network.isOffline(reaching: backend, noRoute: $0) }
+    }
+
+    /// Since when the attempts of `party` have found no route to the backend (nil: they
+    /// have not, or nothing waits any more). `status` shows the earliest.
+    public func setOffline(_ party: Party, since: Date?) {
+        state.withLock { state in
+            let before = state.status
+            state.offline[party] = since
+            let after = state.status
+            guard before != after else { return }
+            statusChanges?.bump()
+            // Under the lock, so that watchers see offline and online in the order they happened.
+            if (before.offlineSince == nil) != (after.offlineSince == nil) {
+                onEvent(NetworkEvent(time: Date(), change: after.offlineSince == nil ? .online : .offline, network: after))
+            }
+        }
+    }
+
+    public var networkStatus: NetworkStatus { state.withLock { $0.status } }
+
+    /// The monitor saw the network change, after its burst of messages was over: unless
+    /// all it saw went away, every party tries again what waited on the network, and looks
+    /// at its timers again.
+    public func networkChanged(_ change: NetworkChange) {
+        let (wakes, status) = state.withLock { state in (state.wakes.values.map(\.networkChanged), state.status) }
+        switch change {
+        case .up: onEvent(NetworkEvent(time: Date(), change: .up, network: status))
+        case .down: onEvent(NetworkEvent(time: Date(), change: .down, network: status))
+        case .resumed(let slept): onEvent(NetworkEvent(time: Date(), change: .resumed, slept: slept, network: status))
+        case .clockSet: onEvent(NetworkEvent(time: Date(), change: .clockSet, network: status))
+        }
+        guard change != .down, !wakes.isEmpty else { return }
+        Task {
+            for wake in wakes { await wake(change) }
         }
     }
 }

@@ -24,10 +24,11 @@ final class CurlTransport: HTTPTransport {
     init(settings: SettingsStore, replyLimit: Int) {
         self.settings = settings
         var error = [CChar](repeating: 0, count: 512)
+        let connections = max(1, settings[\.maxConnections])
         if ncurl_load(&error, error.count) != 0 {
             loop = .failure(HTTPFailure(kind: .other, detail: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
-        } else if let multi = ncurl_multi_new(max(1, settings[\.maxConnections])) {
-            loop = .success(CurlLoop(multi: multi, replyLimit: replyLimit))
+        } else if let multi = ncurl_multi_new(connections) {
+            loop = .success(CurlLoop(multi: multi, maximumConnections: connections, replyLimit: replyLimit))
         } else {
             loop = .failure(HTTPFailure(kind: .other, detail: "libcurl could not set up a connection pool"))
         }
@@ -39,6 +40,10 @@ final class CurlTransport: HTTPTransport {
 
     func settingsChanged() {
         if case .success(let loop) = loop { loop.resize(to: max(1, settings[\.maxConnections])) }
+    }
+
+    func networkChanged() {
+        if case .success(let loop) = loop { loop.networkChanged() }
     }
 
     func perform(_ request: HTTPRequest) async -> HTTPOutcome {
@@ -53,8 +58,11 @@ final class CurlTransport: HTTPTransport {
 /// cancellations through `shared` and wake it; everything else happens on its thread.
 private final class CurlLoop: @unchecked Sendable {
     // @unchecked: `multi` and `running` are touched by the loop's thread alone (and
-    // `curl_multi_wakeup`, which libcurl makes safe from any thread); the rest is in `shared`.
-    private let multi: UnsafeMutableRawPointer
+    // `curl_multi_wakeup`, which libcurl makes safe from any thread, under the lock of
+    // `shared`, which the loop's thread also holds to replace `multi`); the rest is in `shared`.
+    private var multi: UnsafeMutableRawPointer
+    /// The pool's size: `max_connections`, as the last reload left it.
+    private var maximumConnections: Int
     private let replyLimit: Int
 
     private struct Job {
@@ -68,18 +76,24 @@ private final class CurlLoop: @unchecked Sendable {
         var nextID: UInt64 = 0
         var starting: [Job] = []
         var cancelled: [UInt64] = []
-        /// A new size for the pool, for the loop's thread to set.
-        var resize: Int?
         var stopping = false
         /// The multi handle is freed: nobody may wake it any more.
         var stopped = false
+        /// The network changed since the loop last looked.
+        var networkChanged = false
+        /// A new size for the pool, for the loop's thread to set.
+        var resize: Int?
     }
 
     private let shared = Mutex(Shared())
     private var running: [UnsafeMutableRawPointer: Job] = [:]
+    /// The pool may hold connections from before the network changed: closed with the pool
+    /// once no request runs; until then, requests open new ones.
+    private var staleConnections = false
 
-    init(multi: UnsafeMutableRawPointer, replyLimit: Int) {
+    init(multi: UnsafeMutableRawPointer, maximumConnections: Int, replyLimit: Int) {
         self.multi = multi
+        self.maximumConnections = maximumConnections
         self.replyLimit = replyLimit
         NativeThread.start(name: "notifyd-http") { [self] in run() }
     }
@@ -108,14 +122,19 @@ private final class CurlLoop: @unchecked Sendable {
         }
     }
 
-    /// Done on the loop's thread, like everything else that touches the multi handle.
-    func resize(to connections: Int) {
-        shared.withLock { $0.resize = connections }
+    func stop() {
+        shared.withLock { $0.stopping = true }
         wake()
     }
 
-    func stop() {
-        shared.withLock { $0.stopping = true }
+    func networkChanged() {
+        shared.withLock { $0.networkChanged = true }
+        wake()
+    }
+
+    /// Done on the loop's thread, like everything else that touches the multi handle.
+    func resize(to connections: Int) {
+        shared.withLock { $0.resize = connections }
         wake()
     }
 
@@ -127,20 +146,26 @@ private final class CurlLoop: @unchecked Sendable {
 
     private func run() {
         while true {
-            let (starting, cancelled, resize, stopping) = shared.withLock { shared in
+            let (starting, cancelled, stopping, networkChanged, resize) = shared.withLock { shared in
                 defer {
                     shared.starting = []
                     shared.cancelled = []
+                    shared.networkChanged = false
                     shared.resize = nil
                 }
-                return (shared.starting, shared.cancelled, shared.resize, shared.stopping)
+                return (shared.starting, shared.cancelled, shared.stopping, shared.networkChanged, shared.resize)
             }
-            if let resize { ncurl_multi_limit(multi, resize) }
-            for job in starting { start(job) }
+            if networkChanged { staleConnections = true }
+            if let resize {
+                maximumConnections = resize
+                ncurl_multi_limit(multi, resize)
+            }
             for id in cancelled {
                 guard let (transfer, job) = running.first(where: { $0.value.id == id }) else { continue }
                 finish(transfer, job, .failed(HTTPFailure(kind: .cancelled, detail: "the request was cancelled")))
             }
+            closeStaleConnectionsIfIdle()
+            for job in starting { start(job) }
             if stopping {
                 for (transfer, job) in running { finish(transfer, job, .failed(HTTPFailure(kind: .cancelled, detail: "notifyd is stopping"))) }
                 shared.withLock { $0.stopped = true }
@@ -152,6 +177,7 @@ private final class CurlLoop: @unchecked Sendable {
                 guard let job = running[transfer] else { continue }
                 finish(transfer, job, outcome(of: transfer))
             }
+            closeStaleConnectionsIfIdle()
             // An hour at most: libcurl wakes sooner for its own timers, and a new request
             // or a cancellation wakes it at once.
             ncurl_multi_wait(multi, 3_600_000)
@@ -164,7 +190,7 @@ private final class CurlLoop: @unchecked Sendable {
             (request.body ?? Data()).withUnsafeBytes { body in
                 ncurl_transfer_start(multi, request.url.absoluteString, request.method, headers, headers.count,
                                      body.baseAddress, body.count, request.body == nil ? 0 : 1,
-                                     job.timeoutMilliseconds, job.timeoutMilliseconds, replyLimit)
+                                     job.timeoutMilliseconds, job.timeoutMilliseconds, replyLimit, staleConnections ? 1 : 0)
             }
         }
         guard let transfer else {
@@ -172,6 +198,18 @@ private final class CurlLoop: @unchecked Sendable {
             return
         }
         running[transfer] = job
+    }
+
+    /// A connection kept alive from before the network changed may go over a link that is
+    /// gone, and hold a request until its timeout instead of failing it at once: once no
+    /// request runs, the pool and every connection in it go, and a new pool takes over.
+    private func closeStaleConnectionsIfIdle() {
+        guard staleConnections, running.isEmpty, let fresh = ncurl_multi_new(maximumConnections) else { return }
+        shared.withLock { _ in
+            ncurl_multi_free(multi)
+            multi = fresh
+        }
+        staleConnections = false
     }
 
     private func finish(_ transfer: UnsafeMutableRawPointer, _ job: Job, _ outcome: HTTPOutcome) {
@@ -187,17 +225,23 @@ private final class CurlLoop: @unchecked Sendable {
         let code = ncurl_transfer_result(transfer, &status)
         guard code == NCURL_OK else {
             let words = String(cString: ncurl_transfer_error_text(transfer))
-            return .failed(HTTPFailure(kind: Self.kind(of: code), detail: words.isEmpty ? "libcurl error \(code)" : words))
+            let kind = HTTPFailure.Kind(curlCode: code, systemError: ncurl_transfer_os_errno(transfer))
+            return .failed(HTTPFailure(kind: kind, detail: words.isEmpty ? "libcurl error \(code)" : words))
         }
         var length = 0
         let body = ncurl_transfer_body(transfer, &length).map { Data(bytes: $0, count: length) } ?? Data()
         return .response(status: status, location: ncurl_transfer_location(transfer).map { String(cString: $0) },
                          retryAfter: ncurl_transfer_retry_after(transfer).map { String(cString: $0) }, body: body)
     }
+}
 
-    private static func kind(of code: Int32) -> HTTPFailure.Kind {
-        switch code {
+extension HTTPFailure.Kind {
+    /// libcurl reports every failed connect as `CURLE_COULDNT_CONNECT`; the system's error
+    /// behind it tells a machine without a route to the backend from a backend that is down.
+    init(curlCode code: Int32, systemError: Int32) {
+        self = switch code {
         case Int32(NCURL_OPERATION_TIMEDOUT): .timedOut
+        case Int32(NCURL_COULDNT_CONNECT) where systemError == ENETUNREACH || systemError == ENETDOWN: .noRoute
         case Int32(NCURL_COULDNT_CONNECT): .connectionRefused
         case Int32(NCURL_COULDNT_RESOLVE_HOST), Int32(NCURL_COULDNT_RESOLVE_PROXY): .hostNotFound
         case Int32(NCURL_GOT_NOTHING), Int32(NCURL_SEND_ERROR), Int32(NCURL_RECV_ERROR): .connectionLost

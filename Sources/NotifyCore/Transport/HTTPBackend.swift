@@ -35,6 +35,10 @@ public final class HTTPBackend: BackendAPI {
         transport.settingsChanged()
     }
 
+    public func networkChanged() {
+        transport.networkChanged()
+    }
+
     public func createRegistrationId(handle: String, account: BackendAccount) async -> Result<String, BackendCallError> {
         let result = await call("POST", "api/register", query: [("handle", handle)], body: nil, account: account)
         return result.flatMap { body in
@@ -92,7 +96,12 @@ public final class HTTPBackend: BackendAPI {
         case .tooLarge:
             return .failure(.invalidResponse("the backend's reply is larger than \(replyLimit / 1024) KiB; the backend's replies are a few bytes, so this is not the AppBackend (check the backend URL)"))
         case .failed(let failure):
-            return .failure(.transport(Self.describe(failure, reaching: account.baseURL)))
+            let reason = Self.describe(failure, reaching: account.baseURL)
+            switch failure.kind {
+            case .noRoute: return .failure(.unreachable(reason, noRoute: true))
+            case .hostNotFound, .timedOut: return .failure(.unreachable(reason, noRoute: false))
+            default: return .failure(.transport(reason))
+            }
         }
         if (300...399).contains(status) {
             // Following it would send the password to wherever it points, maybe in clear.
@@ -117,6 +126,7 @@ public final class HTTPBackend: BackendAPI {
         switch failure.kind {
         case .timedOut: detail = "the request timed out"
         case .connectionRefused: detail = "connection refused"
+        case .noRoute: detail = "no route to the host (the network is unreachable)"
         case .hostNotFound: detail = "host not found"
         case .connectionLost: detail = "the connection was lost"
         case .cancelled: detail = "the request was cancelled"

@@ -13,6 +13,10 @@ protocol HTTPTransport: Sendable {
     func invalidate()
     /// A reload replaced the settings: the pool takes the new `max_connections`.
     func settingsChanged()
+    /// The network changed: requests from now on do not reuse a connection opened or last
+    /// used before, which may lead nowhere (the link it went over is gone) and would hold a
+    /// request until its timeout instead of failing it at once.
+    func networkChanged()
 }
 
 struct HTTPRequest: Sendable {
@@ -37,6 +41,9 @@ struct HTTPFailure: Error, Sendable, Equatable {
     enum Kind: Sendable, Equatable {
         case timedOut
         case connectionRefused
+        /// No route to the host: this machine is offline, or off the backend's network
+        /// (`ENETUNREACH`, `ENETDOWN`; URLSession's "not connected to the internet").
+        case noRoute
         case hostNotFound
         case connectionLost
         case untrustedCertificate
@@ -51,6 +58,6 @@ struct HTTPFailure: Error, Sendable, Equatable {
 
     /// Failures of reaching the backend at all, as opposed to losing it midway.
     var isConnecting: Bool {
-        [.connectionRefused, .hostNotFound, .untrustedCertificate, .tlsFailed].contains(kind)
+        [.connectionRefused, .noRoute, .hostNotFound, .untrustedCertificate, .tlsFailed].contains(kind)
     }
 }

@@ -41,6 +41,11 @@ final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataDelegate
         session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
     }
 
+    func networkChanged() {
+        // "Ensures that future requests occur on a new TCP connection."
+        session.flush {}
+    }
+
     func invalidate() {
         session.invalidateAndCancel()
     }
@@ -129,7 +134,8 @@ final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataDelegate
         case .timedOut: return HTTPFailure(kind: .timedOut, detail: detail)
         case .cannotConnectToHost: return HTTPFailure(kind: .connectionRefused, detail: detail)
         case .cannotFindHost, .dnsLookupFailed: return HTTPFailure(kind: .hostNotFound, detail: detail)
-        case .networkConnectionLost, .notConnectedToInternet: return HTTPFailure(kind: .connectionLost, detail: detail)
+        case .notConnectedToInternet: return HTTPFailure(kind: .noRoute, detail: detail)
+        case .networkConnectionLost: return HTTPFailure(kind: .connectionLost, detail: detail)
         case .cancelled: return HTTPFailure(kind: .cancelled, detail: detail)
         case .serverCertificateUntrusted, .serverCertificateHasUnknownRoot: return HTTPFailure(kind: .untrustedCertificate, detail: detail)
         case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateNotYetValid: return HTTPFailure(kind: .tlsFailed, detail: detail)

@@ -7,8 +7,8 @@ public struct ServerLimits: Sendable {
     /// closed. Also kept below the process's open-file limit.
     public var maximumConnections = 1024
     /// Descriptors the rest of the daemon may hold at once (backend connections, the
-    /// outbox's files, a password command's pipes), kept out of the clients' share of the
-    /// open-file limit.
+    /// outbox's files, a password command's pipes, the network monitor's two), kept out of
+    /// the clients' share of the open-file limit.
     public var descriptorsForTheDaemon = 32
     /// Longest request line, newline excluded; a longer one gets `line_too_long` and the
     /// connection is closed, since the stream cannot be resynchronised.

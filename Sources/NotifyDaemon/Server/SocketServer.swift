@@ -35,14 +35,17 @@ final class SocketServer: Sendable {
     private let clientLimit = Atomic<Int>(1)
     /// Who is at the other end of an accepted socket, or nil when the system will not say.
     private let peerUID: @Sendable (Int32) -> UInt32?
+    /// Its descriptors are polled with the clients', its burst's end is one of the deadlines.
+    private let network: NetworkMonitor?
 
     /// `whenQuiet` runs on the loop's thread once activity has stopped for
     /// `limits.quietPeriod`; an idle loop never calls it. `peerUID` is the system's answer
     /// except in tests, which play peers that no unprivileged process can be.
     init(listener: Int32, handler: any RequestHandler, limits: ServerLimits, logger: Logger,
-         whenQuiet: @escaping @Sendable () -> Void = {},
+         network: NetworkMonitor? = nil, whenQuiet: @escaping @Sendable () -> Void = {},
          peerUID: @escaping @Sendable (Int32) -> UInt32? = { UnixSocket.peerUID($0) }) throws {
         self.listener = listener
+        self.network = network
         self.handler = handler
         self.logger = logger
         self.whenQuiet = whenQuiet
@@ -157,6 +160,8 @@ final class SocketServer: Sendable {
                     fds.append(pollfd(fd: connection.fd, events: events, revents: 0))
                     polled.append(connection)
                 }
+                let firstNetwork = fds.count
+                for fd in server.network?.descriptors ?? [] { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
                 let ready = fds.withUnsafeMutableBufferPointer { buffer in
                     poll(buffer.baseAddress, nfds_t(buffer.count), pollTimeout(now: now))
                 }
@@ -182,6 +187,12 @@ final class SocketServer: Sendable {
                     guard connections[connection.number] === connection else { continue }
                     serve(connection, revents: fds[first + index].revents, scratch: scratch, now: after)
                 }
+                if let network = server.network {
+                    for index in firstNetwork..<fds.count where fds[index].revents != 0 {
+                        network.readable(fds[index].fd, scratch: scratch, now: after)
+                    }
+                    network.pass(now: after)
+                }
                 closeStalled(now: after)
                 for line in refusals.due(now: after) { logger.warning(line) }
                 if finishDraining(now: after) { return }
@@ -200,6 +211,7 @@ final class SocketServer: Sendable {
             }
             for waiter in drainWaiters { waiter.resume() }
             drainWaiters = []
+            server.network?.close()
         }
 
         /// Milliseconds until the next deadline, or -1: nothing to wait for, no wake-ups.
@@ -209,6 +221,7 @@ final class SocketServer: Sendable {
             if let drainDeadline { deadlines.append(drainDeadline) }
             if let refusalsDue = refusals.nextDeadline { deadlines.append(refusalsDue) }
             if let quietDue { deadlines.append(quietDue) }
+            if let networkDue = server.network?.deadline { deadlines.append(networkDue) }
             guard let next = deadlines.min() else { return -1 }
             return Int32(max(0, min((next - now) * 1000, 60_000)).rounded(.up))
         }

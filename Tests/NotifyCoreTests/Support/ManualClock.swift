@@ -56,6 +56,12 @@ final class ManualClock: WakeClock {
         }
     }
 
+    /// Moves the time without waking anyone: a sleep on a clock that stopped while the
+    /// machine slept, or the wall clock set forward.
+    func jump(by seconds: Double) {
+        state.withLock { $0.now = $0.now.addingTimeInterval(seconds) }
+    }
+
     func advance(by seconds: Double) {
         let due = state.withLock { state -> [Sleeper] in
             state.now = state.now.addingTimeInterval(seconds)

@@ -1,0 +1,197 @@
+import Foundation
+import NotifyProtocol
+import Synchronization
+import Testing
+@testable import NotifyCore
+import NotifyTestSupport
+
+/// The registrar and the outbox with a fake network monitor (the test tells the shared
+/// `BackendRecovery` what a monitor would), a scripted backend on another machine and a
+/// clock the test moves: offline waits, network changes and waking from sleep.
+struct NetworkChangeTests {
+    static let backend = "https://backend.example"
+    static let noRoute = BackendCallError.unreachable("cannot connect to \(backend): no route to the host (the network is unreachable)", noRoute: true)
+
+    /// What a monitor on the socket loop reports, recorded with the events it causes.
+    final class FakeMonitor: Sendable {
+        let log = EventLog()
+        let statusChanges = StatusChanges()
+        let recovery: BackendRecovery
+
+        init(watching: Bool = true) {
+            let log = self.log
+            recovery = BackendRecovery(statusChanges: statusChanges, onEvent: { log.append($0) })
+            if watching { recovery.networkWatched(by: "fake") }
+        }
+
+        var events: [NetworkEvent] { log.events }
+        var changes: [NetworkChangeKind] { events.map(\.change) }
+    }
+
+    final class EventLog: Sendable {
+        private let list = Mutex<[NetworkEvent]>([])
+        func append(_ event: NetworkEvent) { list.withLock { $0.append(event) } }
+        var events: [NetworkEvent] { list.withLock { $0 } }
+    }
+
+    final class Fixture: Sendable {
+        let directory: ScratchDirectory
+        let backend = FakeBackend()
+        let clock = ManualClock()
+        let monitor: FakeMonitor
+        let accounts: AccountKeeper
+
+        init(watching: Bool = true) async throws {
+            directory = try ScratchDirectory()
+            monitor = FakeMonitor(watching: watching)
+            accounts = AccountKeeper(stateDirectory: directory.path, settings: SettingsStore(.init(backend: NetworkChangeTests.backend)))
+            try await accounts.commit(Credentials(user: "alice", password: "alice", backend: nil))
+        }
+
+        /// The outbox with the default settings (retry_min 5 s, retry_max 30 min).
+        func outbox() async -> Outbox {
+            let outbox = Outbox(settings: SettingsStore(.init(backend: NetworkChangeTests.backend)), stateDirectory: directory.path, backend: backend, clock: clock, logger: .silent,
+                                accounts: accounts, recovery: monitor.recovery)
+            monitor.recovery.attach(.outbox, wake: { await outbox.backendWorks($0) }, networkChanged: { await outbox.networkChanged($0) })
+            await outbox.start()
+            return outbox
+        }
+
+        func registrar(policy: RegistrationPolicy = RegistrationPolicy(refreshInterval: 86400, debounce: 0)) -> Registrar {
+            let registrar = Registrar(settings: SettingsStore(.init(backend: NetworkChangeTests.backend, policy: policy)), stateDirectory: directory.path,
+                                      backend: backend, accounts: accounts, clock: clock, logger: .silent, recovery: monitor.recovery)
+            monitor.recovery.attach(.registrar, wake: { await registrar.backendWorks($0) }, networkChanged: { await registrar.networkChanged($0) })
+            return registrar
+        }
+
+        var sends: Int { backend.calls.filter { if case .send = $0 { true } else { false } }.count }
+
+        /// Moves the clock from retry to retry for `seconds`, letting each attempt end, and
+        /// returns how many sends the backend saw meanwhile.
+        func attempts(during seconds: Double, of outbox: Outbox) async -> Int {
+            let start = clock.now(), before = sends
+            while let next = await outbox.summary().nextAttemptAt, next <= start.addingTimeInterval(seconds) {
+                let count = sends
+                clock.advance(by: max(0, next.timeIntervalSince(clock.now())))
+                _ = await eventually { sends > count }
+            }
+            return sends - before
+        }
+
+        deinit { directory.remove() }
+    }
+
+    @Test func anOfflineMessageWaitsForTheNetworkWithOneAttemptIn10Minutes() async throws {
+        let fixture = try await Fixture()
+        let outbox = await fixture.outbox()
+        fixture.backend.failEverything(Self.noRoute)
+        let ids = try await outbox.submit(to: "bob", message: "hello", platforms: [.apns])
+        let queued = await outbox.wait(for: ids, untilFinal: false, timeout: 10)
+        #expect(queued.first?.state == .queued)
+        #expect(queued.first?.error?.message.contains("offline") == true)
+        #expect(fixture.monitor.recovery.networkStatus.offlineSince == fixture.clock.now())
+        #expect(fixture.monitor.changes == [.offline])
+
+        let attempts = await fixture.attempts(during: 600, of: outbox)
+        #expect(attempts == 0, "\(attempts) more attempts in 10 minutes offline")
+        fixture.monitor.recovery.networkChanged(.down)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(fixture.sends == 1, "a network that went away brings nothing to retry")
+
+        fixture.backend.failEverything(nil)
+        fixture.monitor.recovery.networkChanged(.up)
+        #expect(await eventually { await outbox.list().isEmpty }, "delivered")
+        #expect(fixture.sends == 2)
+        #expect(await eventually { fixture.monitor.recovery.networkStatus.offlineSince == nil })
+        #expect(fixture.monitor.changes == [.offline, .down, .up, .online])
+    }
+
+    /// Without a monitor, nothing would say when the network is back: the backoff it is,
+    /// as before (and a failure without a route is the backend's like any other).
+    @Test func withoutAMonitorTheBackoffRetriesAsBefore() async throws {
+        let fixture = try await Fixture(watching: false)
+        let outbox = await fixture.outbox()
+        fixture.backend.failEverything(Self.noRoute)
+        let ids = try await outbox.submit(to: "bob", message: "hello", platforms: [.apns])
+        _ = await outbox.wait(for: ids, untilFinal: false, timeout: 10)
+        let attempts = await fixture.attempts(during: 600, of: outbox)
+        // 2.5–5 s, then 10–20, 40–80 and 160–320 s: one per backoff step.
+        #expect(attempts >= 3, "\(attempts) more attempts in 10 minutes")
+        #expect(fixture.monitor.recovery.networkStatus.offlineSince == nil)
+        #expect(fixture.monitor.changes.isEmpty)
+    }
+
+    @Test func anOfflineRegistrationCountsNoFailureAndGoesWhenTheNetworkChanges() async throws {
+        let fixture = try await Fixture()
+        let registrar = fixture.registrar()
+        await registrar.start()
+        fixture.backend.failEverything(Self.noRoute)
+        let generation = try await registrar.setToken("AB", platform: nil)
+        let offline = await registrar.waitForOutcome(generation: generation, timeout: 10)
+        #expect(offline.registration.state == .retrying)
+        #expect(offline.registration.failures == 0)
+        #expect(offline.registration.nextAttemptAt == fixture.clock.now().addingTimeInterval(Backoff().maximum))
+        #expect(fixture.monitor.recovery.networkStatus.offlineSince == fixture.clock.now())
+
+        fixture.backend.failEverything(nil)
+        fixture.monitor.recovery.networkChanged(.up)
+        #expect(await eventually { await registrar.registrationStatus.state == .registered })
+        // Online once the registration's outcome is saved, a moment after the machine has it.
+        #expect(await eventually { fixture.monitor.recovery.networkStatus.offlineSince == nil })
+        #expect(fixture.monitor.changes == [.offline, .up, .online])
+    }
+
+    /// A sleep whose timer stopped with the machine (or a wall clock set forward) leaves a
+    /// refresh overdue; the wake from sleep makes it happen then, not 24 h of awake time later.
+    @Test func aRefreshThatFellDueDuringSleepHappensAtResume() async throws {
+        let fixture = try await Fixture()
+        let registrar = fixture.registrar()
+        await registrar.start()
+        let generation = try await registrar.setToken("AB", platform: nil)
+        #expect(await registrar.waitForOutcome(generation: generation, timeout: 10).registration.state == .registered)
+        let registered = fixture.backend.registrationCalls.count
+        #expect(await eventually { fixture.clock.sleeperCount == 1 }, "the refresh timer")
+
+        fixture.clock.jump(by: 86400 + 3600)
+        await Task.yield()
+        #expect(fixture.backend.registrationCalls.count == registered, "the timer did not fire")
+        fixture.monitor.recovery.networkChanged(.resumed(slept: 86400 + 3600))
+        #expect(await eventually { fixture.backend.registrationCalls.count == registered + 1 })
+        #expect(fixture.backend.registrationCalls.last == .upsert(id: "id-1", handle: "AB", tags: []))
+        #expect(fixture.monitor.changes == [.resumed])
+        let slept = try #require(fixture.monitor.events.first?.slept)
+        #expect(slept == 86400 + 3600)
+    }
+
+    @Test func aRetryThatFellDueWhileTheClockWasSetGoesThen() async throws {
+        let fixture = try await Fixture()
+        let outbox = await fixture.outbox()
+        fixture.backend.answerNextSends([.status(503, retryAfter: 30, body: "")])
+        let ids = try await outbox.submit(to: "bob", message: "hello", platforms: [.apns])
+        #expect(await outbox.wait(for: ids, untilFinal: false, timeout: 10).first?.state == .queued)
+        fixture.clock.jump(by: 60)
+        fixture.monitor.recovery.networkChanged(.clockSet)
+        #expect(await eventually { await outbox.list().isEmpty }, "delivered")
+        #expect(fixture.sends == 2)
+    }
+
+    /// What `status` shows of the network changes its count, so that a copy of an older
+    /// answer is not used; and watchers hear of offline and online once each.
+    @Test func offlineIsShownSinceTheEarliestPartyAndCountedAsAChange() {
+        let monitor = FakeMonitor()
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        var count = monitor.statusChanges.value
+        monitor.recovery.setOffline(.outbox, since: start.addingTimeInterval(5))
+        #expect(monitor.statusChanges.value > count)
+        monitor.recovery.setOffline(.registrar, since: start)
+        #expect(monitor.recovery.networkStatus == NetworkStatus(monitor: "fake", offlineSince: start))
+        count = monitor.statusChanges.value
+        monitor.recovery.setOffline(.registrar, since: start)
+        #expect(monitor.statusChanges.value == count, "nothing changed")
+        monitor.recovery.setOffline(.registrar, since: nil)
+        #expect(monitor.recovery.networkStatus.offlineSince == start.addingTimeInterval(5))
+        monitor.recovery.setOffline(.outbox, since: nil)
+        #expect(monitor.recovery.networkStatus.offlineSince == nil)
+        #expect(monitor.changes == [.offline, .online])
+    }
+}
