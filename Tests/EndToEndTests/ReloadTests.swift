@@ -53,16 +53,18 @@ import Testing
         await daemon.cleanUp()
     }
 
-    /// 160 descriptors with max_connections = 64 leave 160 - 32 - 64 - 8 = 56 for clients
-    /// (`ConnectionLoadTests`); with max_connections = 40, 160 - 32 - 40 - 8 = 80.
+    /// 160 descriptors with max_connections = 8 leave 160 - 32 - 8 - 8 = 112 for clients;
+    /// with max_connections = 64, 160 - 32 - 64 - 8 = 56 (`ConnectionLoadTests`). The share
+    /// shrinks here rather than grows: a child of the test process may inherit descriptors
+    /// other tests hold at that moment, so notifyd is kept well below its real limit.
     @Test func theClientsShareOfTheOpenFileLimitFollowsMaxConnections() async throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let config = scratch.file("config")
-        try Data("max_connections = 64\n".utf8).write(to: URL(fileURLWithPath: config))
+        try Data("max_connections = 8\n".utf8).write(to: URL(fileURLWithPath: config))
         let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config],
                                                launcher: ["/usr/bin/prlimit", "--nofile=160:160"])
-        try Data("max_connections = 40\n".utf8).write(to: URL(fileURLWithPath: config))
+        try Data("max_connections = 64\n".utf8).write(to: URL(fileURLWithPath: config))
         #expect(try await daemon.notifyctl(["reload"]).status == 0)
         let socket = daemon.socket
         let answers = try await onDedicatedThread { () -> (answered: Int, refused: Int) in
@@ -81,7 +83,7 @@ import Testing
             }
             return answers
         }
-        #expect(answers.answered == 80 && answers.refused == 20, "\(answers)")
+        #expect(answers.answered == 56 && answers.refused == 44, "\(answers)")
         await daemon.cleanUp()
     }
 
