@@ -85,6 +85,7 @@ public final class NotifyClient {
         do {
             try write(Array(line), deadline: deadline)
         } catch {
+            if !answered, let refusal = refusalAlreadySent() { throw .daemon(refusal) }
             throw answered ? error : .closedBeforeAnswer(path: socketPath, detail: Self.detail(error))
         }
         var others = 0
@@ -168,6 +169,14 @@ public final class NotifyClient {
         } catch {
             throw .connection(error.message)
         }
+    }
+
+    /// A notifyd that cannot serve (a configuration it cannot use, under socket activation)
+    /// answers each waiting connection and closes it without waiting for its request: the
+    /// request's write then fails, but the reason is already waiting to be read.
+    private func refusalAlreadySent() -> WireError? {
+        guard case .line(let bytes) = reader.next(deadline: monotonicSeconds() + 0.05), (try? JSONShape.check(bytes)) != nil else { return nil }
+        return (try? WireCoding.decoder().decode(Response<JSONValue>.self, from: Data(bytes)))?.error
     }
 
     private func deadline() -> Double? {

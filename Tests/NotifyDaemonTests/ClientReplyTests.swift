@@ -51,6 +51,28 @@ struct ClientReplyTests {
         }
     }
 
+    /// notifyd refusing to start under socket activation answers a waiting connection and
+    /// closes it before the request is written (`PendingClients`): the client's write fails,
+    /// and the reason it was sent is what the caller hears.
+    @Test func aRefusalSentBeforeTheRequestIsTheDaemonsError() throws {
+        let directory = "/tmp/nd-reply-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/s.sock"
+        let listener = try UnixSocket.listen(path: path)
+        defer { close(listener) }
+        let client = try NotifyClient(socketPath: path, timeout: 10)
+        let fd = accept(listener, nil, nil)
+        try UnixSocket.writeAll(fd, Array(#"{"ok":false,"error":{"code":"config_error","message":"fix the config"}}\#n"#.utf8))
+        close(fd)
+        #expect {
+            try client.call(PingCommand())
+        } throws: { error in
+            guard case .daemon(let wire) = error as? ClientError else { return false }
+            return wire.code == .configError && wire.message == "fix the config"
+        }
+    }
+
     @Test func anErrorReplyIsTheDaemonsError() throws {
         try Self.answering([#"{"id":1,"ok":false,"error":{"code":"not_logged_in","message":"log in first"}}"#]) { path in
             let client = try NotifyClient(socketPath: path, timeout: 10)
