@@ -13,6 +13,8 @@ import NotifyDaemon
 import NotifyProtocol
 import NotifySocket
 
+// Before anything opens a descriptor.
+StandardStreams.openMissing()
 MallocArenas.limitToOne()
 
 let usage = """
