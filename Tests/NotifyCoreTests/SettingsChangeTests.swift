@@ -1,5 +1,6 @@
 import Foundation
 import NotifyProtocol
+import NotifyTestSupport
 import Testing
 @testable import NotifyCore
 
@@ -161,6 +162,31 @@ import Testing
         #expect(await burst() == 8)
         #expect(server.counts.mostOpen >= 2, "more side by side once the pool may hold them")
         #expect(server.counts.mostOpen <= 4)
+    }
+
+    /// A smaller pool closes the idle connections it no longer holds: the clients' share of
+    /// the open-file limit counts on them being gone.
+    @Test func aSmallerPoolClosesItsSpareIdleConnections() async throws {
+        let server = try ScriptedHTTPServer { connection in
+            while connection.readRequest() != nil {
+                usleep(20_000)
+                connection.write(HTTPTransportTests.okReply)
+            }
+        }
+        defer { server.stop() }
+        let settings = SettingsStore(.init(maxConnections: 4))
+        let transport = HTTPTransportTests.transport(settings)
+        defer { transport.invalidate() }
+        let request = HTTPTransportTests.post(server)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 { group.addTask { _ = await transport.perform(request) } }
+        }
+        #expect(server.counts.open >= 2, "kept alive after the burst")
+
+        settings.replace(with: .init(maxConnections: 1))
+        transport.settingsChanged()
+        #expect(await eventually { server.counts.open <= 1 }, "\(server.counts)")
+        if case .response(200, _, _, _) = await transport.perform(request) {} else { Issue.record("the smaller pool still sends") }
     }
     #endif
 
