@@ -226,4 +226,27 @@ import Testing
         settings.replace(with: .init(passwordSource: .stored))
         #expect(try await passwords.password(stored: "saved") == "saved")
     }
+
+    /// Taken away and given back, the command is run again for the next request, as for
+    /// any new one: not answered from what it printed before (the password may have
+    /// changed meanwhile, which is why it was taken away).
+    @Test func aPasswordCommandGivenBackIsRunAgain() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        // Prints how many times it ran.
+        let command = PasswordSource.command("echo run >> \(directory.file("runs")); wc -l < \(directory.file("runs"))")
+        let backend = "http://127.0.0.1:1"
+        let settings = SettingsStore(.init(backend: backend, passwordSource: command))
+        let keeper = AccountKeeper(stateDirectory: directory.path, settings: settings)
+        try await keeper.commit(Credentials(user: "alice", password: "saved", backend: nil))
+        let key = AccountKey(user: "alice", backend: backend)
+        #expect(try await keeper.backendAccount(for: key).password.trimmingSpaces() == "1")
+
+        settings.replace(with: .init(backend: backend))
+        await keeper.settingsChanged()
+        #expect(try await keeper.backendAccount(for: key).password == "saved")
+        settings.replace(with: .init(backend: backend, passwordSource: command))
+        await keeper.settingsChanged()
+        #expect(try await keeper.backendAccount(for: key).password.trimmingSpaces() == "2")
+    }
 }
