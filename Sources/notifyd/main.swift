@@ -13,8 +13,6 @@ import NotifyDaemon
 import NotifyProtocol
 import NotifySocket
 
-// Before anything opens a descriptor.
-StandardStreams.openMissing()
 MallocArenas.limitToOne()
 
 let usage = """
