@@ -17,12 +17,18 @@ public enum SocketActivation {
             unsetenv("LISTEN_FDS")
             unsetenv("LISTEN_FDNAMES")
         }
+        let passed = systemdDescriptors(environment: environment)
+        guard !passed.isEmpty else { return nil }
+        for fd in passed { setCloseOnExec(fd) }
+        return passed.lowerBound
+    }
+
+    /// The descriptors systemd passed to this process (none when `LISTEN_PID` names another).
+    public static func systemdDescriptors(environment: [String: String]) -> Range<Int32> {
         guard let pid = environment["LISTEN_PID"].flatMap({ Int32($0) }), pid == getpid(),
-              let count = environment["LISTEN_FDS"].flatMap({ Int32($0) }), count >= 1
-        else { return nil }
-        let first: Int32 = 3
-        for fd in first..<(first + count) { setCloseOnExec(fd) }
-        return first
+              let count = environment["LISTEN_FDS"].flatMap({ Int32($0) }), (1...1024).contains(count)
+        else { return 3..<3 }
+        return 3..<(3 + count)
     }
 
     /// launchd's: the socket named in the LaunchAgent's `Sockets` dictionary.

@@ -12,7 +12,10 @@ import NotifyCore
 import NotifyDaemon
 import NotifyProtocol
 import NotifySocket
+import NotifySystem
 
+// First, before anything opens a descriptor.
+InheritedDescriptors.tidy(keeping: SocketActivation.systemdDescriptors(environment: ProcessInfo.processInfo.environment))
 MallocArenas.limitToOne()
 
 let usage = """
