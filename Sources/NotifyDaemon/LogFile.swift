@@ -48,8 +48,12 @@ public final class LogFile: Sendable {
         guard let path else { return Opened(fd: -1) }
         try? FileManager.default.createDirectory(atPath: FilePath.directory(of: path), withIntermediateDirectories: true,
                                                  attributes: [.posixPermissions: 0o700])
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        // O_NONBLOCK: a FIFO no one reads would make `open` wait for ever, and every reload
+        // after this one with it; it fails instead (ENXIO). Writes then block as on standard
+        // error. O_NOCTTY: a terminal named here must not become notifyd's.
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0o600)
         guard fd >= 0 else { throw Problem(description: "cannot open the log file \(path): \(String(cString: strerror(errno)))") }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return Opened(fd: fd)
     }
 

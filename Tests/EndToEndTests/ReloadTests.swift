@@ -53,6 +53,47 @@ import Testing
         await daemon.cleanUp()
     }
 
+    /// Opening a FIFO to write waits for a reader, which may never come: the reload that
+    /// waited for it never answered, and every later reload waited behind it.
+    @Test func aLogFileThatIsAFIFOWithoutAReaderIsAProblemAndLaterReloadsWork() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        let log = directory.file("notifyd.log")
+        let fifo = directory.file("fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try Data("log_file = \(log)\n".utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config])
+        try Data("log_file = \(fifo)\n".utf8).write(to: URL(fileURLWithPath: config))
+        let refused = try await daemon.notifyctl(["reload"])
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("\(config):1: log_file: cannot open the log file \(fifo)"), "\(refused.error)")
+
+        try Data("log_file = \(log)\nmax_connections = 4\n".utf8).write(to: URL(fileURLWithPath: config))
+        let reload = try await daemon.notifyctl(["reload"])
+        #expect(reload.status == 0, "\(reload.error)")
+        #expect(reload.output.contains("now in effect: max_connections"), "\(reload.output)")
+        await daemon.cleanUp()
+    }
+
+    /// Started with standard error closed (`2>&-`), notifyd's first descriptor of its own
+    /// took number 2, and the log file put in the place of standard error, at start or
+    /// at a reload, replaced it: SIGTERM no longer reached notifyd, and a thread spun.
+    @Test func aLogFileDoesNotReplaceADescriptorOfNotifydsWhenStandardErrorWasClosed() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        let log = directory.file("notifyd.log")
+        try Data("log_file = \(log)\n".utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config],
+                                               launcher: ["/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&-"])
+        #expect(try await daemon.notifyctl(["reload"]).status == 0)
+        #expect(try await daemon.notifyctl(["ping"]).status == 0)
+        #expect(await daemon.stop() == 0, "stopped by SIGTERM")
+        #expect(Self.text(log).contains("notifyd stopped"))
+        await daemon.cleanUp()
+    }
+
     /// 160 descriptors with max_connections = 8 leave 160 - 32 - 8 - 8 = 112 for clients;
     /// with max_connections = 64, 160 - 32 - 64 - 8 = 56 (`ConnectionLoadTests`). The share
     /// shrinks here rather than grows: a child of the test process may inherit descriptors

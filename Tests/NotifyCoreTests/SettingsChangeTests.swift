@@ -1,5 +1,6 @@
 import Foundation
 import NotifyProtocol
+import NotifyTestSupport
 import Testing
 @testable import NotifyCore
 
@@ -162,6 +163,31 @@ import Testing
         #expect(server.counts.mostOpen >= 2, "more side by side once the pool may hold them")
         #expect(server.counts.mostOpen <= 4)
     }
+
+    /// A smaller pool closes the idle connections it no longer holds: the clients' share of
+    /// the open-file limit counts on them being gone.
+    @Test func aSmallerPoolClosesItsSpareIdleConnections() async throws {
+        let server = try ScriptedHTTPServer { connection in
+            while connection.readRequest() != nil {
+                usleep(20_000)
+                connection.write(HTTPTransportTests.okReply)
+            }
+        }
+        defer { server.stop() }
+        let settings = SettingsStore(.init(maxConnections: 4))
+        let transport = HTTPTransportTests.transport(settings)
+        defer { transport.invalidate() }
+        let request = HTTPTransportTests.post(server)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 { group.addTask { _ = await transport.perform(request) } }
+        }
+        #expect(server.counts.open >= 2, "kept alive after the burst")
+
+        settings.replace(with: .init(maxConnections: 1))
+        transport.settingsChanged()
+        #expect(await eventually { server.counts.open <= 1 }, "\(server.counts)")
+        if case .response(200, _, _, _) = await transport.perform(request) {} else { Issue.record("the smaller pool still sends") }
+    }
     #endif
 
     /// 0.0.0.0 is not among the loopback names plain http may go to, yet a connection to
@@ -199,5 +225,28 @@ import Testing
         #expect(try await passwords.password(stored: "") == "second", "not the first command's, kept in memory")
         settings.replace(with: .init(passwordSource: .stored))
         #expect(try await passwords.password(stored: "saved") == "saved")
+    }
+
+    /// Taken away and given back, the command is run again for the next request, as for
+    /// any new one: not answered from what it printed before (the password may have
+    /// changed meanwhile, which is why it was taken away).
+    @Test func aPasswordCommandGivenBackIsRunAgain() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        // Prints how many times it ran.
+        let command = PasswordSource.command("echo run >> \(directory.file("runs")); wc -l < \(directory.file("runs"))")
+        let backend = "http://127.0.0.1:1"
+        let settings = SettingsStore(.init(backend: backend, passwordSource: command))
+        let keeper = AccountKeeper(stateDirectory: directory.path, settings: settings)
+        try await keeper.commit(Credentials(user: "alice", password: "saved", backend: nil))
+        let key = AccountKey(user: "alice", backend: backend)
+        #expect(try await keeper.backendAccount(for: key).password.trimmingSpaces() == "1")
+
+        settings.replace(with: .init(backend: backend))
+        await keeper.settingsChanged()
+        #expect(try await keeper.backendAccount(for: key).password == "saved")
+        settings.replace(with: .init(backend: backend, passwordSource: command))
+        await keeper.settingsChanged()
+        #expect(try await keeper.backendAccount(for: key).password.trimmingSpaces() == "2")
     }
 }

@@ -76,6 +76,26 @@ import Testing
         #expect(other.pushes().map(\.displayedText) == ["From alice: for the new one"])
     }
 
+    /// Held, not dropped: a reload back to the backend they were queued for sends them.
+    @Test func theOldBackendAgainSendsTheMessagesHeldForIt() async throws {
+        let fixture = try await DaemonFixture(config: Self.slowRetry)
+        let other = DevBackendServer(options: .init(quiet: true))
+        try other.start()
+        defer { other.stop() }
+        _ = try await fixture.login()
+        try fixture.backend.addFault(.init(route: .send, status: 503, count: 1))
+        #expect(try await fixture.call(SendCommand(to: "bob", message: "held")).deliveries.first?.state == .queued)
+        _ = try await fixture.reload(config: Self.slowRetry + "backend = \(other.baseURL.absoluteString)\n")
+        #expect(try await fixture.status().outbox?.held == 1)
+
+        // Back, with a wait short enough to see the message go.
+        let back = try await fixture.reload(config: Self.quickRetry)
+        #expect(back.applied.contains("backend"))
+        #expect(await eventually { fixture.backend.pushes().map(\.displayedText) == ["From alice: held"] })
+        #expect(other.pushes().isEmpty)
+        #expect(await eventually { (try? await fixture.call(OutboxCommand()))?.deliveries.isEmpty == true })
+    }
+
     /// The libcurl pool and the outbox both: with one connection, a burst goes one request
     /// after another on it; with four, side by side on more.
     @Test func maxConnectionsResizesThePool() async throws {

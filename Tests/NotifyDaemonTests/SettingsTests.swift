@@ -149,6 +149,18 @@ import Testing
         #expect(alone.map(\.description) == ["\(Self.path):2: retry_max: is shorter than retry_min, which is 5s by default"])
     }
 
+    /// `1e300d` parses as a number of days, but no timer can be armed that far off: taken
+    /// up (at start or by a reload), it stopped notifyd at its next wait or request.
+    @Test func aDurationLongerThanAHundredYearsIsRefused() {
+        for key in ["refresh_interval", "retry_min", "retry_max", "request_timeout", "outbox_expiry"] {
+            let (_, problems) = Self.resolve(file: "retry_min = 1s\n\(key) = 1e300d\n")
+            #expect(problems.map(\.description) == ["\(Self.path):2: \(key): must be at most 36500d (100 years)"])
+        }
+        let (settings, problems) = Self.resolve(file: "refresh_interval = 36500d\noutbox_expiry = 36500d\n")
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(settings.runtime.policy.refreshInterval == 36500 * 86400)
+    }
+
     @Test func thePasswordSourceFollowsTheSettings() throws {
         let directory = "/tmp/nd-cred-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

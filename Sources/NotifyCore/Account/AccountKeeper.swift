@@ -33,6 +33,8 @@ public actor AccountKeeper {
     }
     /// The source that failed.
     private var problemSource: PasswordSource?
+    /// The source as the last reload left it.
+    private var sourceInEffect: PasswordSource
     /// Bumped by this keeper, the registrar and the outbox it serves, for `status`.
     public nonisolated let statusChanges = StatusChanges()
 
@@ -41,6 +43,7 @@ public actor AccountKeeper {
         self.store = CredentialStore(directory: stateDirectory, calls: fileSystem)
         self.settings = settings
         self.passwords = PasswordProvider(settings: settings)
+        self.sourceInEffect = passwords.source
         let (credentials, warning) = store.load()
         self.login = Mutex(credentials)
         self.loadWarning = warning
@@ -123,9 +126,13 @@ public actor AccountKeeper {
     }
 
     /// A reload replaced the settings: `status` reports them (the backend, the password
-    /// source), and the last failure of a password source no longer used is forgotten.
+    /// source), and the last failure of a password source no longer used is forgotten. A
+    /// changed source runs for the next request, even when it is a command given back that
+    /// gave a password before.
     public func settingsChanged() {
         let source = passwords.source
+        if source != sourceInEffect { passwords.forget() }
+        sourceInEffect = source
         if let fetching, fetching.source != source { self.fetching = nil }
         if passwordProblem != nil, problemSource != source { passwordProblem = nil }
         statusChanges.bump()

@@ -90,6 +90,10 @@ private final class CurlLoop: @unchecked Sendable {
     /// The pool may hold connections from before the network changed: closed with the pool
     /// once no request runs; until then, requests open new ones.
     private var staleConnections = false
+    /// A reload made the pool smaller: it may hold more idle connections than it now may
+    /// (libcurl closes one only as a request ends), and the descriptors they hold are
+    /// counted for clients. Replaced with a pool of the new size once no request runs.
+    private var poolTooLarge = false
 
     init(multi: UnsafeMutableRawPointer, maximumConnections: Int, replyLimit: Int) {
         self.multi = multi
@@ -157,6 +161,7 @@ private final class CurlLoop: @unchecked Sendable {
             }
             if networkChanged { staleConnections = true }
             if let resize {
+                if resize < maximumConnections { poolTooLarge = true }
                 maximumConnections = resize
                 ncurl_multi_limit(multi, resize)
             }
@@ -204,12 +209,13 @@ private final class CurlLoop: @unchecked Sendable {
     /// gone, and hold a request until its timeout instead of failing it at once: once no
     /// request runs, the pool and every connection in it go, and a new pool takes over.
     private func closeStaleConnectionsIfIdle() {
-        guard staleConnections, running.isEmpty, let fresh = ncurl_multi_new(maximumConnections) else { return }
+        guard staleConnections || poolTooLarge, running.isEmpty, let fresh = ncurl_multi_new(maximumConnections) else { return }
         shared.withLock { _ in
             ncurl_multi_free(multi)
             multi = fresh
         }
         staleConnections = false
+        poolTooLarge = false
     }
 
     private func finish(_ transfer: UnsafeMutableRawPointer, _ job: Job, _ outcome: HTTPOutcome) {

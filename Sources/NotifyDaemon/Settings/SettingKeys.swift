@@ -124,6 +124,11 @@ struct SettingKey: Sendable {
             throw SettingError("'\(value)' is not a duration; write it like 90s, 15m, 24h or 7d")
         }
         guard seconds >= minimum else { throw SettingError("must be at least \(minimum) s") }
+        // Far more than any setting needs, and far less than what a timer or a request's
+        // timeout can hold: a wait of 1e300d cannot be armed, and stopped notifyd.
+        guard seconds <= longestDuration else { throw SettingError("must be at most 36500d (100 years)") }
         return seconds
     }
+
+    private static let longestDuration: Double = 36500 * 86400
 }
