@@ -148,6 +148,18 @@ import Testing
         #expect(try await fixture.call(SendCommand(to: "bob", message: "hi", pns: ["fcm"], queue: false)).deliveries.first?.state == .delivered)
     }
 
+    /// The backend knows Android only as gcm and refused the device under fcm: the reload
+    /// that names gcm registers it again at once, not at the next refresh.
+    @Test func aNewAndroidNameRegistersTheDeviceAgain() async throws {
+        let fixture = try await DaemonFixture(backendOptions: .init(androidPlatformName: .gcm, quiet: true), config: "")
+        _ = try await fixture.login()
+        #expect(try await fixture.call(SetTokenCommand(token: "fcm:token-1", platform: .fcm)).registration.state != .registered)
+        #expect(fixture.backend.registrations().isEmpty)
+        _ = try await fixture.reload(config: "android_name = gcm\n")
+        #expect(await eventually { (try? await fixture.status().registration.state) == .registered })
+        #expect(fixture.backend.registrations().first?.platform == "gcm")
+    }
+
     @Test func theNewEscapeIsUsedForTheNextMessage() async throws {
         let fixture = try await DaemonFixture(backendOptions: .init(escapesText: true, quiet: true), config: "")
         _ = try await fixture.login()

@@ -15,15 +15,18 @@ extension Registrar {
         return state
     }
 
-    static func inputs(device: DeviceState, account: Credentials?, configuredBackend: String?) -> RegistrationInputs {
-        RegistrationInputs(
-            token: device.token, platform: device.platform, tags: device.tags, account: account?.reference,
-            backend: account?.backend ?? configuredBackend, enabled: device.enabled)
+    /// The platform is the one the backend is given (Android under `android_name`), so that
+    /// a reload or a restart with another `android_name` registers the device again.
+    static func inputs(device: DeviceState, account: Credentials?, settings: RuntimeSettings) -> RegistrationInputs {
+        let platform = device.platform == .fcm || device.platform == .gcm ? settings.androidName : device.platform
+        return RegistrationInputs(
+            token: device.token, platform: platform, tags: device.tags, account: account?.reference,
+            backend: account?.backend ?? settings.backend, enabled: device.enabled)
     }
 
     /// What registration passes use: a login being checked, else the saved one.
     var inputs: RegistrationInputs {
-        Self.inputs(device: device, account: trial ?? credentials, configuredBackend: settings[\.backend])
+        Self.inputs(device: device, account: trial ?? credentials, settings: settings.current)
     }
 
     /// Saves `changed` as the device state, and only then makes it the state the machine

@@ -112,7 +112,7 @@ public actor Registrar {
         if let credentialsWarning = accounts.loadWarning { logger.warning(credentialsWarning) }
         self.device = state
         self.machine = RegistrationMachine(
-            inputs: Self.inputs(device: state, account: credentials, configuredBackend: settings[\.backend]),
+            inputs: Self.inputs(device: state, account: credentials, settings: settings.current),
             record: state.registration, policy: settings[\.policy], seed: UInt64.random(in: 0...UInt64.max))
     }
 
