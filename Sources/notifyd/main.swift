@@ -14,6 +14,7 @@ import NotifyProtocol
 import NotifySocket
 
 MallocArenas.limitToOne()
+DaemonExecutors.install()
 
 let usage = """
     usage: notifyd [--socket PATH] [--state-dir DIR] [--backend URL] [--config FILE] [--check-config]
