@@ -13,7 +13,7 @@ public enum ReloadSignal {
 
     public static func install(_ handler: @escaping @Sendable () -> Void) {
         signal(SIGHUP, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: SignalQueue.queue)
         source.setEventHandler(handler: handler)
         source.resume()
         self.source = source

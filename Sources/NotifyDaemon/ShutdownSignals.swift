@@ -26,7 +26,7 @@ public enum ShutdownSignals {
         signal(SIGPIPE, SIG_IGN)
         for number in [SIGTERM, SIGINT] {
             signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            let source = DispatchSource.makeSignalSource(signal: number, queue: SignalQueue.queue)
             source.setEventHandler { received(number) }
             source.resume()
             sources.append(source)

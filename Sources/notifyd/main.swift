@@ -17,6 +17,7 @@ import NotifySystem
 // First, before anything opens a descriptor.
 InheritedDescriptors.tidy(keeping: SocketActivation.systemdDescriptors(environment: ProcessInfo.processInfo.environment))
 MallocArenas.limitToOne()
+DaemonExecutors.install()
 
 let usage = """
     usage: notifyd [--socket PATH] [--state-dir DIR] [--backend URL] [--config FILE] [--check-config]
