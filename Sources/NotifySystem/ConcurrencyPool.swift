@@ -1,4 +1,6 @@
-#if os(Linux)
+// Built only with the toolchain whose experimental executor interfaces it was written
+// against (6.3): elsewhere notifyd runs on libdispatch's pool (see DaemonExecutors).
+#if os(Linux) && compiler(>=6.3) && compiler(<6.4)
 @_spi(ExperimentalScheduling) import _Concurrency
 import Glibc
 

@@ -1,4 +1,4 @@
-#if os(Linux)
+#if os(Linux) && compiler(>=6.3) && compiler(<6.4)
 @_spi(ExperimentalCustomExecutors) import _Concurrency
 import NotifySystem
 
@@ -17,7 +17,9 @@ enum DaemonExecutors: ExecutorFactory {
     }
 }
 #else
-/// Elsewhere the system's own pool sleeps when idle: nothing to change.
+/// Elsewhere the system's own pool: on macOS it sleeps when idle; on Linux with another
+/// toolchain than 6.3, whose experimental executor interfaces (`ExecutorFactory`,
+/// `SchedulingExecutor`) may have changed, its monitor wakes notifyd once a second.
 enum DaemonExecutors {
     static func install() {}
 }

@@ -1,4 +1,4 @@
-#if os(Linux)
+#if os(Linux) && compiler(>=6.3) && compiler(<6.4)
 import Foundation
 import NotifySystem
 import Testing
