@@ -70,16 +70,38 @@ final class CallTimes: Sendable {
 final class ScriptedHandler: RequestHandler {
     private struct State {
         var released = false
-        var waiting: [CheckedContinuation<Void, Never>] = []
+        var waiting: [(text: String, waiter: CheckedContinuation<Void, Never>)] = []
+        /// Released by name before they were held.
+        var releasedAhead: Set<String> = []
         var held = 0
         var mostHeld = 0
         var handled = 0
+        /// Held requests released one at a time so far (`release(_:)`).
+        var releasedOneByOne = 0
+        /// For each request handled, in order: how many had been released one at a time then.
+        var arrivals: [Int] = []
     }
     private let state = Mutex(State())
 
     var handled: Int { state.withLock { $0.handled } }
     var held: Int { state.withLock { $0.held } }
     var mostHeldAtOnce: Int { state.withLock { $0.mostHeld } }
+    var arrivals: [Int] { state.withLock { $0.arrivals } }
+
+    /// Answers the held request whose line is `text`, and only it (at once if it is not
+    /// held yet).
+    func release(_ text: String) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.releasedOneByOne += 1
+            guard let index = state.waiting.firstIndex(where: { $0.text == text }) else {
+                state.releasedAhead.insert(text)
+                return nil
+            }
+            state.held -= 1
+            return state.waiting.remove(at: index).waiter
+        }
+        waiter?.resume()
+    }
 
     func release() {
         let waiting = state.withLock { state in
@@ -87,16 +109,19 @@ final class ScriptedHandler: RequestHandler {
             defer { state.waiting = [] }
             return state.waiting
         }
-        for waiter in waiting { waiter.resume() }
+        for (_, waiter) in waiting { waiter.resume() }
     }
 
     func handle(_ line: [UInt8], from connection: ConnectionHandle) async -> Reply {
         let text = String(decoding: line, as: UTF8.self)
-        state.withLock { $0.handled += 1 }
+        state.withLock { state in
+            state.handled += 1
+            state.arrivals.append(state.releasedOneByOne)
+        }
         switch text.split(separator: " ").first {
         case "hold":
             return .later { [self] in
-                await hold()
+                await hold(text)
                 return Self.line(["held": .string(text)])
             }
         case "watch":
@@ -115,11 +140,11 @@ final class ScriptedHandler: RequestHandler {
         return text.hasPrefix("now ") ? Self.line(["now": .string(text)]) : nil
     }
 
-    private func hold() async {
+    private func hold(_ text: String) async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
             let resumeNow = state.withLock { state in
-                if state.released { return true }
-                state.waiting.append(waiter)
+                if state.released || state.releasedAhead.remove(text) != nil { return true }
+                state.waiting.append((text, waiter))
                 state.held += 1
                 state.mostHeld = max(state.mostHeld, state.held)
                 return false

@@ -122,6 +122,28 @@ import Testing
         }
     }
 
+    /// At the bound, reading waits until half of the requests in flight are answered: a
+    /// client pipelining more than the bound has its next requests started together, not
+    /// one each time a reply goes out (for sends, a group commit and its fsyncs each).
+    @Test func atTheLimitReadingResumesOnceHalfAreAnswered() async throws {
+        try await ServerUnderTest.with(Self.limits { $0.maximumRequestsInFlight = 8 }) { server in
+            let connection = try RawConnection(path: server.socketPath)
+            try connection.send((1...20).map { "hold \($0)\n" }.joined())
+            #expect(await eventually { server.handler.held == 8 })
+            for expected in 1...4 {
+                server.handler.release("hold \(expected)")
+                #expect(try await onThread { connection.receive() }?["held"] == .string("hold \(expected)"))
+            }
+            #expect(await eventually { server.handler.held == 8 })
+            let arrivals = server.handler.arrivals
+            #expect(Array(arrivals.prefix(8)) == Array(repeating: 0, count: 8))
+            #expect(Array(arrivals.dropFirst(8)) == [4, 4, 4, 4], "requests 9 to 12 were taken only once 4 of the 8 were answered")
+            server.handler.release()
+            let rest = try await onThread { (5...20).map { _ in connection.receive()?["held"]?.stringValue } }
+            #expect(rest == (5...20).map { "hold \($0)" })
+        }
+    }
+
     @Test func oneConnectionMoreThanTheLimitGetsAnErrorLineAndIsClosed() async throws {
         try await ServerUnderTest.with(Self.limits { $0.maximumConnections = 3 }) { server in
             var open = try (1...3).map { _ in try RawConnection(path: server.socketPath) }
