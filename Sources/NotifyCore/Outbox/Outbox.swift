@@ -53,9 +53,14 @@ public actor Outbox {
     /// until they have it, then forgotten, so a burst of sends leaves nothing behind.
     var finishedUnanswered: [String: DeliveryStatus] = [:]
     var waiters = SenderWaiters()
-    private var stopped = false
+    var stopped = false
     var deadlineTimer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
     private var commits = GroupCommit()
+    /// Each key's lane while it has deliveries in flight (Outbox+Lanes.swift).
+    var lanes: [String: Lane] = [:]
+    var nextLane: UInt64 = 0
+    /// Shutdown waiting for the lanes to be empty.
+    var lanesEmptied: [CheckedContinuation<Void, Never>] = []
     private var commitTask: Task<Void, Never>?
 
     public init(settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
@@ -198,6 +203,10 @@ public actor Outbox {
             case .accountGone:
                 delivery.state = .failed
                 delivery.lastError = CoreError.accountGone(user: account.user).wireError
+            case .notAttempted:
+                // Only lanes leave a request unsent, and one attempt takes none.
+                delivery.state = .failed
+                delivery.lastError = CoreError.backendUnavailable("not sent").wireError
             }
             onEvent(delivery.status)
             statuses.append(delivery.status)
@@ -295,8 +304,10 @@ public actor Outbox {
         let deadline = Task {
             try? await Task.sleep(for: .seconds(2))
             for attempt in running { attempt.cancel() }
+            self.stopWaitingForLanes()
         }
         for attempt in running { await attempt.value }
+        await waitForLanes()
         deadline.cancel()
         deadlineTimer?.task.cancel()
         release(waiters.all)
@@ -321,7 +332,12 @@ public actor Outbox {
         let now = clock.now()
         let expired = queue.expire(now: now)
         if !expired.isEmpty { recordExpired(expired) }
-        for delivery in queue.takeReady(now: now) {
+        let keepsLanes = backend.keepsLanes
+        for delivery in queue.takeReady(now: now, depth: keepsLanes ? Self.laneDepth : 1, unchained: keepsLanes ? brokenLanes : []) {
+            if keepsLanes {
+                handToLane(delivery)
+                continue
+            }
             attempts[delivery.id] = Task {
                 let result = await self.attempt(delivery)
                 await self.finished(delivery.id, result)
@@ -355,8 +371,18 @@ public actor Outbox {
     }
 
     /// Records an attempt's outcome on disk, then tells the sender and starts what may start.
-    private func finished(_ id: String, _ result: DeliveryResult) async {
+    /// `lane`: the key whose lane the delivery went in.
+    func finished(_ id: String, _ result: DeliveryResult, lane: String? = nil) async {
         attempts[id] = nil
+        if let lane { laneReturned(lane, result) }
+        if result == .notAttempted {
+            // Unsent and unchanged: it waits its turn again, behind the one that failed.
+            queue.finished(id, result, now: clock.now())
+            releaseSettledWaiters(among: [id])
+            pump()
+            releaseIfEmptied()
+            return
+        }
         guard let delivery = queue.finished(id, result, now: clock.now()) else { return }
         if delivery.state == .delivered, let backend = delivery.account?.backend { recovery?.backendAnswered(backend) }
         recovery?.setWaiting(.outbox, queue.waitsOnBackend)
@@ -396,7 +422,7 @@ public actor Outbox {
 
     /// At the end of a burst: nothing under way, waiting or being written any more.
     private func releaseIfEmptied() {
-        guard attempts.isEmpty && queue.queued.isEmpty && outcomesBeingWritten.isEmpty else { return }
+        guard attempts.isEmpty && lanes.isEmpty && queue.queued.isEmpty && outcomesBeingWritten.isEmpty else { return }
         attempts.releaseStorageIfEmpty()
         queue.releaseStorageIfEmpty()
         outcomesBeingWritten.releaseStorageIfEmpty()
