@@ -120,6 +120,9 @@ private final class CurlLoop: @unchecked Sendable {
     private var running: [UnsafeMutableRawPointer: Job] = [:]
     /// Lanes with a request under way, and broken lanes until they are ended.
     private var lanes: [UInt64: Lane] = [:]
+    /// Outcomes whose callers are told once the pass has put the next requests of their
+    /// lanes on the wire: telling one costs the HTTP thread a task to start.
+    private var outcomes: [(job: Job, outcome: HTTPOutcome)] = []
     /// The pool may hold connections from before the network changed: closed with the pool
     /// once no request runs; until then, requests open new ones.
     private var staleConnections = false
@@ -242,6 +245,7 @@ private final class CurlLoop: @unchecked Sendable {
             for job in starting { admit(job) }
             if stopping {
                 for (transfer, job) in running { finish(transfer, job, .failed(HTTPFailure(kind: .cancelled, detail: "notifyd is stopping"))) }
+                tellCallers()
                 shared.withLock { $0.stopped = true }
                 ncurl_multi_free(multi)
                 return
@@ -258,6 +262,7 @@ private final class CurlLoop: @unchecked Sendable {
                 }
             }
             closeStaleConnectionsIfIdle()
+            tellCallers()
             // An hour at most: libcurl wakes sooner for its own timers, and a new request
             // or a cancellation wakes it at once.
             ncurl_multi_wait(multi, 3_600_000)
@@ -333,13 +338,20 @@ private final class CurlLoop: @unchecked Sendable {
             lane.busy = next != nil
             lanes[id] = lane.busy || lane.broken ? lane : nil
             if let next { start(next) }
-            job.then(outcome)
-            for job in skipped { job.then(.notAttempted) }
+            outcomes.append((job, outcome))
+            for job in skipped { outcomes.append((job, .notAttempted)) }
             lanes.releaseStorageIfEmpty()
             return next != nil
         }
-        job.then(outcome)
+        outcomes.append((job, outcome))
         return false
+    }
+
+    private func tellCallers() {
+        guard !outcomes.isEmpty else { return }
+        let told = outcomes
+        outcomes = []
+        for (job, outcome) in told { job.then(outcome) }
     }
 
     private func outcome(of transfer: UnsafeMutableRawPointer) -> HTTPOutcome {
