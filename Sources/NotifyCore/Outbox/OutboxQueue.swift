@@ -155,20 +155,26 @@ public struct OutboxQueue: Sendable {
         // Keys whose next delivery may not start now: it waits behind one that is not in
         // flight, for a retry, or for room in its lane.
         var closed = Set<String>()
+        // Most of a long queue is messages behind others of their key, often of the same
+        // key one after another: compared with the last key closed before it is hashed.
+        var lastClosed = ""
         var lanesInUse = running.count
         var roomy = depth > 1 ? running.filter { $0.value < depth && !unchained.contains($0.key) }.count : 0
-        for delivery in queued {
+        for index in queued.indices {
             guard lanesInUse < concurrency || roomy > 0 else { break }
-            guard !isHeld(delivery), !inFlight.contains(delivery.id) else { continue }
-            let key = delivery.orderKey
-            guard !closed.contains(key) else { continue }
+            let key = queued[index].orderKey
+            if key == lastClosed || closed.contains(key) { continue }
+            guard !isHeld(queued[index]), !inFlight.contains(queued[index].id) else { continue }
+            let delivery = queued[index]
             // Whatever happens, later deliveries with this key wait for this one.
             closed.insert(key)
+            lastClosed = key
             if let count = running[key] {
                 // Right behind those in flight: follows them in their lane, or waits.
                 guard count < depth, !unchained.contains(key) else { continue }
                 if let until = retryAt[key]?.until, until > now { continue }
                 closed.remove(key)
+                lastClosed = ""
                 running[key] = count + 1
                 if count + 1 == depth { roomy -= 1 }
             } else {
@@ -178,6 +184,7 @@ public struct OutboxQueue: Sendable {
                 running[key] = 1
                 if depth > 1 {
                     closed.remove(key)
+                    lastClosed = ""
                     roomy += 1
                 }
             }
