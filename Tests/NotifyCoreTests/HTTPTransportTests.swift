@@ -153,6 +153,30 @@ import Testing
         hand(9, lane: 1)
         #expect(await eventually { outcomes.withLock { $0[9] } == "200" })
     }
+
+    /// Accepted requests of a lane that goes on are told in groups, but never held for
+    /// the next one: with that one hanging, the first is told all the same.
+    @Test func anAcceptedRequestIsToldWhileTheNextOfItsLaneHangs() async throws {
+        let hang = DispatchSemaphore(value: 0)
+        let server = try ScriptedHTTPServer { connection in
+            var count = 0
+            while connection.readRequest() != nil {
+                count += 1
+                if count == 2 { hang.wait() }
+                connection.write(Self.okReply)
+            }
+        }
+        defer { server.stop() }
+        let transport = Self.transport()
+        defer { transport.invalidate() }
+        let told = Mutex<[Int]>([])
+        for number in 1...2 {
+            transport.perform(Self.post(server), lane: 1) { _ in told.withLock { $0.append(number) } }
+        }
+        #expect(await eventually { told.withLock { $0 } == [1] }, "the first is told while the second hangs")
+        hang.signal()
+        #expect(await eventually { told.withLock { $0 } == [1, 2] })
+    }
     #endif
 
     /// A connection from before the network changed may go over a link that is gone, and

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyProtocol
+import Synchronization
 
 /// Messages to one recipient and platform keep their order, so they go one request at a
 /// time. Where the backend keeps lanes (libcurl's thread, `BackendAPI.keepsLanes`), the
@@ -68,8 +69,12 @@ extension Outbox {
                 case .success(let send):
                     if let account = delivery.account { known = (account, send.account) }
                     let id = delivery.id
+                    let answers = self.answers
                     backend.sendNotification(pns: send.pns, toTag: delivery.to, body: send.body, account: send.account, lane: lane.id) { result in
-                        Task { await self.laneAnswered(id, key: key, result, account: send.account) }
+                        // One task for the answers that come while the outbox is busy.
+                        if answers.post(.init(id: id, key: key, result: result, account: send.account)) {
+                            Task { await self.takeAnswers() }
+                        }
                     }
                 }
             }
@@ -78,9 +83,18 @@ extension Outbox {
         removeLaneIfIdle(key)
     }
 
-    private func laneAnswered(_ id: String, key: String, _ result: Result<Void, BackendCallError>, account: BackendAccount) async {
-        guard let delivery = queue.delivery(id) else { return await finished(id, .notAttempted, lane: key) }
-        await finished(id, await interpret(result, of: delivery, as: account), lane: key)
+    private func takeAnswers() async {
+        var outcomes: [(id: String, result: DeliveryResult, lane: String?)] = []
+        for answer in answers.take() {
+            let result: DeliveryResult
+            if let delivery = queue.delivery(answer.id) {
+                result = await interpret(answer.result, of: delivery, as: answer.account)
+            } else {
+                result = .notAttempted
+            }
+            outcomes.append((answer.id, result, answer.key))
+        }
+        await finished(outcomes)
     }
 
     /// A delivery of the lane is back: anything but a delivery breaks it, and once none is
@@ -118,5 +132,34 @@ private extension DeliveryResult {
     var isRefusal: Bool {
         if case .failed = self { return true }
         return false
+    }
+}
+
+/// The backend's answers to lane requests, from the HTTP thread to the outbox: a task is
+/// started only when the list goes from empty to not, so answers that arrive while the
+/// outbox is busy are taken together.
+final class LaneAnswers: Sendable {
+    struct Answer: Sendable {
+        var id: String
+        var key: String
+        var result: Result<Void, BackendCallError>
+        var account: BackendAccount
+    }
+
+    private let answers = Mutex<[Answer]>([])
+
+    /// True when the list was empty: the caller starts the task that takes them.
+    func post(_ answer: Answer) -> Bool {
+        answers.withLock { answers in
+            answers.append(answer)
+            return answers.count == 1
+        }
+    }
+
+    func take() -> [Answer] {
+        answers.withLock { answers in
+            defer { answers = [] }
+            return answers
+        }
     }
 }

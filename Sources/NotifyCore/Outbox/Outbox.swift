@@ -61,6 +61,7 @@ public actor Outbox {
     var nextLane: UInt64 = 0
     /// Shutdown waiting for the lanes to be empty.
     var lanesEmptied: [CheckedContinuation<Void, Never>] = []
+    let answers = LaneAnswers()
     private var commitTask: Task<Void, Never>?
 
     public init(settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
@@ -373,50 +374,66 @@ public actor Outbox {
     /// Records an attempt's outcome on disk, then tells the sender and starts what may start.
     /// `lane`: the key whose lane the delivery went in.
     func finished(_ id: String, _ result: DeliveryResult, lane: String? = nil) async {
-        attempts[id] = nil
-        if let lane { laneReturned(lane, result) }
-        if result == .notAttempted {
-            // Unsent and unchanged: it waits its turn again, behind the one that failed.
-            queue.finished(id, result, now: clock.now())
-            releaseSettledWaiters(among: [id])
-            pump()
-            releaseIfEmptied()
-            return
-        }
-        guard let delivery = queue.finished(id, result, now: clock.now()) else { return }
-        if delivery.state == .delivered, let backend = delivery.account?.backend { recovery?.backendAnswered(backend) }
-        recovery?.setWaiting(.outbox, queue.waitsOnBackend)
-        outcomesBeingWritten.insert(id)
-        // Delivered, or refused at once (the sender has the answer): nothing to keep.
-        let done = delivery.state == .delivered || (delivery.state == .failed && queue.delivery(id) == nil)
-        let (store, logger) = (self.store, self.logger)
-        if done {
-            if delivery.state == .delivered {
-                logger.info("outbox: delivered \(id) to \(delivery.to)")
-            } else {
-                logger.warning("outbox: \(id) to \(delivery.to) refused: \(delivery.lastError?.message ?? "")")
+        await finished([(id, result, lane)])
+    }
+
+    /// `finished` for several outcomes that came together (a lane's answers while the
+    /// outbox was busy): one hand-over to the writer for all of them, one pass after.
+    func finished(_ outcomes: [(id: String, result: DeliveryResult, lane: String?)]) async {
+        var settled: [(delivery: Delivery, done: Bool)] = []
+        var unsent = false
+        for (id, result, lane) in outcomes {
+            attempts[id] = nil
+            if let lane { laneReturned(lane, result) }
+            if result == .notAttempted {
+                // Unsent and unchanged: it waits its turn again, behind the one that failed.
+                queue.finished(id, result, now: clock.now())
+                unsent = true
+                continue
             }
-            await writer.value {
-                do throws(CoreError) {
-                    try store.remove(id)
-                } catch {
-                    logger.error("\(error.description); it may be sent again after a restart")
+            guard let delivery = queue.finished(id, result, now: clock.now()) else { continue }
+            if delivery.state == .delivered, let backend = delivery.account?.backend { recovery?.backendAnswered(backend) }
+            recovery?.setWaiting(.outbox, queue.waitsOnBackend)
+            outcomesBeingWritten.insert(id)
+            // Delivered, or refused at once (the sender has the answer): nothing to keep.
+            let done = delivery.state == .delivered || (delivery.state == .failed && queue.delivery(id) == nil)
+            if done {
+                if delivery.state == .delivered {
+                    logger.info("outbox: delivered \(id) to \(delivery.to)")
+                } else {
+                    logger.warning("outbox: \(id) to \(delivery.to) refused: \(delivery.lastError?.message ?? "")")
                 }
-            }
-        } else {
-            if let error = delivery.lastError {
+            } else if let error = delivery.lastError {
                 logger.warning("outbox: \(id) to \(delivery.to): \(error.message)\(delivery.state == .queued ? "; will retry" : "")")
             }
-            await writer.value(persisting(delivery))
+            settled.append((delivery, done))
         }
-        outcomesBeingWritten.remove(id)
-        // A cancel, purge or expiry while it was being written reported the delivery itself.
-        if done || queue.delivery(id)?.status == delivery.status { report(delivery) }
-        // Its sender hears this outcome before a retry that fell due during the write starts.
-        releaseSettledWaiters(among: [id])
-        // Out of the queue (delivered or refused) settles its own waiters only; a retry
-        // or a hold changes what other deliveries wait for.
-        pump(changed: delivery.state == .queued ? nil : [id])
+        if !settled.isEmpty {
+            let (store, logger) = (self.store, self.logger)
+            let writes = settled.map { delivery, done -> @Sendable () -> Void in
+                guard done else { return persisting(delivery) }
+                let id = delivery.id
+                return {
+                    do throws(CoreError) {
+                        try store.remove(id)
+                    } catch {
+                        logger.error("\(error.description); it may be sent again after a restart")
+                    }
+                }
+            }
+            await writer.value { for write in writes { write() } }
+        }
+        for (delivery, done) in settled {
+            outcomesBeingWritten.remove(delivery.id)
+            // A cancel, purge or expiry while it was being written reported the delivery itself.
+            if done || queue.delivery(delivery.id)?.status == delivery.status { report(delivery) }
+        }
+        let ids = outcomes.map(\.id)
+        // Their senders hear these outcomes before a retry that fell due during the write starts.
+        releaseSettledWaiters(among: ids)
+        // Out of the queue (delivered or refused) settles its own waiters only; a retry,
+        // a hold or a message sent back unsent changes what other deliveries wait for.
+        pump(changed: unsent || settled.contains { $0.delivery.state == .queued } ? nil : ids)
         releaseIfEmptied()
     }
 

@@ -123,6 +123,13 @@ private final class CurlLoop: @unchecked Sendable {
     /// Outcomes whose callers are told once the pass has put the next requests of their
     /// lanes on the wire: telling one costs the HTTP thread a task to start.
     private var outcomes: [(job: Job, outcome: HTTPOutcome)] = []
+    /// Since when the outcomes held back wait (see `tellCallers`).
+    private var holdingSince: ContinuousClock.Instant?
+    /// Accepted requests of lanes that go on are told in groups of this many (or after
+    /// `holdLimit`): the caller then does its part for them together, with one wake-up of
+    /// its threads and one write to disk, while the lane runs ahead of it.
+    static let laneGroup = 8
+    static let holdLimit: Duration = .milliseconds(2)
     /// The pool may hold connections from before the network changed: closed with the pool
     /// once no request runs; until then, requests open new ones.
     private var staleConnections = false
@@ -245,7 +252,7 @@ private final class CurlLoop: @unchecked Sendable {
             for job in starting { admit(job) }
             if stopping {
                 for (transfer, job) in running { finish(transfer, job, .failed(HTTPFailure(kind: .cancelled, detail: "notifyd is stopping"))) }
-                tellCallers()
+                tellCallers(force: true)
                 shared.withLock { $0.stopped = true }
                 ncurl_multi_free(multi)
                 return
@@ -264,8 +271,8 @@ private final class CurlLoop: @unchecked Sendable {
             closeStaleConnectionsIfIdle()
             tellCallers()
             // An hour at most: libcurl wakes sooner for its own timers, and a new request
-            // or a cancellation wakes it at once.
-            ncurl_multi_wait(multi, 3_600_000)
+            // or a cancellation wakes it at once; outcomes held back are told in time.
+            ncurl_multi_wait(multi, holdingSince.map { Self.millisecondsLeft(of: Self.holdLimit, since: $0) } ?? 3_600_000)
         }
     }
 
@@ -347,11 +354,28 @@ private final class CurlLoop: @unchecked Sendable {
         return false
     }
 
-    private func tellCallers() {
+    /// Tells the callers their outcomes, except while each is a 2xx of a lane whose next
+    /// request is under way, fewer than `laneGroup` wait, and none has waited `holdLimit`.
+    /// `force`: all now.
+    private func tellCallers(force: Bool = false) {
         guard !outcomes.isEmpty else { return }
+        let now = ContinuousClock.now
+        let goingOn = outcomes.allSatisfy { job, outcome in
+            outcome.isSuccess && job.lane.map { lanes[$0]?.busy ?? false } ?? false
+        }
+        if !force && goingOn && outcomes.count < Self.laneGroup && holdingSince.map({ now - $0 < Self.holdLimit }) ?? true {
+            if holdingSince == nil { holdingSince = now }
+            return
+        }
+        holdingSince = nil
         let told = outcomes
         outcomes = []
         for (job, outcome) in told { job.then(outcome) }
+    }
+
+    private static func millisecondsLeft(of limit: Duration, since start: ContinuousClock.Instant) -> Int32 {
+        let left = (start + limit) - ContinuousClock.now
+        return Int32(max(0, min(limit, left) / .milliseconds(1)).rounded(.up))
     }
 
     private func outcome(of transfer: UnsafeMutableRawPointer) -> HTTPOutcome {
