@@ -80,6 +80,8 @@ final class ScriptedHandler: RequestHandler {
         var releasedOneByOne = 0
         /// For each request handled, in order: how many had been released one at a time then.
         var arrivals: [Int] = []
+        /// "handled hold N" and "waiting hold N", in the order they happened.
+        var steps: [String] = []
     }
     private let state = Mutex(State())
 
@@ -87,6 +89,7 @@ final class ScriptedHandler: RequestHandler {
     var held: Int { state.withLock { $0.held } }
     var mostHeldAtOnce: Int { state.withLock { $0.mostHeld } }
     var arrivals: [Int] { state.withLock { $0.arrivals } }
+    var steps: [String] { state.withLock { $0.steps } }
 
     /// Answers the held request whose line is `text`, and only it (at once if it is not
     /// held yet).
@@ -120,7 +123,11 @@ final class ScriptedHandler: RequestHandler {
         }
         switch text.split(separator: " ").first {
         case "hold":
+            state.withLock { $0.steps.append("handled " + text) }
+            // A command suspends while it hands its work over (a send, to the outbox actor).
+            await Task.yield()
             return .later { [self] in
+                state.withLock { $0.steps.append("waiting " + text) }
                 await hold(text)
                 return Self.line(["held": .string(text)])
             }

@@ -122,6 +122,20 @@ import Testing
         }
     }
 
+    /// The requests of one read are all handled, in order, before any of their waits
+    /// starts: the sends among them are then written to disk together.
+    @Test func theRequestsOfOneReadAreHandledBeforeTheirWaitsStart() async throws {
+        try await ServerUnderTest.with(Self.limits()) { server in
+            let connection = try RawConnection(path: server.socketPath)
+            try connection.send("hold 1\nhold 2\nhold 3\n")
+            #expect(await eventually { server.handler.held == 3 })
+            #expect(Array(server.handler.steps.prefix(3)) == ["handled hold 1", "handled hold 2", "handled hold 3"], "\(server.handler.steps)")
+            server.handler.release()
+            let replies = try await onThread { (1...3).map { _ in connection.receive()?["held"]?.stringValue } }
+            #expect(replies == ["hold 1", "hold 2", "hold 3"])
+        }
+    }
+
     /// At the bound, reading waits until half of the requests in flight are answered: a
     /// client pipelining more than the bound has its next requests started together, not
     /// one each time a reply goes out (for sends, a group commit and its fsyncs each).

@@ -139,13 +139,17 @@ public actor Outbox {
             pump()
         }
         logger.info("outbox: queued a message to \(to) for \(platforms.map(\.rawValue).joined(separator: ","))")
-        startCommit()
         return ids
     }
 
     /// Returns once the deliveries `submit` returned are on disk and queued, or throws
     /// why they could not be written (then they were never accepted).
+    ///
+    /// The first sender to ask starts the write of what has gathered: a caller that hands
+    /// over several sends before it waits for any (the socket's requests of one read) has
+    /// them all in one batch.
     public func committed(_ ids: [String]) async throws(CoreError) {
+        startCommit()
         while let batch = commits.unwrittenBatch(of: ids) {
             await withCheckedContinuation { continuation in commits.waitFor(batch, continuation) }
         }

@@ -49,15 +49,20 @@ final class RequestRunner: Sendable {
             }
             guard !batch.isEmpty else { return }
             var ready: [(UInt64, [UInt8])] = []
+            var waiting: [(UInt64, @Sendable () async -> [UInt8])] = []
             for request in batch {
                 switch await handler.handle(request.line, from: connection) {
                 case .now(let bytes):
                     ready.append((request.sequence, bytes))
                 case .later(let produce):
-                    // The next request starts now; only the waiting overlaps.
-                    let (inbox, number, sequence) = (inbox, connection.number, request.sequence)
-                    Task { inbox.post(.replies(connection: number, [(sequence, await produce())])) }
+                    waiting.append((request.sequence, produce))
                 }
+            }
+            // The waits start once the batch's requests have all been handled (in order),
+            // and overlap one another: the sends of one read then share one write to disk.
+            let (inbox, number) = (inbox, connection.number)
+            for (sequence, produce) in waiting {
+                Task { inbox.post(.replies(connection: number, [(sequence, await produce())])) }
             }
             inbox.post(.replies(connection: connection.number, ready))
         }
