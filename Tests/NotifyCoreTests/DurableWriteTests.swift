@@ -111,4 +111,19 @@ struct DurableWriteTests {
         let writes = recorder.steps(under: "outbox/").filter { $0.hasPrefix("write ") && $0.hasSuffix(".json.tmp") }
         #expect(writes == ["write outbox/batch-\(ids[4]).json.tmp"], "\(writes)")
     }
+
+    /// A send handed over whose sender has not asked for its answer yet is written all
+    /// the same when notifyd stops: it goes out after the next start.
+    @Test func aSendNotYetAwaitedIsWrittenAtShutdown() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let recorder = FileCallRecorder(root: directory.path)
+        let backend = FakeBackend()
+        backend.holdNext("send")
+        let outbox = try await Self.outbox(directory, recorder, backend: backend)
+        let ids = try await outbox.enqueue(to: "bob", message: "hello", platforms: [.apns])
+        await outbox.shutdown()
+        backend.release()
+        #expect(Array(recorder.steps(under: "outbox/").prefix(4)) == Self.durableWrite("\(ids[0]).json", in: "outbox/"))
+    }
 }

@@ -302,7 +302,9 @@ public actor Outbox {
     /// stays queued and is sent after the next start).
     public func shutdown() async {
         stopped = true
-        // What was collected is written before the senders hear anything, so finish that.
+        // What was collected is written before the senders hear anything, so finish that,
+        // and start it for sends whose senders have not asked yet.
+        startCommit()
         while let commit = commitTask { await commit.value }
         wake?.task.cancel()
         let running = Array(attempts.values)
