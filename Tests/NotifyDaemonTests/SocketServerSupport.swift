@@ -3,6 +3,7 @@ import NotifyCore
 @testable import NotifyDaemon
 import NotifyProtocol
 import NotifySocket
+import NotifyTestSupport
 import Synchronization
 
 /// The socket server alone, on a temporary socket, in front of a scripted handler, so
@@ -64,8 +65,9 @@ final class CallTimes: Sendable {
     func add() { times.withLock { $0.append(.now) } }
 }
 
-/// Answers lines by their first word: `hold` waits until `release()`, `watch` subscribes
-/// the connection to events, `big` answers 64 KiB, `now` is answered on the loop at once
+/// Answers lines by their first word: `hold` waits until `release()` (and joins a batch, as
+/// a send does), `until-held N` waits in its handling (up to 10 s) until N requests are
+/// held, `watch` subscribes the connection to events, `big` answers 64 KiB, `now` is answered on the loop at once
 /// (`immediateReply`; `now big` with 4 KiB), anything else is echoed.
 final class ScriptedHandler: RequestHandler {
     private struct State {
@@ -131,6 +133,10 @@ final class ScriptedHandler: RequestHandler {
                 await hold(text)
                 return Self.line(["held": .string(text)])
             }
+        case "until-held":
+            let wanted = Int(text.split(separator: " ").last ?? "") ?? 0
+            let seen = await eventually { self.held >= wanted }
+            return .now(Self.line(["until-held": .string(seen ? "seen" : "timed out")]))
         case "watch":
             connection.server.watch(connection)
             return .now(Self.line(["watching": .bool(true)]))
@@ -139,6 +145,10 @@ final class ScriptedHandler: RequestHandler {
         default:
             return .now(Self.line(["echo": .string(text)]))
         }
+    }
+
+    func joinsBatch(_ line: [UInt8]) -> Bool {
+        line.starts(with: Array("hold ".utf8))
     }
 
     func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]? {

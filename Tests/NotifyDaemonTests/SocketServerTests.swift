@@ -136,6 +136,19 @@ import Testing
         }
     }
 
+    /// A request that is not a send may wait in its handling (a logout, for the backend):
+    /// the waits of the sends read before it start first, not after it.
+    @Test func theWaitsBeforeARequestThatIsNotASendStartBeforeIt() async throws {
+        try await ServerUnderTest.with(Self.limits()) { server in
+            let connection = try RawConnection(path: server.socketPath)
+            try connection.send("hold 1\nhold 2\nuntil-held 2\n")
+            #expect(await eventually { server.handler.held == 2 })
+            server.handler.release()
+            let replies = try await onThread { (1...3).map { _ in connection.receive() } }
+            #expect(replies[2]?["until-held"] == .string("seen"), "the holds were waiting while it was handled")
+        }
+    }
+
     /// At the bound, reading waits until half of the requests in flight are answered: a
     /// client pipelining more than the bound has its next requests started together, not
     /// one each time a reply goes out (for sends, a group commit and its fsyncs each).

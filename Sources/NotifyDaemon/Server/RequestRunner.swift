@@ -40,6 +40,14 @@ final class RequestRunner: Sendable {
         if start { Task { await run() } }
     }
 
+    private func startWaiting(_ waiting: inout [(UInt64, @Sendable () async -> [UInt8])]) {
+        let (inbox, number) = (inbox, connection.number)
+        for (sequence, produce) in waiting {
+            Task { inbox.post(.replies(connection: number, [(sequence, await produce())])) }
+        }
+        waiting = []
+    }
+
     private func run() async {
         while true {
             let batch = queue.withLock { queue in
@@ -51,6 +59,9 @@ final class RequestRunner: Sendable {
             var ready: [(UInt64, [UInt8])] = []
             var waiting: [(UInt64, @Sendable () async -> [UInt8])] = []
             for request in batch {
+                // The waits overlap one another and the requests after them; those of a
+                // run of sends start once the run is handled, so that they share one write.
+                if !waiting.isEmpty && !handler.joinsBatch(request.line) { startWaiting(&waiting) }
                 switch await handler.handle(request.line, from: connection) {
                 case .now(let bytes):
                     ready.append((request.sequence, bytes))
@@ -58,12 +69,7 @@ final class RequestRunner: Sendable {
                     waiting.append((request.sequence, produce))
                 }
             }
-            // The waits start once the batch's requests have all been handled (in order),
-            // and overlap one another: the sends of one read then share one write to disk.
-            let (inbox, number) = (inbox, connection.number)
-            for (sequence, produce) in waiting {
-                Task { inbox.post(.replies(connection: number, [(sequence, await produce())])) }
-            }
+            startWaiting(&waiting)
             inbox.post(.replies(connection: connection.number, ready))
         }
     }
