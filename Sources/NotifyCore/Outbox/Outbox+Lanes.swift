@@ -60,7 +60,9 @@ extension Outbox {
                     await finished(delivery.id, .notAttempted, lane: key)
                     continue
                 }
-                let cached = known.flatMap { $0.key == delivery.account ? $0.account : nil }
+                // Taken while its account was logged in; asked again once it no longer is.
+                let current = delivery.account != nil && accounts.currentKey == delivery.account
+                let cached = known.flatMap { $0.key == delivery.account && current ? $0.account : nil }
                 switch await prepare(delivery, known: cached) {
                 case .failure(let notSent):
                     // What follows would overtake it, unless it failed for good.
