@@ -328,11 +328,10 @@ private final class CurlLoop: @unchecked Sendable {
         return settle(job, outcome)
     }
 
-    /// Tells the job's caller; in a lane, starts the next request after a 2xx, or breaks
-    /// the lane. Returns whether a next request started.
+    /// Keeps the outcome for its caller (`tellCallers`); in a lane, starts the next request
+    /// after a 2xx, or breaks the lane. Returns whether a next request started.
     @discardableResult
     private func settle(_ job: Job, _ outcome: HTTPOutcome) -> Bool {
-        // The next request goes on the wire before the caller hears of this one.
         var next: Job?
         if let id = job.lane, var lane = lanes[id] {
             if outcome.isSuccess, !lane.waiting.isEmpty {
