@@ -65,9 +65,10 @@ final class CallTimes: Sendable {
     func add() { times.withLock { $0.append(.now) } }
 }
 
-/// Answers lines by their first word: `hold` waits until `release()` (and joins a batch, as
-/// a send does), `until-held N` waits in its handling (up to 10 s) until N requests are
-/// held, `watch` subscribes the connection to events, `big` answers 64 KiB, `now` is answered on the loop at once
+/// Answers lines by their first word: `hold` waits until `release()`; `hand` too, but as a
+/// send is handled (it suspends in its handling, as a send does for its hop to the outbox,
+/// and joins a batch); `until-held N` waits in its handling (up to 60 s) until N requests are held;
+/// `watch` subscribes the connection to events, `big` answers 64 KiB, `now` is answered on the loop at once
 /// (`immediateReply`; `now big` with 4 KiB), anything else is echoed.
 final class ScriptedHandler: RequestHandler {
     private struct State {
@@ -80,9 +81,9 @@ final class ScriptedHandler: RequestHandler {
         var handled = 0
         /// Held requests released one at a time so far (`release(_:)`).
         var releasedOneByOne = 0
-        /// For each request handled, in order: how many had been released one at a time then.
+        /// For each `hold` handled, in order: how many had been released one at a time then.
         var arrivals: [Int] = []
-        /// "handled hold N" and "waiting hold N", in the order they happened.
+        /// "handled hand N" and "waiting hand N", in the order they happened.
         var steps: [String] = []
     }
     private let state = Mutex(State())
@@ -121,13 +122,18 @@ final class ScriptedHandler: RequestHandler {
         let text = String(decoding: line, as: UTF8.self)
         state.withLock { state in
             state.handled += 1
-            state.arrivals.append(state.releasedOneByOne)
+            if text.hasPrefix("hold ") { state.arrivals.append(state.releasedOneByOne) }
         }
         switch text.split(separator: " ").first {
         case "hold":
+            return .later { [self] in
+                await hold(text)
+                return Self.line(["held": .string(text)])
+            }
+        case "hand":
+            // Long enough for a wait started before it to run first.
+            try? await Task.sleep(for: .milliseconds(20))
             state.withLock { $0.steps.append("handled " + text) }
-            // A command suspends while it hands its work over (a send, to the outbox actor).
-            await Task.yield()
             return .later { [self] in
                 state.withLock { $0.steps.append("waiting " + text) }
                 await hold(text)
@@ -135,7 +141,7 @@ final class ScriptedHandler: RequestHandler {
             }
         case "until-held":
             let wanted = Int(text.split(separator: " ").last ?? "") ?? 0
-            let seen = await eventually { self.held >= wanted }
+            let seen = await eventually(60) { self.held >= wanted }
             return .now(Self.line(["until-held": .string(seen ? "seen" : "timed out")]))
         case "watch":
             connection.server.watch(connection)
@@ -148,7 +154,7 @@ final class ScriptedHandler: RequestHandler {
     }
 
     func joinsBatch(_ line: [UInt8]) -> Bool {
-        line.starts(with: Array("hold ".utf8))
+        line.starts(with: Array("hand ".utf8))
     }
 
     func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]? {
