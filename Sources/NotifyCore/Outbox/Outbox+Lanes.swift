@@ -51,7 +51,8 @@ extension Outbox {
     /// Hands the lane's deliveries to the backend in order. One feeder per lane at a time:
     /// the one await (for credentials) cannot let a later delivery overtake.
     private func feed(_ key: String) async {
-        var known: (key: AccountKey, account: BackendAccount)?
+        // The credentials asked for last, and the login they came from.
+        var known: (key: AccountKey, account: BackendAccount, login: String)?
         while let lane = lanes[key], !lane.toHand.isEmpty {
             lanes[key]?.toHand = []
             for delivery in lane.toHand {
@@ -59,16 +60,16 @@ extension Outbox {
                     await finished(delivery.id, .notAttempted, lane: key)
                     continue
                 }
-                // Taken while its account was logged in; asked again once it no longer is.
-                let current = delivery.account != nil && accounts.currentKey == delivery.account
-                let cached = known.flatMap { $0.key == delivery.account && current ? $0.account : nil }
+                // Asked again after any login since (a new password, another account).
+                let login = accounts.loggedIn?.revision
+                let cached = known.flatMap { $0.key == delivery.account && $0.login == login ? $0.account : nil }
                 switch await prepare(delivery, known: cached) {
                 case .failure(let notSent):
                     // What follows would overtake it, unless it failed for good.
                     if !notSent.result.isRefusal { lanes[key]?.broken = true }
                     await finished(delivery.id, notSent.result, lane: key)
                 case .success(let send):
-                    if let account = delivery.account { known = (account, send.account) }
+                    if let account = delivery.account, let login { known = (account, send.account, login) }
                     let id = delivery.id
                     let answers = self.answers
                     backend.sendNotification(pns: send.pns, toTag: delivery.to, body: send.body, account: send.account, lane: lane.id) { result in
