@@ -59,6 +59,18 @@ struct CommandRouter: RequestHandler {
         return Reply.success(shape.idRange.map { RequestID(json: line[$0]) }, encodedResult: result)
     }
 
+    /// A `send` that queues: its handling hands the message to the outbox and returns.
+    /// (One that names `queue`, which may be `false`, waits for the backend in its handling.)
+    func joinsBatch(_ line: [UInt8]) -> Bool {
+        Self.joinsBatch(line)
+    }
+
+    static func joinsBatch(_ line: [UInt8]) -> Bool {
+        guard let shape = try? JSONShape.check(line), let cmd = shape.cmdRange, line[cmd].elementsEqual(#""send""#.utf8) else { return false }
+        let queueKey = Array(#""queue""#.utf8)
+        return !line.indices.contains { line[$0] == queueKey[0] && line[$0...].starts(with: queueKey) }
+    }
+
     func handle(_ line: [UInt8], from connection: ConnectionHandle) async -> Reply {
         let shape: JSONShape.Shape
         do {

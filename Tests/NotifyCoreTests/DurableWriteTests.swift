@@ -94,4 +94,36 @@ struct DurableWriteTests {
         #expect(Array(steps.prefix(4)) == Self.durableWrite("\(ids[0]).json", in: "outbox/"))
         #expect(steps.firstIndex(of: "note answered queued").map { $0 >= 4 } == true, "\(steps)")
     }
+
+    /// A caller that hands over several sends before it waits for any (the socket, for the
+    /// requests of one read) has them written together: one batch, not the first alone.
+    @Test func sendsHandedOverBeforeAnyIsAwaitedShareOneWrite() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let recorder = FileCallRecorder(root: directory.path)
+        let backend = FakeBackend()
+        let outbox = try await Self.outbox(directory, recorder, backend: backend)
+        var ids: [String] = []
+        for number in 1...5 { ids += try await outbox.enqueue(to: "bob", message: "m\(number)", platforms: [.apns]) }
+        try await outbox.committed(ids)
+        _ = await outbox.wait(for: ids, untilFinal: true, timeout: 10)
+        await outbox.shutdown()
+        let writes = recorder.steps(under: "outbox/").filter { $0.hasPrefix("write ") && $0.hasSuffix(".json.tmp") }
+        #expect(writes == ["write outbox/batch-\(ids[4]).json.tmp"], "\(writes)")
+    }
+
+    /// A send handed over whose sender has not asked for its answer yet is written all
+    /// the same when notifyd stops: it goes out after the next start.
+    @Test func aSendNotYetAwaitedIsWrittenAtShutdown() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let recorder = FileCallRecorder(root: directory.path)
+        let backend = FakeBackend()
+        backend.holdNext("send")
+        let outbox = try await Self.outbox(directory, recorder, backend: backend)
+        let ids = try await outbox.enqueue(to: "bob", message: "hello", platforms: [.apns])
+        await outbox.shutdown()
+        backend.release()
+        #expect(Array(recorder.steps(under: "outbox/").prefix(4)) == Self.durableWrite("\(ids[0]).json", in: "outbox/"))
+    }
 }

@@ -106,6 +106,79 @@ import Testing
         #expect(server.counts.accepted == 1)
     }
 
+    #if !canImport(Darwin)
+    /// The requests of a lane go one after another, each started by the HTTP thread once
+    /// the one before it was answered with a 2xx; none goes after one that was not, until
+    /// the lane is ended. Another lane is not held up by it.
+    @Test func aLaneSendsOneAtATimeAndNothingAfterARefusal() async throws {
+        let seen = Mutex<[String]>([])
+        let server = try ScriptedHTTPServer { connection in
+            while let request = connection.readRequest() {
+                let number = request.split(separator: " ").dropFirst().first.flatMap { $0.split(separator: "=").last }.map(String.init) ?? "?"
+                seen.withLock { $0.append(number) }
+                // Slow enough that requests going side by side would open a second connection.
+                usleep(20_000)
+                connection.write(number == "3" ? Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n".utf8) : Self.okReply)
+            }
+        }
+        defer { server.stop() }
+        let transport = Self.transport()
+        defer { transport.invalidate() }
+        #expect(transport.keepsLanes)
+        let outcomes = Mutex<[Int: String]>([:])
+        func request(_ number: Int) -> HTTPRequest {
+            HTTPRequest(method: "POST", url: URL(string: server.url.absoluteString + "?n=\(number)")!, headers: [], body: Data())
+        }
+        func hand(_ number: Int, lane: UInt64) {
+            transport.perform(request(number), lane: lane) { outcome in
+                let name = switch outcome {
+                case .response(let status, _, _, _): "\(status)"
+                case .notAttempted: "not sent"
+                case .tooLarge, .failed: "failed"
+                }
+                outcomes.withLock { $0[number] = name }
+            }
+        }
+        for number in 1...6 { hand(number, lane: 1) }
+        #expect(await eventually { outcomes.withLock { $0.count } == 6 })
+        #expect(seen.withLock { $0 } == ["1", "2", "3"])
+        #expect(outcomes.withLock { $0 } == [1: "200", 2: "200", 3: "503", 4: "not sent", 5: "not sent", 6: "not sent"])
+        #expect(server.counts.accepted == 1, "one at a time, on one connection")
+        // Broken until ended, however late a request comes; another lane goes meanwhile.
+        hand(7, lane: 1)
+        hand(8, lane: 2)
+        #expect(await eventually { outcomes.withLock { $0.count } == 8 })
+        #expect(outcomes.withLock { [$0[7], $0[8]] } == ["not sent", "200"])
+        transport.endLane(1)
+        hand(9, lane: 1)
+        #expect(await eventually { outcomes.withLock { $0[9] } == "200" })
+    }
+
+    /// Accepted requests of a lane that goes on are told in groups, but never held for
+    /// the next one: with that one hanging, the first is told all the same.
+    @Test func anAcceptedRequestIsToldWhileTheNextOfItsLaneHangs() async throws {
+        let hang = DispatchSemaphore(value: 0)
+        let server = try ScriptedHTTPServer { connection in
+            var count = 0
+            while connection.readRequest() != nil {
+                count += 1
+                if count == 2 { hang.wait() }
+                connection.write(Self.okReply)
+            }
+        }
+        defer { server.stop() }
+        let transport = Self.transport()
+        defer { transport.invalidate() }
+        let told = Mutex<[Int]>([])
+        for number in 1...2 {
+            transport.perform(Self.post(server), lane: 1) { _ in told.withLock { $0.append(number) } }
+        }
+        #expect(await eventually { told.withLock { $0 } == [1] }, "the first is told while the second hangs")
+        hang.signal()
+        #expect(await eventually { told.withLock { $0 } == [1, 2] })
+    }
+    #endif
+
     /// A connection from before the network changed may go over a link that is gone, and
     /// would hold the request until its timeout: the next request opens a new one, which
     /// is reused in turn, and the old one is closed.

@@ -22,6 +22,8 @@ struct SlowDiskTests {
 
         recorder.holdNextSync("fsync outbox/")
         let first = try await outbox.enqueue(to: "bob", message: "first", platforms: [.apns])
+        // As a sender does: waiting for the answer starts the write.
+        let firstAnswer = Task { try await outbox.committed(first) }
         #expect(await eventually { recorder.isHolding })
         var burst: [String] = []
         for number in 1...5 { burst += try await outbox.enqueue(to: "bob", message: "burst \(number)", platforms: [.apns]) }
@@ -32,7 +34,7 @@ struct SlowDiskTests {
             }
         }
         recorder.release()
-        try await outbox.committed(first)
+        try await firstAnswer.value
         for answer in answers { try await answer.value }
         #expect(await eventually { backend.isHolding })
         backend.release()
@@ -264,12 +266,13 @@ struct SlowDiskTests {
 
         recorder.holdNextSync("fsync outbox/")
         let later = try await outbox.enqueue(to: "carol", message: "later", platforms: [.apns])
+        let laterAnswer = Task { try await outbox.committed(later) }
         #expect(await eventually { recorder.isHolding })
         backend.release()
         #expect(await outbox.wait(for: sent, untilFinal: true, timeout: 10).map(\.state) == [.delivered])
         #expect(!recorder.steps.contains("fsync outbox/\(later[0]).json.tmp"), "told while the later send's commit was still held")
         recorder.release()
-        try await outbox.committed(later)
+        try await laterAnswer.value
         await outbox.shutdown()
     }
 }

@@ -175,6 +175,23 @@ import NotifyTestSupport
         #expect(await eventually { (try? await fixture.call(OutboxCommand()).deliveries.isEmpty) == true })
     }
 
+    /// Pipelined sends to one recipient go into one lane of the HTTP thread, each handed
+    /// over before the one ahead of it is answered. When one is refused for now, those
+    /// handed over behind it come back unsent, and all go in order once it went.
+    @Test func aSendRefusedForNowHoldsBackTheOnesHandedOverBehindIt() async throws {
+        let fixture = try await Self.loggedIn()
+        // Slow, so that the next ones are in its lane when the 503 comes.
+        try fixture.backend.addFault(.init(route: .send, status: 503, delay: 0.3, count: 1))
+        let connection = try RawConnection(path: fixture.socketPath)
+        let count = 20
+        try connection.send((1...count).map { #"{"cmd":"send","to":"bob","message":"m\#($0)"}"# + "\n" }.joined())
+        let replies = try await onThread { (1...count).map { _ in connection.receive() } }
+        #expect(replies.allSatisfy { $0?["ok"] == .bool(true) })
+        #expect(await eventually { fixture.backend.pushes().filter(\.valid).count == count })
+        #expect(fixture.backend.pushes().filter(\.valid).map(\.displayedText) == (1...count).map { "From alice: m\($0)" })
+        #expect(fixture.count(.send) == count + 1, "one refused, then each once: none went behind the refused one")
+    }
+
     @Test func waitBlocksUntilDelivered() async throws {
         let fixture = try await Self.loggedIn()
         try fixture.backend.addFault(.init(route: .send, status: 503, count: 3))

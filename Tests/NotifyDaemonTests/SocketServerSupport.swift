@@ -3,6 +3,7 @@ import NotifyCore
 @testable import NotifyDaemon
 import NotifyProtocol
 import NotifySocket
+import NotifyTestSupport
 import Synchronization
 
 /// The socket server alone, on a temporary socket, in front of a scripted handler, so
@@ -64,22 +65,49 @@ final class CallTimes: Sendable {
     func add() { times.withLock { $0.append(.now) } }
 }
 
-/// Answers lines by their first word: `hold` waits until `release()`, `watch` subscribes
-/// the connection to events, `big` answers 64 KiB, `now` is answered on the loop at once
+/// Answers lines by their first word: `hold` waits until `release()`; `hand` too, but as a
+/// send is handled (it suspends in its handling, as a send does for its hop to the outbox,
+/// and joins a batch); `until-held N` waits in its handling (up to 60 s) until N requests are held;
+/// `watch` subscribes the connection to events, `big` answers 64 KiB, `now` is answered on the loop at once
 /// (`immediateReply`; `now big` with 4 KiB), anything else is echoed.
 final class ScriptedHandler: RequestHandler {
     private struct State {
         var released = false
-        var waiting: [CheckedContinuation<Void, Never>] = []
+        var waiting: [(text: String, waiter: CheckedContinuation<Void, Never>)] = []
+        /// Released by name before they were held.
+        var releasedAhead: Set<String> = []
         var held = 0
         var mostHeld = 0
         var handled = 0
+        /// Held requests released one at a time so far (`release(_:)`).
+        var releasedOneByOne = 0
+        /// For each `hold` handled, in order: how many had been released one at a time then.
+        var arrivals: [Int] = []
+        /// "handled hand N" and "waiting hand N", in the order they happened.
+        var steps: [String] = []
     }
     private let state = Mutex(State())
 
     var handled: Int { state.withLock { $0.handled } }
     var held: Int { state.withLock { $0.held } }
     var mostHeldAtOnce: Int { state.withLock { $0.mostHeld } }
+    var arrivals: [Int] { state.withLock { $0.arrivals } }
+    var steps: [String] { state.withLock { $0.steps } }
+
+    /// Answers the held request whose line is `text`, and only it (at once if it is not
+    /// held yet).
+    func release(_ text: String) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.releasedOneByOne += 1
+            guard let index = state.waiting.firstIndex(where: { $0.text == text }) else {
+                state.releasedAhead.insert(text)
+                return nil
+            }
+            state.held -= 1
+            return state.waiting.remove(at: index).waiter
+        }
+        waiter?.resume()
+    }
 
     func release() {
         let waiting = state.withLock { state in
@@ -87,18 +115,34 @@ final class ScriptedHandler: RequestHandler {
             defer { state.waiting = [] }
             return state.waiting
         }
-        for waiter in waiting { waiter.resume() }
+        for (_, waiter) in waiting { waiter.resume() }
     }
 
     func handle(_ line: [UInt8], from connection: ConnectionHandle) async -> Reply {
         let text = String(decoding: line, as: UTF8.self)
-        state.withLock { $0.handled += 1 }
+        state.withLock { state in
+            state.handled += 1
+            if text.hasPrefix("hold ") { state.arrivals.append(state.releasedOneByOne) }
+        }
         switch text.split(separator: " ").first {
         case "hold":
             return .later { [self] in
-                await hold()
+                await hold(text)
                 return Self.line(["held": .string(text)])
             }
+        case "hand":
+            // Long enough for a wait started before it to run first.
+            try? await Task.sleep(for: .milliseconds(20))
+            state.withLock { $0.steps.append("handled " + text) }
+            return .later { [self] in
+                state.withLock { $0.steps.append("waiting " + text) }
+                await hold(text)
+                return Self.line(["held": .string(text)])
+            }
+        case "until-held":
+            let wanted = Int(text.split(separator: " ").last ?? "") ?? 0
+            let seen = await eventually(60) { self.held >= wanted }
+            return .now(Self.line(["until-held": .string(seen ? "seen" : "timed out")]))
         case "watch":
             connection.server.watch(connection)
             return .now(Self.line(["watching": .bool(true)]))
@@ -109,17 +153,21 @@ final class ScriptedHandler: RequestHandler {
         }
     }
 
+    func joinsBatch(_ line: [UInt8]) -> Bool {
+        line.starts(with: Array("hand ".utf8))
+    }
+
     func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]? {
         let text = String(decoding: line, as: UTF8.self)
         if text.hasPrefix("now big ") { return Self.line(["now": .string(text + String(repeating: "x", count: 4096))]) }
         return text.hasPrefix("now ") ? Self.line(["now": .string(text)]) : nil
     }
 
-    private func hold() async {
+    private func hold(_ text: String) async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
             let resumeNow = state.withLock { state in
-                if state.released { return true }
-                state.waiting.append(waiter)
+                if state.released || state.releasedAhead.remove(text) != nil { return true }
+                state.waiting.append((text, waiter))
                 state.held += 1
                 state.mostHeld = max(state.mostHeld, state.held)
                 return false

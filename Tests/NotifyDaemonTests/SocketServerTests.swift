@@ -122,6 +122,56 @@ import Testing
         }
     }
 
+    /// The requests of one read are all handled, in order, before any of their waits
+    /// starts: the sends among them are then written to disk together.
+    @Test func theRequestsOfOneReadAreHandledBeforeTheirWaitsStart() async throws {
+        try await ServerUnderTest.with(Self.limits()) { server in
+            let connection = try RawConnection(path: server.socketPath)
+            try connection.send("hand 1\nhand 2\nhand 3\n")
+            // Patient: each hand-over goes through the concurrency pool, which the other tests share.
+            #expect(await eventually(60) { server.handler.held == 3 })
+            #expect(Array(server.handler.steps.prefix(3)) == ["handled hand 1", "handled hand 2", "handled hand 3"], "\(server.handler.steps)")
+            server.handler.release()
+            let replies = try await onThread { (1...3).map { _ in connection.receive()?["held"]?.stringValue } }
+            #expect(replies == ["hand 1", "hand 2", "hand 3"])
+        }
+    }
+
+    /// A request that is not a send may wait in its handling (a logout, for the backend):
+    /// the waits of the sends read before it start first, not after it.
+    @Test func theWaitsBeforeARequestThatIsNotASendStartBeforeIt() async throws {
+        try await ServerUnderTest.with(Self.limits()) { server in
+            let connection = try RawConnection(path: server.socketPath)
+            try connection.send("hand 1\nhand 2\nuntil-held 2\n")
+            #expect(await eventually(60) { server.handler.held == 2 })
+            server.handler.release()
+            let replies = try await onThread { (1...3).map { _ in connection.receive() } }
+            #expect(replies[2]?["until-held"] == .string("seen"), "the holds were waiting while it was handled")
+        }
+    }
+
+    /// At the bound, reading waits until half of the requests in flight are answered: a
+    /// client pipelining more than the bound has its next requests started together, not
+    /// one each time a reply goes out (for sends, a group commit and its fsyncs each).
+    @Test func atTheLimitReadingResumesOnceHalfAreAnswered() async throws {
+        try await ServerUnderTest.with(Self.limits { $0.maximumRequestsInFlight = 8 }) { server in
+            let connection = try RawConnection(path: server.socketPath)
+            try connection.send((1...20).map { "hold \($0)\n" }.joined())
+            #expect(await eventually { server.handler.held == 8 })
+            for expected in 1...4 {
+                server.handler.release("hold \(expected)")
+                #expect(try await onThread { connection.receive() }?["held"] == .string("hold \(expected)"))
+            }
+            #expect(await eventually { server.handler.held == 8 })
+            let arrivals = server.handler.arrivals
+            #expect(Array(arrivals.prefix(8)) == Array(repeating: 0, count: 8))
+            #expect(Array(arrivals.dropFirst(8)) == [4, 4, 4, 4], "requests 9 to 12 were taken only once 4 of the 8 were answered")
+            server.handler.release()
+            let rest = try await onThread { (5...20).map { _ in connection.receive()?["held"]?.stringValue } }
+            #expect(rest == (5...20).map { "hold \($0)" })
+        }
+    }
+
     @Test func oneConnectionMoreThanTheLimitGetsAnErrorLineAndIsClosed() async throws {
         try await ServerUnderTest.with(Self.limits { $0.maximumConnections = 3 }) { server in
             var open = try (1...3).map { _ in try RawConnection(path: server.socketPath) }

@@ -38,6 +38,8 @@ public enum BackendCallError: Error, Equatable, Sendable {
     case unreachable(String, noRoute: Bool)
     /// A 2xx whose body is not what the route promises.
     case invalidResponse(String)
+    /// Not sent: an earlier request of its lane failed (see `BackendAPI.keepsLanes`).
+    case notAttempted
 }
 
 /// The calls of the tutorial's AppBackend. An abstraction so the registration logic can be
@@ -53,9 +55,28 @@ public protocol BackendAPI: Sendable {
     func settingsChanged()
     /// The network changed: connections kept alive from before may lead nowhere now.
     func networkChanged()
+    /// True when `sendNotification(…lane:then:)` keeps its lanes' order: a request
+    /// starts only once the one before it in its lane was accepted, straight from the HTTP
+    /// thread; after a failure the rest of the lane fails with `notAttempted`, unsent.
+    var keepsLanes: Bool { get }
+    /// Hands a notification over now, behind those of `lane` handed over before it;
+    /// `then` is called with the outcome, on the HTTP thread.
+    func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, lane: UInt64,
+                          then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void)
+    /// Forgets a lane none of whose requests is under way or will be handed over.
+    func endLane(_ lane: UInt64)
 }
 
 extension BackendAPI {
     public func settingsChanged() {}
     public func networkChanged() {}
+    public var keepsLanes: Bool { false }
+
+    /// Without lanes: the caller sends one request of a lane at a time.
+    public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, lane: UInt64,
+                                 then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void) {
+        Task { then(await sendNotification(pns: pns, toTag: toTag, body: body, account: account)) }
+    }
+
+    public func endLane(_ lane: UInt64) {}
 }

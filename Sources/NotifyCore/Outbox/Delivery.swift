@@ -77,4 +77,6 @@ public enum DeliveryResult: Equatable, Sendable {
     case failed(WireError)
     /// Not attempted: its account is no longer the one logged in. Held, not counted.
     case accountGone
+    /// Not sent: one before it in its lane was not accepted. Still queued, not counted.
+    case notAttempted
 }

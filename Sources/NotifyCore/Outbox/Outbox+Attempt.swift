@@ -6,37 +6,72 @@ import Foundation
 import NotifyProtocol
 
 extension Outbox {
+    /// What one request to the backend needs, made ready before it is handed over.
+    struct PreparedSend: Sendable {
+        var account: BackendAccount
+        var pns: String
+        var body: String
+    }
+
     /// One request to the backend, interpreted.
     func attempt(_ delivery: Delivery) async -> DeliveryResult {
-        guard let key = delivery.account else { return .accountGone }
+        switch await prepare(delivery) {
+        case .failure(let refusal):
+            return refusal.result
+        case .success(let send):
+            let result = await backend.sendNotification(pns: send.pns, toTag: delivery.to, body: send.body, account: send.account)
+            return await interpret(result, of: delivery, as: send.account)
+        }
+    }
+
+    /// Why a delivery was not handed over: the result it gets instead.
+    struct NotSent: Error {
+        var result: DeliveryResult
+    }
+
+    /// The credentials of the delivery's account (`known` when the caller has them for
+    /// that account already), its body and its platform's name at the backend.
+    func prepare(_ delivery: Delivery, known: BackendAccount? = nil) async -> Result<PreparedSend, NotSent> {
+        guard let key = delivery.account else { return .failure(NotSent(result: .accountGone)) }
         let account: BackendAccount
-        do {
-            account = try await accounts.backendAccount(for: key)
-        } catch {
-            switch error {
-            case .passwordUnavailable(let reason):
-                // A password command that failed once is tried again later, like an outage.
-                return .transient(retryAfter: nil, error: WireError(code: .internalError, message: reason))
-            case .accountGone, .notLoggedIn, .noBackend:
-                // Another login came first: hold this account's messages from now on.
-                queue.setAccount(accounts.currentKey)
-                return .accountGone
-            default:
-                return .failed(error.wireError)
+        if let known {
+            account = known
+        } else {
+            do {
+                account = try await accounts.backendAccount(for: key)
+            } catch {
+                switch error {
+                case .passwordUnavailable(let reason):
+                    // A password command that failed once is tried again later, like an outage.
+                    return .failure(NotSent(result: .transient(retryAfter: nil, error: WireError(code: .internalError, message: reason))))
+                case .accountGone, .notLoggedIn, .noBackend:
+                    // Another login came first: hold this account's messages from now on.
+                    queue.setAccount(accounts.currentKey)
+                    return .failure(NotSent(result: .accountGone))
+                default:
+                    return .failure(NotSent(result: .failed(error.wireError)))
+                }
             }
         }
         let body: String
         do {
             body = try NotificationText.body(delivery.message, for: delivery.platform, escaping: settings[\.escaping])
         } catch {
-            return .failed(error.wireError)
+            return .failure(NotSent(result: .failed(error.wireError)))
         }
-        let pns = delivery.platform.backendName(android: settings[\.androidName])
-        switch await backend.sendNotification(pns: pns, toTag: delivery.to, body: body, account: account) {
+        return .success(PreparedSend(account: account, pns: delivery.platform.backendName(android: settings[\.androidName]), body: body))
+    }
+
+    /// What the backend's answer means for the delivery.
+    func interpret(_ result: Result<Void, BackendCallError>, of delivery: Delivery, as account: BackendAccount) async -> DeliveryResult {
+        switch result {
         case .success:
             return .delivered
+        case .failure(.notAttempted):
+            return .notAttempted
         case .failure(let error):
-            switch recovery?.classify(error, route: .send, backend: key.backend) ?? BackendFailure.classify(error, route: .send) {
+            let backendURL = delivery.account?.backend ?? account.baseURL.absoluteString
+            switch recovery?.classify(error, route: .send, backend: backendURL) ?? BackendFailure.classify(error, route: .send) {
             case .unauthorized(let status):
                 await accounts.passwordRefused()
                 return .unauthorized(CoreError.unauthorized(user: account.user, status: status).wireError)

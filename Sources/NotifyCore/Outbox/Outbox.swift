@@ -53,9 +53,15 @@ public actor Outbox {
     /// until they have it, then forgotten, so a burst of sends leaves nothing behind.
     var finishedUnanswered: [String: DeliveryStatus] = [:]
     var waiters = SenderWaiters()
-    private var stopped = false
+    var stopped = false
     var deadlineTimer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
     private var commits = GroupCommit()
+    /// Each key's lane while it has deliveries in flight (Outbox+Lanes.swift).
+    var lanes: [String: Lane] = [:]
+    var nextLane: UInt64 = 0
+    /// Shutdown waiting for the lanes to be empty.
+    var lanesEmptied: [CheckedContinuation<Void, Never>] = []
+    let answers = LaneAnswers()
     private var commitTask: Task<Void, Never>?
 
     public init(settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
@@ -133,13 +139,17 @@ public actor Outbox {
             pump()
         }
         logger.info("outbox: queued a message to \(to) for \(platforms.map(\.rawValue).joined(separator: ","))")
-        startCommit()
         return ids
     }
 
     /// Returns once the deliveries `submit` returned are on disk and queued, or throws
     /// why they could not be written (then they were never accepted).
+    ///
+    /// The first sender to ask starts the write of what has gathered: a caller that hands
+    /// over several sends before it waits for any (the socket's requests of one read) has
+    /// them all in one batch.
     public func committed(_ ids: [String]) async throws(CoreError) {
+        startCommit()
         while let batch = commits.unwrittenBatch(of: ids) {
             await withCheckedContinuation { continuation in commits.waitFor(batch, continuation) }
         }
@@ -198,6 +208,10 @@ public actor Outbox {
             case .accountGone:
                 delivery.state = .failed
                 delivery.lastError = CoreError.accountGone(user: account.user).wireError
+            case .notAttempted:
+                // Only lanes leave a request unsent, and one attempt takes none.
+                delivery.state = .failed
+                delivery.lastError = CoreError.backendUnavailable("not sent").wireError
             }
             onEvent(delivery.status)
             statuses.append(delivery.status)
@@ -288,15 +302,19 @@ public actor Outbox {
     /// stays queued and is sent after the next start).
     public func shutdown() async {
         stopped = true
-        // What was collected is written before the senders hear anything, so finish that.
+        // What was collected is written before the senders hear anything, so finish that,
+        // and start it for sends whose senders have not asked yet.
+        startCommit()
         while let commit = commitTask { await commit.value }
         wake?.task.cancel()
         let running = Array(attempts.values)
         let deadline = Task {
             try? await Task.sleep(for: .seconds(2))
             for attempt in running { attempt.cancel() }
+            self.stopWaitingForLanes()
         }
         for attempt in running { await attempt.value }
+        await waitForLanes()
         deadline.cancel()
         deadlineTimer?.task.cancel()
         release(waiters.all)
@@ -321,7 +339,12 @@ public actor Outbox {
         let now = clock.now()
         let expired = queue.expire(now: now)
         if !expired.isEmpty { recordExpired(expired) }
-        for delivery in queue.takeReady(now: now) {
+        let keepsLanes = backend.keepsLanes
+        for delivery in queue.takeReady(now: now, depth: keepsLanes ? Self.laneDepth : 1, unchained: keepsLanes ? brokenLanes : []) {
+            if keepsLanes {
+                handToLane(delivery)
+                continue
+            }
             attempts[delivery.id] = Task {
                 let result = await self.attempt(delivery)
                 await self.finished(delivery.id, result)
@@ -355,48 +378,74 @@ public actor Outbox {
     }
 
     /// Records an attempt's outcome on disk, then tells the sender and starts what may start.
-    private func finished(_ id: String, _ result: DeliveryResult) async {
-        attempts[id] = nil
-        guard let delivery = queue.finished(id, result, now: clock.now()) else { return }
-        if delivery.state == .delivered, let backend = delivery.account?.backend { recovery?.backendAnswered(backend) }
-        recovery?.setWaiting(.outbox, queue.waitsOnBackend)
-        outcomesBeingWritten.insert(id)
-        // Delivered, or refused at once (the sender has the answer): nothing to keep.
-        let done = delivery.state == .delivered || (delivery.state == .failed && queue.delivery(id) == nil)
-        let (store, logger) = (self.store, self.logger)
-        if done {
-            if delivery.state == .delivered {
-                logger.info("outbox: delivered \(id) to \(delivery.to)")
-            } else {
-                logger.warning("outbox: \(id) to \(delivery.to) refused: \(delivery.lastError?.message ?? "")")
+    /// `lane`: the key whose lane the delivery went in.
+    func finished(_ id: String, _ result: DeliveryResult, lane: String? = nil) async {
+        await finished([(id, result, lane)])
+    }
+
+    /// `finished` for several outcomes that came together (a lane's answers while the
+    /// outbox was busy): one hand-over to the writer for all of them, one pass after.
+    func finished(_ outcomes: [(id: String, result: DeliveryResult, lane: String?)]) async {
+        var settled: [(delivery: Delivery, done: Bool)] = []
+        var unsent = false
+        for (id, result, lane) in outcomes {
+            attempts[id] = nil
+            if let lane { laneReturned(lane, result) }
+            if result == .notAttempted {
+                // Unsent and unchanged: it waits its turn again, behind the one that failed.
+                queue.finished(id, result, now: clock.now())
+                unsent = true
+                continue
             }
-            await writer.value {
-                do throws(CoreError) {
-                    try store.remove(id)
-                } catch {
-                    logger.error("\(error.description); it may be sent again after a restart")
+            guard let delivery = queue.finished(id, result, now: clock.now()) else { continue }
+            if delivery.state == .delivered, let backend = delivery.account?.backend { recovery?.backendAnswered(backend) }
+            recovery?.setWaiting(.outbox, queue.waitsOnBackend)
+            outcomesBeingWritten.insert(id)
+            // Delivered, or refused at once (the sender has the answer): nothing to keep.
+            let done = delivery.state == .delivered || (delivery.state == .failed && queue.delivery(id) == nil)
+            if done {
+                if delivery.state == .delivered {
+                    logger.info("outbox: delivered \(id) to \(delivery.to)")
+                } else {
+                    logger.warning("outbox: \(id) to \(delivery.to) refused: \(delivery.lastError?.message ?? "")")
                 }
-            }
-        } else {
-            if let error = delivery.lastError {
+            } else if let error = delivery.lastError {
                 logger.warning("outbox: \(id) to \(delivery.to): \(error.message)\(delivery.state == .queued ? "; will retry" : "")")
             }
-            await writer.value(persisting(delivery))
+            settled.append((delivery, done))
         }
-        outcomesBeingWritten.remove(id)
-        // A cancel, purge or expiry while it was being written reported the delivery itself.
-        if done || queue.delivery(id)?.status == delivery.status { report(delivery) }
-        // Its sender hears this outcome before a retry that fell due during the write starts.
-        releaseSettledWaiters(among: [id])
-        // Out of the queue (delivered or refused) settles its own waiters only; a retry
-        // or a hold changes what other deliveries wait for.
-        pump(changed: delivery.state == .queued ? nil : [id])
+        if !settled.isEmpty {
+            let (store, logger) = (self.store, self.logger)
+            let writes = settled.map { delivery, done -> @Sendable () -> Void in
+                guard done else { return persisting(delivery) }
+                let id = delivery.id
+                return {
+                    do throws(CoreError) {
+                        try store.remove(id)
+                    } catch {
+                        logger.error("\(error.description); it may be sent again after a restart")
+                    }
+                }
+            }
+            await writer.value { for write in writes { write() } }
+        }
+        for (delivery, done) in settled {
+            outcomesBeingWritten.remove(delivery.id)
+            // A cancel, purge or expiry while it was being written reported the delivery itself.
+            if done || queue.delivery(delivery.id)?.status == delivery.status { report(delivery) }
+        }
+        let ids = outcomes.map(\.id)
+        // Their senders hear these outcomes before a retry that fell due during the write starts.
+        releaseSettledWaiters(among: ids)
+        // Out of the queue (delivered or refused) settles its own waiters only; a retry,
+        // a hold or a message sent back unsent changes what other deliveries wait for.
+        pump(changed: unsent || settled.contains { $0.delivery.state == .queued } ? nil : ids)
         releaseIfEmptied()
     }
 
     /// At the end of a burst: nothing under way, waiting or being written any more.
     private func releaseIfEmptied() {
-        guard attempts.isEmpty && queue.queued.isEmpty && outcomesBeingWritten.isEmpty else { return }
+        guard attempts.isEmpty && lanes.isEmpty && queue.queued.isEmpty && outcomesBeingWritten.isEmpty else { return }
         attempts.releaseStorageIfEmpty()
         queue.releaseStorageIfEmpty()
         outcomesBeingWritten.releaseStorageIfEmpty()

@@ -136,20 +136,58 @@ public struct OutboxQueue: Sendable {
     }
 
     /// The deliveries to start now; they count as in flight until `finished`.
-    public mutating func takeReady(now: Date) -> [Delivery] {
+    ///
+    /// With `depth` 1, one delivery per recipient and platform at a time. With more, those
+    /// behind it follow, up to `depth` in flight per key, for a sender that keeps their
+    /// order (each goes only once the one before it was accepted, and none after one that
+    /// was not; see `BackendAPI.keepsLanes`), except for the keys of `unchained`, whose
+    /// lane broke and which wait until their deliveries in flight are back. Up to
+    /// `concurrency` keys have deliveries in flight at once.
+    public mutating func takeReady(now: Date, depth: Int = 1, unchained: Set<String> = []) -> [Delivery] {
         guard !paused else { return [] }
         var started: [Delivery] = []
         // Found from the few in flight, not by hashing every queued id: this runs after
         // every commit and every attempt, over a queue a burst makes long.
-        var busyKeys = Set(inFlight.compactMap { id in queuedIndex(of: id).map { queued[$0].orderKey } })
-        for delivery in queued {
-            guard inFlight.count < concurrency else { break }
-            guard !isHeld(delivery) else { continue }
-            let key = delivery.orderKey
-            guard !busyKeys.contains(key) else { continue }
+        var running: [String: Int] = [:]
+        for id in inFlight {
+            if let index = queuedIndex(of: id) { running[queued[index].orderKey, default: 0] += 1 }
+        }
+        // Keys whose next delivery may not start now: it waits behind one that is not in
+        // flight, for a retry, or for room in its lane.
+        var closed = Set<String>()
+        // Most of a long queue is messages behind others of their key, often of the same
+        // key one after another: compared with the last key closed before it is hashed.
+        var lastClosed = ""
+        var lanesInUse = running.count
+        var roomy = depth > 1 ? running.filter { $0.value < depth && !unchained.contains($0.key) }.count : 0
+        for index in queued.indices {
+            guard lanesInUse < concurrency || roomy > 0 else { break }
+            let key = queued[index].orderKey
+            if key == lastClosed || closed.contains(key) { continue }
+            guard !isHeld(queued[index]), !inFlight.contains(queued[index].id) else { continue }
+            let delivery = queued[index]
             // Whatever happens, later deliveries with this key wait for this one.
-            busyKeys.insert(key)
-            if let until = retryAt[key]?.until, until > now { continue }
+            closed.insert(key)
+            lastClosed = key
+            if let count = running[key] {
+                // Right behind those in flight: follows them in their lane, or waits.
+                guard count < depth, !unchained.contains(key) else { continue }
+                if let until = retryAt[key]?.until, until > now { continue }
+                closed.remove(key)
+                lastClosed = ""
+                running[key] = count + 1
+                if count + 1 == depth { roomy -= 1 }
+            } else {
+                guard lanesInUse < concurrency else { continue }
+                if let until = retryAt[key]?.until, until > now { continue }
+                lanesInUse += 1
+                running[key] = 1
+                if depth > 1 {
+                    closed.remove(key)
+                    lastClosed = ""
+                    roomy += 1
+                }
+            }
             inFlight.insert(delivery.id)
             started.append(delivery)
         }
@@ -163,10 +201,11 @@ public struct OutboxQueue: Sendable {
         guard let index = queuedIndex(of: id) else { return nil }
         var delivery = queued[index]
         if case .accountGone = result { return delivery }
+        if case .notAttempted = result { return delivery }
         delivery.attempts += 1
         let key = delivery.orderKey
         switch result {
-        case .accountGone:
+        case .accountGone, .notAttempted:
             return delivery
         case .delivered:
             queued.remove(at: index)

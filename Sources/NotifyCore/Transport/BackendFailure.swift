@@ -31,6 +31,9 @@ public enum BackendFailure: Equatable, Sendable {
             return .transient(retryAfter: nil, reason: reason)
         case .invalidResponse(let reason):
             return .transient(retryAfter: nil, reason: reason)
+        case .notAttempted:
+            // The outbox puts these back unsent before asking; nothing else uses lanes.
+            return .transient(retryAfter: nil, reason: "not sent: an earlier message to the same recipient failed")
         case .status(let status, let retryAfter, let body):
             return classify(status: status, retryAfter: retryAfter, body: body, route: route)
         }

@@ -48,10 +48,29 @@ final class CurlTransport: HTTPTransport {
 
     func perform(_ request: HTTPRequest) async -> HTTPOutcome {
         switch loop {
-        case .success(let loop): await loop.perform(request, timeoutMilliseconds: max(1, Int(settings[\.requestTimeout] * 1000)))
+        case .success(let loop): await loop.perform(request, timeoutMilliseconds: timeoutMilliseconds)
         case .failure(let failure): .failed(failure)
         }
     }
+
+    var keepsLanes: Bool { true }
+
+    func perform(_ request: HTTPRequest, lane: UInt64, then: @escaping @Sendable (HTTPOutcome) -> Void) {
+        switch loop {
+        case .success(let loop): loop.hand(request, lane: lane, timeoutMilliseconds: timeoutMilliseconds, then: then)
+        case .failure(let failure): then(.failed(failure))
+        }
+    }
+
+    func breakLane(_ lane: UInt64) {
+        if case .success(let loop) = loop { loop.breakLane(lane) }
+    }
+
+    func endLane(_ lane: UInt64) {
+        if case .success(let loop) = loop { loop.endLane(lane) }
+    }
+
+    private var timeoutMilliseconds: Int { max(1, Int(settings[\.requestTimeout] * 1000)) }
 }
 
 /// The thread that owns libcurl's multi handle. Other threads only hand it requests and
@@ -69,7 +88,17 @@ private final class CurlLoop: @unchecked Sendable {
         var id: UInt64
         var request: HTTPRequest
         var timeoutMilliseconds: Int
-        var continuation: CheckedContinuation<HTTPOutcome, Never>
+        var lane: UInt64?
+        /// Called once, on the loop's thread.
+        var then: @Sendable (HTTPOutcome) -> Void
+    }
+
+    /// The requests of one lane that wait for the one under way; broken once one was not
+    /// answered with a 2xx, after which none of the lane goes out.
+    private struct Lane {
+        var waiting: [Job] = []
+        var busy = false
+        var broken = false
     }
 
     private struct Shared {
@@ -83,10 +112,24 @@ private final class CurlLoop: @unchecked Sendable {
         var networkChanged = false
         /// A new size for the pool, for the loop's thread to set.
         var resize: Int?
+        var endedLanes: [UInt64] = []
+        var brokenLanes: [UInt64] = []
     }
 
     private let shared = Mutex(Shared())
     private var running: [UnsafeMutableRawPointer: Job] = [:]
+    /// Lanes with a request under way, and broken lanes until they are ended.
+    private var lanes: [UInt64: Lane] = [:]
+    /// Outcomes whose callers are told once the pass has put the next requests of their
+    /// lanes on the wire: telling one costs the HTTP thread a task to start.
+    private var outcomes: [(job: Job, outcome: HTTPOutcome)] = []
+    /// Since when the outcomes held back wait (see `tellCallers`).
+    private var holdingSince: ContinuousClock.Instant?
+    /// Accepted requests of lanes that go on are told in groups of this many (or after
+    /// `holdLimit`): the caller then does its part for them together, with one wake-up of
+    /// its threads and one write to disk, while the lane runs ahead of it.
+    static let laneGroup = 8
+    static let holdLimit: Duration = .milliseconds(2)
     /// The pool may hold connections from before the network changed: closed with the pool
     /// once no request runs; until then, requests open new ones.
     private var staleConnections = false
@@ -109,21 +152,51 @@ private final class CurlLoop: @unchecked Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let accepted = shared.withLock { shared -> Bool in
-                    guard !shared.stopping, !Task.isCancelled else { return false }
-                    shared.starting.append(Job(id: id, request: request, timeoutMilliseconds: timeoutMilliseconds, continuation: continuation))
-                    return true
-                }
-                if accepted {
-                    wake()
+                let job = Job(id: id, request: request, timeoutMilliseconds: timeoutMilliseconds, lane: nil) { continuation.resume(returning: $0) }
+                if !Task.isCancelled {
+                    hand(job)
                 } else {
-                    continuation.resume(returning: .failed(HTTPFailure(kind: .cancelled, detail: "the request was cancelled")))
+                    job.then(.failed(HTTPFailure(kind: .cancelled, detail: "the request was cancelled")))
                 }
             }
         } onCancel: {
             shared.withLock { $0.cancelled.append(id) }
             wake()
         }
+    }
+
+    func hand(_ request: HTTPRequest, lane: UInt64, timeoutMilliseconds: Int, then: @escaping @Sendable (HTTPOutcome) -> Void) {
+        let id = shared.withLock { shared in
+            shared.nextID += 1
+            return shared.nextID
+        }
+        hand(Job(id: id, request: request, timeoutMilliseconds: timeoutMilliseconds, lane: lane, then: then))
+    }
+
+    /// Wakes the loop only when its list of new requests was empty: a burst handed over
+    /// while the loop is busy costs it no extra wake-up.
+    private func hand(_ job: Job) {
+        let accepted = shared.withLock { shared -> Bool? in
+            guard !shared.stopping else { return nil }
+            shared.starting.append(job)
+            return shared.starting.count == 1
+        }
+        switch accepted {
+        case nil: job.then(.failed(HTTPFailure(kind: .cancelled, detail: "notifyd is stopping")))
+        case true?: wake()
+        case false?: break
+        }
+    }
+
+    func endLane(_ lane: UInt64) {
+        shared.withLock { $0.endedLanes.append(lane) }
+    }
+
+    /// Taken before the requests handed over in the same pass: whatever comes after the
+    /// break in the lane is not sent.
+    func breakLane(_ lane: UInt64) {
+        shared.withLock { $0.brokenLanes.append(lane) }
+        wake()
     }
 
     func stop() {
@@ -150,14 +223,25 @@ private final class CurlLoop: @unchecked Sendable {
 
     private func run() {
         while true {
-            let (starting, cancelled, stopping, networkChanged, resize) = shared.withLock { shared in
+            let (starting, cancelled, stopping, networkChanged, resize, (endedLanes, brokenLanes)) = shared.withLock { shared in
                 defer {
                     shared.starting = []
                     shared.cancelled = []
                     shared.networkChanged = false
                     shared.resize = nil
+                    shared.endedLanes = []
+                    shared.brokenLanes = []
                 }
-                return (shared.starting, shared.cancelled, shared.stopping, shared.networkChanged, shared.resize)
+                return (shared.starting, shared.cancelled, shared.stopping, shared.networkChanged, shared.resize, (shared.endedLanes, shared.brokenLanes))
+            }
+            for lane in endedLanes where !(lanes[lane]?.busy ?? false) { lanes[lane] = nil }
+            for id in brokenLanes {
+                var lane = lanes[id] ?? Lane()
+                lane.broken = true
+                let skipped = lane.waiting
+                lane.waiting = []
+                lanes[id] = lane
+                for job in skipped { job.then(.notAttempted) }
             }
             if networkChanged { staleConnections = true }
             if let resize {
@@ -170,23 +254,46 @@ private final class CurlLoop: @unchecked Sendable {
                 finish(transfer, job, .failed(HTTPFailure(kind: .cancelled, detail: "the request was cancelled")))
             }
             closeStaleConnectionsIfIdle()
-            for job in starting { start(job) }
+            for job in starting { admit(job) }
             if stopping {
                 for (transfer, job) in running { finish(transfer, job, .failed(HTTPFailure(kind: .cancelled, detail: "notifyd is stopping"))) }
+                tellCallers(force: true)
                 shared.withLock { $0.stopped = true }
                 ncurl_multi_free(multi)
                 return
             }
-            _ = ncurl_multi_perform(multi)
-            while let transfer = ncurl_next_finished(multi) {
-                guard let job = running[transfer] else { continue }
-                finish(transfer, job, outcome(of: transfer))
+            // Again at once when a finished request started the next of its lane, so that
+            // it is on the wire before the loop waits.
+            var startedNext = true
+            while startedNext {
+                startedNext = false
+                _ = ncurl_multi_perform(multi)
+                while let transfer = ncurl_next_finished(multi) {
+                    guard let job = running[transfer] else { continue }
+                    if finish(transfer, job, outcome(of: transfer)) { startedNext = true }
+                }
             }
             closeStaleConnectionsIfIdle()
+            tellCallers()
             // An hour at most: libcurl wakes sooner for its own timers, and a new request
-            // or a cancellation wakes it at once.
-            ncurl_multi_wait(multi, 3_600_000)
+            // or a cancellation wakes it at once; outcomes held back are told in time.
+            ncurl_multi_wait(multi, holdingSince.map { Self.millisecondsLeft(of: Self.holdLimit, since: $0) } ?? 3_600_000)
         }
+    }
+
+    /// Starts `job` now, or after the request of its lane under way.
+    private func admit(_ job: Job) {
+        guard let id = job.lane else { return start(job) }
+        var lane = lanes[id] ?? Lane()
+        if lane.broken {
+            job.then(.notAttempted)
+        } else if lane.busy {
+            lane.waiting.append(job)
+        } else {
+            lane.busy = true
+            start(job)
+        }
+        lanes[id] = lane
     }
 
     private func start(_ job: Job) {
@@ -199,7 +306,7 @@ private final class CurlLoop: @unchecked Sendable {
             }
         }
         guard let transfer else {
-            job.continuation.resume(returning: .failed(HTTPFailure(kind: .other, detail: "libcurl could not start the request")))
+            settle(job, .failed(HTTPFailure(kind: .other, detail: "libcurl could not start the request")))
             return
         }
         running[transfer] = job
@@ -218,11 +325,62 @@ private final class CurlLoop: @unchecked Sendable {
         poolTooLarge = false
     }
 
-    private func finish(_ transfer: UnsafeMutableRawPointer, _ job: Job, _ outcome: HTTPOutcome) {
+    /// Returns whether the next request of the job's lane started.
+    @discardableResult
+    private func finish(_ transfer: UnsafeMutableRawPointer, _ job: Job, _ outcome: HTTPOutcome) -> Bool {
         running[transfer] = nil
         running.releaseStorageIfEmpty()
         ncurl_transfer_free(multi, transfer)
-        job.continuation.resume(returning: outcome)
+        return settle(job, outcome)
+    }
+
+    /// Keeps the outcome for its caller (`tellCallers`); in a lane, starts the next request
+    /// after a 2xx, or breaks the lane. Returns whether a next request started.
+    @discardableResult
+    private func settle(_ job: Job, _ outcome: HTTPOutcome) -> Bool {
+        var next: Job?
+        if let id = job.lane, var lane = lanes[id] {
+            if outcome.isSuccess, !lane.waiting.isEmpty {
+                next = lane.waiting.removeFirst()
+            } else if !outcome.isSuccess {
+                lane.broken = true
+            }
+            let skipped = lane.broken ? lane.waiting : []
+            if lane.broken { lane.waiting = [] }
+            lane.busy = next != nil
+            lanes[id] = lane.busy || lane.broken ? lane : nil
+            if let next { start(next) }
+            outcomes.append((job, outcome))
+            for job in skipped { outcomes.append((job, .notAttempted)) }
+            lanes.releaseStorageIfEmpty()
+            return next != nil
+        }
+        outcomes.append((job, outcome))
+        return false
+    }
+
+    /// Tells the callers their outcomes, except while each is a 2xx of a lane whose next
+    /// request is under way, fewer than `laneGroup` wait, and none has waited `holdLimit`.
+    /// `force`: all now.
+    private func tellCallers(force: Bool = false) {
+        guard !outcomes.isEmpty else { return }
+        let now = ContinuousClock.now
+        let goingOn = outcomes.allSatisfy { job, outcome in
+            outcome.isSuccess && job.lane.map { lanes[$0]?.busy ?? false } ?? false
+        }
+        if !force && goingOn && outcomes.count < Self.laneGroup && holdingSince.map({ now - $0 < Self.holdLimit }) ?? true {
+            if holdingSince == nil { holdingSince = now }
+            return
+        }
+        holdingSince = nil
+        let told = outcomes
+        outcomes = []
+        for (job, outcome) in told { job.then(outcome) }
+    }
+
+    private static func millisecondsLeft(of limit: Duration, since start: ContinuousClock.Instant) -> Int32 {
+        let left = (start + limit) - ContinuousClock.now
+        return Int32(max(0, min(limit, left) / .milliseconds(1)).rounded(.up))
     }
 
     private func outcome(of transfer: UnsafeMutableRawPointer) -> HTTPOutcome {

@@ -69,6 +69,28 @@ public final class HTTPBackend: BackendAPI {
         return await call("POST", "api/notifications", query: [("pns", pns), ("to_tag", toTag)], body: encoded, account: account).map { _ in () }
     }
 
+    public var keepsLanes: Bool { transport.keepsLanes }
+
+    public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, lane: UInt64,
+                                 then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void) {
+        let encoded = (try? JSONEncoder().encode(body)) ?? Data()
+        switch request("POST", "api/notifications", query: [("pns", pns), ("to_tag", toTag)], body: encoded, account: account) {
+        case .failure(let error):
+            // Not handed over: the requests after it in the lane must not go either.
+            transport.breakLane(lane)
+            then(.failure(error))
+        case .success(let request):
+            let replyLimit = self.replyLimit
+            transport.perform(request, lane: lane) { outcome in
+                then(Self.interpret(outcome, account: account, replyLimit: replyLimit).map { _ in () })
+            }
+        }
+    }
+
+    public func endLane(_ lane: UInt64) {
+        transport.endLane(lane)
+    }
+
     /// `POST /api/register` without a handle: the tutorial's controller then only reserves a
     /// registration id (no registration is looked up, made or deleted), and every AppBackend
     /// authenticates it. Any 2xx is an acceptance; the id is not needed.
@@ -77,6 +99,13 @@ public final class HTTPBackend: BackendAPI {
     }
 
     private func call(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount) async -> Result<Data, BackendCallError> {
+        switch request(method, path, query: query, body: body, account: account) {
+        case .failure(let error): .failure(error)
+        case .success(let request): Self.interpret(await transport.perform(request), account: account, replyLimit: replyLimit)
+        }
+    }
+
+    private func request(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount) -> Result<HTTPRequest, BackendCallError> {
         // Checked here as well as where the URL is configured: a credentials file written
         // by an older version may still name a plain-http backend.
         if let refusal = BackendURL.insecureRefusal(account.baseURL, allowInsecureHTTP: settings[\.allowInsecureHTTP]) {
@@ -89,8 +118,14 @@ public final class HTTPBackend: BackendAPI {
         if body != nil { headers.append("Content-Type: application/json") }
         // ASP.NET and some proxies answer 411 to a body-less POST without a length.
         let sent = body ?? (method == "GET" || method == "DELETE" ? nil : Data())
+        return .success(HTTPRequest(method: method, url: url, headers: headers, body: sent))
+    }
+
+    private static func interpret(_ outcome: HTTPOutcome, account: BackendAccount, replyLimit: Int) -> Result<Data, BackendCallError> {
         let status: Int, location: String?, retryAfterText: String?, data: Data
-        switch await transport.perform(HTTPRequest(method: method, url: url, headers: headers, body: sent)) {
+        switch outcome {
+        case .notAttempted:
+            return .failure(.notAttempted)
         case .response(let code, let locationHeader, let retryAfterHeader, let reply):
             (status, location, retryAfterText, data) = (code, locationHeader, retryAfterHeader, reply)
         case .tooLarge:

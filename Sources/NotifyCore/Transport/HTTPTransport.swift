@@ -9,6 +9,19 @@ import Foundation
 /// password) and a reply body is read up to a bound, never further.
 protocol HTTPTransport: Sendable {
     func perform(_ request: HTTPRequest) async -> HTTPOutcome
+    /// True when `perform(_:lane:then:)` keeps its lanes' order on the transport's own
+    /// thread (libcurl); false where requests of a lane would go side by side (URLSession).
+    var keepsLanes: Bool { get }
+    /// Hands `request` over now, after those of `lane` handed over before it: it starts
+    /// only once the one before it in the lane was answered with a 2xx, straight from the
+    /// transport's thread, with no hop to the caller in between. After any other outcome
+    /// the lane is broken: its later requests are not sent (`notAttempted`), however late
+    /// they come, until `endLane`. `then` is called on the transport's thread.
+    func perform(_ request: HTTPRequest, lane: UInt64, then: @escaping @Sendable (HTTPOutcome) -> Void)
+    /// Breaks `lane` as a failed request would: for a request the caller could not hand over.
+    func breakLane(_ lane: UInt64)
+    /// Forgets `lane`, once none of its requests is under way or will be handed over.
+    func endLane(_ lane: UInt64)
     /// Ends the transport: requests in flight fail, its thread or session goes.
     func invalidate()
     /// A reload replaced the settings: the pool takes the new `max_connections`.
@@ -34,6 +47,29 @@ enum HTTPOutcome: Sendable {
     /// The body went past the bound; what came was dropped.
     case tooLarge
     case failed(HTTPFailure)
+    /// Not sent: an earlier request of its lane was not answered with a 2xx.
+    case notAttempted
+}
+
+extension HTTPTransport {
+    var keepsLanes: Bool { false }
+
+    /// Where lanes are not kept: one request after the other only if the caller waits.
+    func perform(_ request: HTTPRequest, lane: UInt64, then: @escaping @Sendable (HTTPOutcome) -> Void) {
+        Task { then(await perform(request)) }
+    }
+
+    func breakLane(_ lane: UInt64) {}
+
+    func endLane(_ lane: UInt64) {}
+}
+
+extension HTTPOutcome {
+    /// What lets the next request of a lane go.
+    var isSuccess: Bool {
+        if case .response(let status, _, _, _) = self { return (200...299).contains(status) }
+        return false
+    }
 }
 
 /// Why no response came, in the kinds notifyd explains differently.

@@ -44,6 +44,8 @@ final class ClientConnection {
     private var droppedEvents = 0
     /// When the output went over the high-water mark without being drained since.
     private(set) var stalledSince: Double?
+    /// The requests in flight reached their bound and have not fallen to half of it yet.
+    private var refilling = false
 
     init(fd: Int32, number: Int, runner: RequestRunner) {
         self.fd = fd
@@ -55,9 +57,19 @@ final class ClientConnection {
     var requestsInFlight: Int { Int(nextSequence - nextToWrite) }
     var isDone: Bool { readClosed && consumed >= input.count && requestsInFlight == 0 && unsentBytes == 0 }
 
-    /// Whether another request may start: the backpressure rule.
+    /// Whether another request may start: the backpressure rule. Once the requests in
+    /// flight reach their bound, none is taken until half of them are answered: a client
+    /// pipelining more than the bound then has its next requests read and started
+    /// together (one group commit for a burst of sends), not one at a time as each reply
+    /// goes out.
     func canTakeRequest(_ limits: ServerLimits) -> Bool {
-        !closeWhenDrained && requestsInFlight < limits.maximumRequestsInFlight && unsentBytes < limits.outputHighWater
+        guard !closeWhenDrained && unsentBytes < limits.outputHighWater else { return false }
+        if requestsInFlight >= limits.maximumRequestsInFlight {
+            refilling = true
+        } else if refilling && requestsInFlight <= limits.maximumRequestsInFlight / 2 {
+            refilling = false
+        }
+        return !refilling
     }
 
     func wantsToRead(_ limits: ServerLimits) -> Bool {

@@ -40,6 +40,14 @@ final class RequestRunner: Sendable {
         if start { Task { await run() } }
     }
 
+    private func startWaiting(_ waiting: inout [(UInt64, @Sendable () async -> [UInt8])]) {
+        let (inbox, number) = (inbox, connection.number)
+        for (sequence, produce) in waiting {
+            Task { inbox.post(.replies(connection: number, [(sequence, await produce())])) }
+        }
+        waiting = []
+    }
+
     private func run() async {
         while true {
             let batch = queue.withLock { queue in
@@ -49,16 +57,19 @@ final class RequestRunner: Sendable {
             }
             guard !batch.isEmpty else { return }
             var ready: [(UInt64, [UInt8])] = []
+            var waiting: [(UInt64, @Sendable () async -> [UInt8])] = []
             for request in batch {
+                // The waits overlap one another and the requests after them; those of a
+                // run of sends start once the run is handled, so that they share one write.
+                if !waiting.isEmpty && !handler.joinsBatch(request.line) { startWaiting(&waiting) }
                 switch await handler.handle(request.line, from: connection) {
                 case .now(let bytes):
                     ready.append((request.sequence, bytes))
                 case .later(let produce):
-                    // The next request starts now; only the waiting overlaps.
-                    let (inbox, number, sequence) = (inbox, connection.number, request.sequence)
-                    Task { inbox.post(.replies(connection: number, [(sequence, await produce())])) }
+                    waiting.append((request.sequence, produce))
                 }
             }
+            startWaiting(&waiting)
             inbox.post(.replies(connection: connection.number, ready))
         }
     }

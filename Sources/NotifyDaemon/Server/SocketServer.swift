@@ -399,10 +399,16 @@ protocol RequestHandler: Sendable {
     /// waits while it runs. `afterRunningCommands`: earlier requests on the connection
     /// are still running, so a reply about the daemon's state must wait for them.
     func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]?
+    /// True when handling `line` only hands work over, at once (a send, to the outbox):
+    /// the waits of the requests read before it may then start after it, so that the
+    /// sends of one read share one write to disk. Before any other line they start first,
+    /// whatever it waits for in its handling.
+    func joinsBatch(_ line: [UInt8]) -> Bool
 }
 
 extension RequestHandler {
     func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]? { nil }
+    func joinsBatch(_ line: [UInt8]) -> Bool { false }
 }
 
 /// What a command may know of the connection it came on.

@@ -1,0 +1,138 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import NotifyProtocol
+
+/// Messages to one recipient and platform keep their order, so they go one request at a
+/// time. Where the backend keeps lanes (libcurl's thread, `BackendAPI.keepsLanes`), the
+/// next ones are handed over before the one under way is answered, and the HTTP thread
+/// starts each as soon as the one before it was accepted: no hop through the outbox
+/// between two messages. A lane breaks at the first message not accepted, and what was
+/// handed over after it comes back unsent, to go again in order.
+extension Outbox {
+    /// One key's lane: what waits to be handed over, and what is in flight in it.
+    struct Lane {
+        var id: UInt64
+        var toHand: [Delivery] = []
+        var feeding = false
+        var inFlight = 0
+        /// A message of the lane was not accepted, or could not be handed over: nothing
+        /// more goes into it, and the key waits until its messages in flight are back.
+        var broken = false
+    }
+
+    /// Deliveries in flight per key at most, when lanes are kept.
+    static let laneDepth = 16
+
+    /// The keys whose lane broke: no more follow in them.
+    var brokenLanes: Set<String> {
+        Set(lanes.lazy.filter(\.value.broken).map(\.key))
+    }
+
+    /// Puts a delivery `takeReady` started into its key's lane, behind those before it.
+    func handToLane(_ delivery: Delivery) {
+        let key = delivery.orderKey
+        var lane = lanes[key] ?? newLane()
+        lane.toHand.append(delivery)
+        lane.inFlight += 1
+        let start = !lane.feeding
+        lane.feeding = true
+        lanes[key] = lane
+        if start { Task { await self.feed(key) } }
+    }
+
+    private func newLane() -> Lane {
+        nextLane += 1
+        return Lane(id: nextLane)
+    }
+
+    /// Hands the lane's deliveries to the backend in order. One feeder per lane at a time:
+    /// the one await (for credentials) cannot let a later delivery overtake.
+    private func feed(_ key: String) async {
+        // The credentials asked for last, and the login they came from.
+        var known: (key: AccountKey, account: BackendAccount, login: String)?
+        while let lane = lanes[key], !lane.toHand.isEmpty {
+            lanes[key]?.toHand = []
+            for delivery in lane.toHand {
+                if lanes[key]?.broken ?? true || stopped {
+                    await finished(delivery.id, .notAttempted, lane: key)
+                    continue
+                }
+                // Asked again after any login since (a new password, another account).
+                let login = accounts.loggedIn?.revision
+                let cached = known.flatMap { $0.key == delivery.account && $0.login == login ? $0.account : nil }
+                switch await prepare(delivery, known: cached) {
+                case .failure(let notSent):
+                    // What follows would overtake it, unless it failed for good.
+                    if !notSent.result.isRefusal { lanes[key]?.broken = true }
+                    await finished(delivery.id, notSent.result, lane: key)
+                case .success(let send):
+                    if let account = delivery.account, let login { known = (account, send.account, login) }
+                    let id = delivery.id
+                    let answers = self.answers
+                    backend.sendNotification(pns: send.pns, toTag: delivery.to, body: send.body, account: send.account, lane: lane.id) { result in
+                        // One task for the answers that come while the outbox is busy.
+                        if answers.post(.init(id: id, key: key, result: result, account: send.account)) {
+                            Task { await self.takeAnswers() }
+                        }
+                    }
+                }
+            }
+        }
+        lanes[key]?.feeding = false
+        removeLaneIfIdle(key)
+    }
+
+    private func takeAnswers() async {
+        var outcomes: [(id: String, result: DeliveryResult, lane: String?)] = []
+        for answer in answers.take() {
+            let result: DeliveryResult
+            if let delivery = queue.delivery(answer.id) {
+                result = await interpret(answer.result, of: delivery, as: answer.account)
+            } else {
+                result = .notAttempted
+            }
+            outcomes.append((answer.id, result, answer.key))
+        }
+        await finished(outcomes)
+    }
+
+    /// A delivery of the lane is back: anything but a delivery breaks it, and once none is
+    /// in flight or waiting to be handed over it is gone.
+    func laneReturned(_ key: String, _ result: DeliveryResult) {
+        guard lanes[key] != nil else { return }
+        lanes[key]?.inFlight -= 1
+        if result != .delivered { lanes[key]?.broken = true }
+        removeLaneIfIdle(key)
+    }
+
+    private func removeLaneIfIdle(_ key: String) {
+        guard let lane = lanes[key], lane.inFlight <= 0, lane.toHand.isEmpty, !lane.feeding else { return }
+        lanes[key] = nil
+        backend.endLane(lane.id)
+        guard lanes.isEmpty else { return }
+        lanes.releaseStorageIfEmpty()
+        stopWaitingForLanes()
+    }
+
+    /// Returns once no lane has a delivery in flight, or `stopWaitingForLanes` was called.
+    func waitForLanes() async {
+        guard !lanes.isEmpty else { return }
+        await withCheckedContinuation { lanesEmptied.append($0) }
+    }
+
+    func stopWaitingForLanes() {
+        for waiter in lanesEmptied { waiter.resume() }
+        lanesEmptied = []
+    }
+}
+
+private extension DeliveryResult {
+    /// Refused for good: the next message to the recipient need not wait for it.
+    var isRefusal: Bool {
+        if case .failed = self { return true }
+        return false
+    }
+}
