@@ -14,22 +14,24 @@ import NotifyProtocol
 /// Each message is sent as the account that queued it, or held until that account logs in
 /// again: never in another account's name.
 public actor Outbox {
-    // What is not private here is shared with Outbox+Senders.swift (the senders waiting
-    // for their answer) and Outbox+Attempt.swift (one request to the backend).
+    // What is not private here is shared with the extensions: Outbox+Commit.swift (a send
+    // written and queued), Outbox+Commands.swift (`outbox` and `send --no-queue`),
+    // Outbox+Senders.swift (the senders waiting for their answer), Outbox+Attempt.swift (one
+    // request to the backend) and Outbox+Lanes.swift (a recipient's requests in a row).
     /// Read where each setting is used; `settingsChanged` takes up a reload.
     let settings: SettingsStore
-    private let store: OutboxStore
+    let store: OutboxStore
     /// The group commit's batches, one after another.
-    private let commitWriter = FileWriter(name: "notifyd-commit")
+    let commitWriter = FileWriter(name: "notifyd-commit")
     /// Every other change to the outbox's files, in the order the actor makes them. Apart
     /// from the batches: a message sent is removed at once, not after a batch of later
     /// sends is written (a delivery's own changes all come after its batch is on disk).
-    private let writer = FileWriter(name: "notifyd-outbox")
+    let writer = FileWriter(name: "notifyd-outbox")
     let backend: any BackendAPI
     let clock: any WakeClock
-    private let logger: Logger
+    let logger: Logger
     let accounts: AccountKeeper
-    private let onEvent: @Sendable (DeliveryStatus) -> Void
+    let onEvent: @Sendable (DeliveryStatus) -> Void
     /// Called when an attempt (or an expiry) ends and nothing is under way, waiting or being
     /// written any more: the end of a burst, which the socket may not have seen (its
     /// senders had their answer).
@@ -42,7 +44,7 @@ public actor Outbox {
     var queue: OutboxQueue {
         didSet { accounts.statusChanges.bump() }
     }
-    private var nextSequence = 1
+    var nextSequence = 1
     private var attempts: [String: Task<Void, Never>] = [:]
     /// Deliveries whose attempt ended and whose outcome is being written: their senders
     /// hear it once it is on disk.
@@ -55,14 +57,14 @@ public actor Outbox {
     var waiters = SenderWaiters()
     var stopped = false
     var deadlineTimer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
-    private var commits = GroupCommit()
+    var commits = GroupCommit()
     /// Each key's lane while it has deliveries in flight (Outbox+Lanes.swift).
     var lanes: [String: Lane] = [:]
     var nextLane: UInt64 = 0
     /// Shutdown waiting for the lanes to be empty.
     var lanesEmptied: [CheckedContinuation<Void, Never>] = []
     let answers = LaneAnswers()
-    private var commitTask: Task<Void, Never>?
+    var commitTask: Task<Void, Never>?
 
     public init(settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
                 logger: Logger, accounts: AccountKeeper, recovery: BackendRecovery? = nil,
@@ -99,175 +101,6 @@ public actor Outbox {
         nextSequence = max(deliveries.map(\.sequence).max() ?? 0, highestSequence) + 1
         if !queue.queued.isEmpty { logger.notice("outbox: \(queue.queued.count == 1 ? "1 message" : "\(queue.queued.count) messages") waiting from an earlier run") }
         pump()
-    }
-
-    /// Validates, persists and queues a message for each platform, as the account logged in
-    /// now; returns the delivery ids. Every copy is on disk before any is queued: when one
-    /// cannot be saved, none is kept and none is sent.
-    public func submit(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [String] {
-        let ids = try await enqueue(to: to, message: message, platforms: platforms)
-        try await committed(ids)
-        return ids
-    }
-
-    /// `submit` in two steps, for a caller that reads the next request meanwhile: hands a
-    /// delivery for each platform to the next group commit and returns the ids at once.
-    /// Not accepted yet: `committed(_:)` says when they are on disk and queued, and only
-    /// then may the sender hear so. All copies of one message go in the same batch.
-    public func enqueue(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [String] {
-        guard let account = accounts.currentKey else { throw accounts.loggedIn == nil ? .notLoggedIn : .noBackend }
-        guard !stopped else { throw .shuttingDown }
-        let platforms = distinctAtTheBackend(platforms)
-        for platform in platforms { try NotificationText.checkSize(message, sender: account.user, for: platform) }
-        let now = clock.now()
-        // `outbox_expiry` as it is now: a reload changes it for the messages accepted after it.
-        let expiry = settings[\.outboxExpiry]
-        var copies: [Delivery] = []
-        for platform in platforms {
-            var delivery = Delivery(sequence: nextSequence, to: to, platform: platform, message: message,
-                                    createdAt: now, expiresAt: now.addingTimeInterval(expiry), account: account)
-            delivery.senderWaiting = true
-            copies.append(delivery)
-            nextSequence += 1
-        }
-        commits.collect(copies)
-        let ids = copies.map(\.id)
-        // The account that just sent is the one logged in, whether or not its login was announced yet.
-        if queue.account != account {
-            queue.setAccount(account)
-            // What is held changed: the waiters of the other account's messages have their answer.
-            pump()
-        }
-        logger.info("outbox: queued a message to \(to) for \(platforms.map(\.rawValue).joined(separator: ","))")
-        return ids
-    }
-
-    /// Returns once the deliveries `submit` returned are on disk and queued, or throws
-    /// why they could not be written (then they were never accepted).
-    ///
-    /// The first sender to ask starts the write of what has gathered: a caller that hands
-    /// over several sends before it waits for any (the socket's requests of one read) has
-    /// them all in one batch.
-    public func committed(_ ids: [String]) async throws(CoreError) {
-        startCommit()
-        while let batch = commits.unwrittenBatch(of: ids) {
-            await withCheckedContinuation { continuation in commits.waitFor(batch, continuation) }
-        }
-        if let error = commits.takeFailure(ids) { throw error }
-    }
-
-    /// Writes everything collected since the last commit with one batch write, on the
-    /// commit writer's thread, so that sends arriving meanwhile gather for the next one.
-    private func startCommit() {
-        guard commitTask == nil, let (number, batch) = commits.takeBatch() else { return }
-        let (store, writer) = (self.store, self.commitWriter)
-        commitTask = Task {
-            let failure: CoreError?
-            do throws(CoreError) {
-                try await writer.run { () throws(CoreError) in try store.save(batch: batch) }
-                failure = nil
-            } catch {
-                failure = error
-            }
-            self.finishCommit(number, batch, failure)
-        }
-    }
-
-    private func finishCommit(_ number: Int, _ batch: [Delivery], _ failure: CoreError?) {
-        commitTask = nil
-        if let failure {
-            logger.error("outbox: \(failure.description); \(batch.count == 1 ? "1 message" : "\(batch.count) messages") not accepted")
-        } else {
-            for delivery in batch {
-                queue.add(delivery)
-                onEvent(delivery.status)
-            }
-        }
-        commits.written(number, batch, failure: failure)
-        startCommit()
-        pump(changed: batch.map(\.id))
-    }
-
-    /// One attempt per platform, nothing kept: for `send --no-queue`.
-    public func sendOnce(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [DeliveryStatus] {
-        guard let account = accounts.currentKey else { throw accounts.loggedIn == nil ? .notLoggedIn : .noBackend }
-        let platforms = distinctAtTheBackend(platforms)
-        for platform in platforms { try NotificationText.checkSize(message, sender: account.user, for: platform) }
-        var statuses: [DeliveryStatus] = []
-        for platform in platforms {
-            let now = clock.now()
-            var delivery = Delivery(sequence: 0, to: to, platform: platform, message: message, createdAt: now, expiresAt: now, account: account)
-            delivery.id = "direct-" + platform.rawValue
-            let result = await attempt(delivery)
-            delivery.attempts = 1
-            switch result {
-            case .delivered: delivery.state = .delivered
-            case .transient(_, let error), .offline(let error), .unauthorized(let error), .failed(let error):
-                delivery.state = .failed
-                delivery.lastError = error
-            case .accountGone:
-                delivery.state = .failed
-                delivery.lastError = CoreError.accountGone(user: account.user).wireError
-            case .notAttempted:
-                // Only lanes leave a request unsent, and one attempt takes none.
-                delivery.state = .failed
-                delivery.lastError = CoreError.backendUnavailable("not sent").wireError
-            }
-            onEvent(delivery.status)
-            statuses.append(delivery.status)
-        }
-        return statuses
-    }
-
-    public func list() -> [DeliveryStatus] {
-        (queue.queued + queue.dead).map(status)
-    }
-
-    /// Forgets failed and expired entries, and those held for an account that is gone.
-    public func purge() async -> Int {
-        let purged = queue.purgeDead()
-        let store = self.store
-        await writer.value {
-            for delivery in purged { try? store.remove(delivery.id) }
-        }
-        return purged.count
-    }
-
-    /// Counts for `status`: waiting, held (for refused credentials, or for an account not
-    /// logged in now), failed or expired; the next attempt.
-    public func summary() -> OutboxSummary {
-        let held = queue.queued.filter { queue.paused || queue.isHeld($0) }
-        let waiting = queue.queued.filter { !queue.paused && !queue.isHeld($0) }
-        return OutboxSummary(waiting: waiting.count, held: held.count, failed: queue.dead.count,
-                             nextAttemptAt: waiting.compactMap(\.nextAttemptAt).min())
-    }
-
-    /// `outbox retry [ID]`: tries now instead of at the next scheduled attempt.
-    public func retry(_ id: String?) throws(CoreError) -> Int {
-        if let id, queue.delivery(id) == nil { throw .invalidArgument("no message '\(id)' in the outbox; `notifyctl outbox` lists them") }
-        if let id, queue.delivery(id)?.state != .queued {
-            throw .invalidArgument("message '\(id)' is not waiting (it \(queue.delivery(id)?.state == .expired ? "expired" : "failed")); send it again")
-        }
-        let count = queue.retryNow(id)
-        logger.notice("outbox: retrying \(count) waiting message\(count == 1 ? "" : "s") now, on request")
-        pump()
-        return count
-    }
-
-    /// `outbox cancel ID`: forgets one message, waiting or failed.
-    public func cancel(_ id: String) async throws(CoreError) -> DeliveryStatus {
-        guard queue.delivery(id) != nil else { throw .invalidArgument("no message '\(id)' in the outbox; `notifyctl outbox` lists them") }
-        guard var delivery = queue.cancel(id) else {
-            throw .invalidArgument("message '\(id)' is being sent right now; look again with `notifyctl outbox`")
-        }
-        let store = self.store
-        await writer.value { try? store.remove(id) }
-        delivery.state = .cancelled
-        delivery.nextAttemptAt = nil
-        logger.notice("outbox: cancelled \(id) to \(delivery.to) on request")
-        report(delivery)
-        pump()
-        return delivery.status
     }
 
     /// After a login or logout: the new account's deliveries go out (also those held for
@@ -325,7 +158,7 @@ public actor Outbox {
     // MARK: Sending
 
     /// `fcm` and `gcm` are one platform at the backend: one send, not two.
-    private func distinctAtTheBackend(_ platforms: [Platform]) -> [Platform] {
+    func distinctAtTheBackend(_ platforms: [Platform]) -> [Platform] {
         var names = Set<String>()
         let androidName = settings[\.androidName]
         return platforms.filter { names.insert($0.backendName(android: androidName)).inserted }
@@ -334,7 +167,7 @@ public actor Outbox {
     /// Starts what may start, arms the timer and answers the waiters that have their
     /// answer: only those of `changed` (and of what expired) when the caller knows that
     /// nothing else changed, or all of them (the default, always right).
-    private func pump(changed: [String]? = nil) {
+    func pump(changed: [String]? = nil) {
         guard !stopped else { return }
         let now = clock.now()
         let expired = queue.expire(now: now)
@@ -474,7 +307,7 @@ public actor Outbox {
         pump()
     }
 
-    private func report(_ delivery: Delivery) {
+    func report(_ delivery: Delivery) {
         let status = delivery.status
         if delivery.state != .queued && delivery.senderWaiting {
             finishedUnanswered[delivery.id] = status

@@ -1,0 +1,97 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import NotifyProtocol
+
+/// A send's way onto the disk: its copies gathered with the sends around it and written in
+/// one batch (the group commit), and only then queued, and its sender told.
+extension Outbox {
+    /// Validates, persists and queues a message for each platform, as the account logged in
+    /// now; returns the delivery ids. Every copy is on disk before any is queued: when one
+    /// cannot be saved, none is kept and none is sent.
+    public func submit(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [String] {
+        let ids = try await enqueue(to: to, message: message, platforms: platforms)
+        try await committed(ids)
+        return ids
+    }
+
+    /// `submit` in two steps, for a caller that reads the next request meanwhile: hands a
+    /// delivery for each platform to the next group commit and returns the ids at once.
+    /// Not accepted yet: `committed(_:)` says when they are on disk and queued, and only
+    /// then may the sender hear so. All copies of one message go in the same batch.
+    public func enqueue(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [String] {
+        guard let account = accounts.currentKey else { throw accounts.loggedIn == nil ? .notLoggedIn : .noBackend }
+        guard !stopped else { throw .shuttingDown }
+        let platforms = distinctAtTheBackend(platforms)
+        for platform in platforms { try NotificationText.checkSize(message, sender: account.user, for: platform) }
+        let now = clock.now()
+        // `outbox_expiry` as it is now: a reload changes it for the messages accepted after it.
+        let expiry = settings[\.outboxExpiry]
+        var copies: [Delivery] = []
+        for platform in platforms {
+            var delivery = Delivery(sequence: nextSequence, to: to, platform: platform, message: message,
+                                    createdAt: now, expiresAt: now.addingTimeInterval(expiry), account: account)
+            delivery.senderWaiting = true
+            copies.append(delivery)
+            nextSequence += 1
+        }
+        commits.collect(copies)
+        let ids = copies.map(\.id)
+        // The account that just sent is the one logged in, whether or not its login was announced yet.
+        if queue.account != account {
+            queue.setAccount(account)
+            // What is held changed: the waiters of the other account's messages have their answer.
+            pump()
+        }
+        logger.info("outbox: queued a message to \(to) for \(platforms.map(\.rawValue).joined(separator: ","))")
+        return ids
+    }
+
+    /// Returns once the deliveries `submit` returned are on disk and queued, or throws
+    /// why they could not be written (then they were never accepted).
+    ///
+    /// The first sender to ask starts the write of what has gathered: a caller that hands
+    /// over several sends before it waits for any (the socket's requests of one read) has
+    /// them all in one batch.
+    public func committed(_ ids: [String]) async throws(CoreError) {
+        startCommit()
+        while let batch = commits.unwrittenBatch(of: ids) {
+            await withCheckedContinuation { continuation in commits.waitFor(batch, continuation) }
+        }
+        if let error = commits.takeFailure(ids) { throw error }
+    }
+
+    /// Writes everything collected since the last commit with one batch write, on the
+    /// commit writer's thread, so that sends arriving meanwhile gather for the next one.
+    func startCommit() {
+        guard commitTask == nil, let (number, batch) = commits.takeBatch() else { return }
+        let (store, writer) = (self.store, self.commitWriter)
+        commitTask = Task {
+            let failure: CoreError?
+            do throws(CoreError) {
+                try await writer.run { () throws(CoreError) in try store.save(batch: batch) }
+                failure = nil
+            } catch {
+                failure = error
+            }
+            self.finishCommit(number, batch, failure)
+        }
+    }
+
+    private func finishCommit(_ number: Int, _ batch: [Delivery], _ failure: CoreError?) {
+        commitTask = nil
+        if let failure {
+            logger.error("outbox: \(failure.description); \(batch.count == 1 ? "1 message" : "\(batch.count) messages") not accepted")
+        } else {
+            for delivery in batch {
+                queue.add(delivery)
+                onEvent(delivery.status)
+            }
+        }
+        commits.written(number, batch, failure: failure)
+        startCommit()
+        pump(changed: batch.map(\.id))
+    }
+}
