@@ -1,0 +1,367 @@
+#if !canImport(Darwin)
+import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+import NotifySystem
+
+/// The thread that owns libcurl's multi handle. Other threads only hand it requests and
+/// cancellations through `shared` and wake it; everything else happens on its thread.
+final class CurlLoop: @unchecked Sendable {
+    // @unchecked: `multi` and `running` are touched by the loop's thread alone (and
+    // `curl_multi_wakeup`, which libcurl makes safe from any thread, under the lock of
+    // `shared`, which the loop's thread also holds to replace `multi`); the rest is in `shared`.
+    private var multi: UnsafeMutableRawPointer
+    /// The pool's size: `max_connections`, as the last reload left it.
+    private var maximumConnections: Int
+    private let replyLimit: Int
+
+    private struct Job {
+        var id: UInt64
+        var request: HTTPRequest
+        var timeoutMilliseconds: Int
+        var lane: UInt64?
+        /// Called once, on the loop's thread.
+        var then: @Sendable (HTTPOutcome) -> Void
+    }
+
+    /// The requests of one lane that wait for the one under way; broken once one was not
+    /// answered with a 2xx, after which none of the lane goes out.
+    private struct Lane {
+        var waiting: [Job] = []
+        var busy = false
+        var broken = false
+    }
+
+    private struct Shared {
+        var nextID: UInt64 = 0
+        var starting: [Job] = []
+        var cancelled: [UInt64] = []
+        var stopping = false
+        /// The multi handle is freed: nobody may wake it any more.
+        var stopped = false
+        /// The network changed since the loop last looked.
+        var networkChanged = false
+        /// A new size for the pool, for the loop's thread to set.
+        var resize: Int?
+        var endedLanes: [UInt64] = []
+        var brokenLanes: [UInt64] = []
+    }
+
+    private let shared = Mutex(Shared())
+    private var running: [UnsafeMutableRawPointer: Job] = [:]
+    /// Lanes with a request under way, and broken lanes until they are ended.
+    private var lanes: [UInt64: Lane] = [:]
+    /// Outcomes whose callers are told once the pass has put the next requests of their
+    /// lanes on the wire: telling one costs the HTTP thread a task to start.
+    private var outcomes: [(job: Job, outcome: HTTPOutcome)] = []
+    /// Since when the outcomes held back wait (see `tellCallers`).
+    private var holdingSince: ContinuousClock.Instant?
+    /// Accepted requests of lanes that go on are told in groups of this many (or after
+    /// `holdLimit`): the caller then does its part for them together, with one wake-up of
+    /// its threads and one write to disk, while the lane runs ahead of it.
+    static let laneGroup = 8
+    static let holdLimit: Duration = .milliseconds(2)
+    /// The pool may hold connections from before the network changed: closed with the pool
+    /// once no request runs; until then, requests open new ones.
+    private var staleConnections = false
+    /// A reload made the pool smaller: it may hold more idle connections than it now may
+    /// (libcurl closes one only as a request ends), and the descriptors they hold are
+    /// counted for clients. Replaced with a pool of the new size once no request runs.
+    private var poolTooLarge = false
+
+    init(multi: UnsafeMutableRawPointer, maximumConnections: Int, replyLimit: Int) {
+        self.multi = multi
+        self.maximumConnections = maximumConnections
+        self.replyLimit = replyLimit
+        NativeThread.start(name: "notifyd-http") { [self] in run() }
+    }
+
+    func perform(_ request: HTTPRequest, timeoutMilliseconds: Int) async -> HTTPOutcome {
+        let id = shared.withLock { shared in
+            shared.nextID += 1
+            return shared.nextID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let job = Job(id: id, request: request, timeoutMilliseconds: timeoutMilliseconds, lane: nil) { continuation.resume(returning: $0) }
+                if !Task.isCancelled {
+                    hand(job)
+                } else {
+                    job.then(.failed(HTTPFailure(kind: .cancelled, detail: "the request was cancelled")))
+                }
+            }
+        } onCancel: {
+            shared.withLock { $0.cancelled.append(id) }
+            wake()
+        }
+    }
+
+    func hand(_ request: HTTPRequest, lane: UInt64, timeoutMilliseconds: Int, then: @escaping @Sendable (HTTPOutcome) -> Void) {
+        let id = shared.withLock { shared in
+            shared.nextID += 1
+            return shared.nextID
+        }
+        hand(Job(id: id, request: request, timeoutMilliseconds: timeoutMilliseconds, lane: lane, then: then))
+    }
+
+    /// Wakes the loop only when its list of new requests was empty: a burst handed over
+    /// while the loop is busy costs it no extra wake-up.
+    private func hand(_ job: Job) {
+        let accepted = shared.withLock { shared -> Bool? in
+            guard !shared.stopping else { return nil }
+            shared.starting.append(job)
+            return shared.starting.count == 1
+        }
+        switch accepted {
+        case nil: job.then(.failed(HTTPFailure(kind: .cancelled, detail: "notifyd is stopping")))
+        case true?: wake()
+        case false?: break
+        }
+    }
+
+    func endLane(_ lane: UInt64) {
+        shared.withLock { $0.endedLanes.append(lane) }
+    }
+
+    /// Taken before the requests handed over in the same pass: whatever comes after the
+    /// break in the lane is not sent.
+    func breakLane(_ lane: UInt64) {
+        shared.withLock { $0.brokenLanes.append(lane) }
+        wake()
+    }
+
+    func stop() {
+        shared.withLock { $0.stopping = true }
+        wake()
+    }
+
+    func networkChanged() {
+        shared.withLock { $0.networkChanged = true }
+        wake()
+    }
+
+    /// Done on the loop's thread, like everything else that touches the multi handle.
+    func resize(to connections: Int) {
+        shared.withLock { $0.resize = connections }
+        wake()
+    }
+
+    private func wake() {
+        shared.withLock { shared in
+            if !shared.stopped { ncurl_wakeup(multi) }
+        }
+    }
+
+    private func run() {
+        while true {
+            let (starting, cancelled, stopping, networkChanged, resize, (endedLanes, brokenLanes)) = shared.withLock { shared in
+                defer {
+                    shared.starting = []
+                    shared.cancelled = []
+                    shared.networkChanged = false
+                    shared.resize = nil
+                    shared.endedLanes = []
+                    shared.brokenLanes = []
+                }
+                return (shared.starting, shared.cancelled, shared.stopping, shared.networkChanged, shared.resize, (shared.endedLanes, shared.brokenLanes))
+            }
+            for lane in endedLanes where !(lanes[lane]?.busy ?? false) { lanes[lane] = nil }
+            for id in brokenLanes {
+                var lane = lanes[id] ?? Lane()
+                lane.broken = true
+                let skipped = lane.waiting
+                lane.waiting = []
+                lanes[id] = lane
+                for job in skipped { job.then(.notAttempted) }
+            }
+            if networkChanged { staleConnections = true }
+            if let resize {
+                if resize < maximumConnections { poolTooLarge = true }
+                maximumConnections = resize
+                ncurl_multi_limit(multi, resize)
+            }
+            for id in cancelled {
+                guard let (transfer, job) = running.first(where: { $0.value.id == id }) else { continue }
+                finish(transfer, job, .failed(HTTPFailure(kind: .cancelled, detail: "the request was cancelled")))
+            }
+            closeStaleConnectionsIfIdle()
+            for job in starting { admit(job) }
+            if stopping {
+                for (transfer, job) in running { finish(transfer, job, .failed(HTTPFailure(kind: .cancelled, detail: "notifyd is stopping"))) }
+                tellCallers(force: true)
+                shared.withLock { $0.stopped = true }
+                ncurl_multi_free(multi)
+                return
+            }
+            // Again at once when a finished request started the next of its lane, so that
+            // it is on the wire before the loop waits.
+            var startedNext = true
+            while startedNext {
+                startedNext = false
+                _ = ncurl_multi_perform(multi)
+                while let transfer = ncurl_next_finished(multi) {
+                    guard let job = running[transfer] else { continue }
+                    if finish(transfer, job, outcome(of: transfer)) { startedNext = true }
+                }
+            }
+            closeStaleConnectionsIfIdle()
+            tellCallers()
+            // An hour at most: libcurl wakes sooner for its own timers, and a new request
+            // or a cancellation wakes it at once; outcomes held back are told in time.
+            ncurl_multi_wait(multi, holdingSince.map { Self.millisecondsLeft(of: Self.holdLimit, since: $0) } ?? 3_600_000)
+        }
+    }
+
+    /// Starts `job` now, or after the request of its lane under way.
+    private func admit(_ job: Job) {
+        guard let id = job.lane else { return start(job) }
+        var lane = lanes[id] ?? Lane()
+        if lane.broken {
+            job.then(.notAttempted)
+        } else if lane.busy {
+            lane.waiting.append(job)
+        } else {
+            lane.busy = true
+            start(job)
+        }
+        lanes[id] = lane
+    }
+
+    private func start(_ job: Job) {
+        let request = job.request
+        let transfer = request.headers.withCStrings { headers in
+            (request.body ?? Data()).withUnsafeBytes { body in
+                ncurl_transfer_start(multi, request.url.absoluteString, request.method, headers, headers.count,
+                                     body.baseAddress, body.count, request.body == nil ? 0 : 1,
+                                     job.timeoutMilliseconds, job.timeoutMilliseconds, replyLimit, staleConnections ? 1 : 0)
+            }
+        }
+        guard let transfer else {
+            settle(job, .failed(HTTPFailure(kind: .other, detail: "libcurl could not start the request")))
+            return
+        }
+        running[transfer] = job
+    }
+
+    /// A connection kept alive from before the network changed may go over a link that is
+    /// gone, and hold a request until its timeout instead of failing it at once: once no
+    /// request runs, the pool and every connection in it go, and a new pool takes over.
+    private func closeStaleConnectionsIfIdle() {
+        guard staleConnections || poolTooLarge, running.isEmpty, let fresh = ncurl_multi_new(maximumConnections) else { return }
+        shared.withLock { _ in
+            ncurl_multi_free(multi)
+            multi = fresh
+        }
+        staleConnections = false
+        poolTooLarge = false
+    }
+
+    /// Returns whether the next request of the job's lane started.
+    @discardableResult
+    private func finish(_ transfer: UnsafeMutableRawPointer, _ job: Job, _ outcome: HTTPOutcome) -> Bool {
+        running[transfer] = nil
+        running.releaseStorageIfEmpty()
+        ncurl_transfer_free(multi, transfer)
+        return settle(job, outcome)
+    }
+
+    /// Keeps the outcome for its caller (`tellCallers`); in a lane, starts the next request
+    /// after a 2xx, or breaks the lane. Returns whether a next request started.
+    @discardableResult
+    private func settle(_ job: Job, _ outcome: HTTPOutcome) -> Bool {
+        var next: Job?
+        if let id = job.lane, var lane = lanes[id] {
+            if outcome.isSuccess, !lane.waiting.isEmpty {
+                next = lane.waiting.removeFirst()
+            } else if !outcome.isSuccess {
+                lane.broken = true
+            }
+            let skipped = lane.broken ? lane.waiting : []
+            if lane.broken { lane.waiting = [] }
+            lane.busy = next != nil
+            lanes[id] = lane.busy || lane.broken ? lane : nil
+            if let next { start(next) }
+            outcomes.append((job, outcome))
+            for job in skipped { outcomes.append((job, .notAttempted)) }
+            lanes.releaseStorageIfEmpty()
+            return next != nil
+        }
+        outcomes.append((job, outcome))
+        return false
+    }
+
+    /// Tells the callers their outcomes, except while each is a 2xx of a lane whose next
+    /// request is under way, fewer than `laneGroup` wait, and none has waited `holdLimit`.
+    /// `force`: all now.
+    private func tellCallers(force: Bool = false) {
+        guard !outcomes.isEmpty else { return }
+        let now = ContinuousClock.now
+        let goingOn = outcomes.allSatisfy { job, outcome in
+            outcome.isSuccess && job.lane.map { lanes[$0]?.busy ?? false } ?? false
+        }
+        if !force && goingOn && outcomes.count < Self.laneGroup && holdingSince.map({ now - $0 < Self.holdLimit }) ?? true {
+            if holdingSince == nil { holdingSince = now }
+            return
+        }
+        holdingSince = nil
+        let told = outcomes
+        outcomes = []
+        for (job, outcome) in told { job.then(outcome) }
+    }
+
+    private static func millisecondsLeft(of limit: Duration, since start: ContinuousClock.Instant) -> Int32 {
+        let left = (start + limit) - ContinuousClock.now
+        return Int32(max(0, min(limit, left) / .milliseconds(1)).rounded(.up))
+    }
+
+    private func outcome(of transfer: UnsafeMutableRawPointer) -> HTTPOutcome {
+        if ncurl_transfer_too_large(transfer) != 0 { return .tooLarge }
+        var status = 0
+        let code = ncurl_transfer_result(transfer, &status)
+        guard code == NCURL_OK else {
+            let words = String(cString: ncurl_transfer_error_text(transfer))
+            let kind = HTTPFailure.Kind(curlCode: code, systemError: ncurl_transfer_os_errno(transfer))
+            return .failed(HTTPFailure(kind: kind, detail: words.isEmpty ? "libcurl error \(code)" : words))
+        }
+        var length = 0
+        let body = ncurl_transfer_body(transfer, &length).map { Data(bytes: $0, count: length) } ?? Data()
+        return .response(status: status, location: ncurl_transfer_location(transfer).map { String(cString: $0) },
+                         retryAfter: ncurl_transfer_retry_after(transfer).map { String(cString: $0) }, body: body)
+    }
+}
+
+extension HTTPFailure.Kind {
+    /// libcurl reports every failed connect as `CURLE_COULDNT_CONNECT`; the system's error
+    /// behind it tells a machine without a route to the backend from a backend that is down.
+    init(curlCode code: Int32, systemError: Int32) {
+        self = switch code {
+        case Int32(NCURL_OPERATION_TIMEDOUT): .timedOut
+        case Int32(NCURL_COULDNT_CONNECT) where systemError == ENETUNREACH || systemError == ENETDOWN: .noRoute
+        case Int32(NCURL_COULDNT_CONNECT): .connectionRefused
+        case Int32(NCURL_COULDNT_RESOLVE_HOST), Int32(NCURL_COULDNT_RESOLVE_PROXY): .hostNotFound
+        case Int32(NCURL_GOT_NOTHING), Int32(NCURL_SEND_ERROR), Int32(NCURL_RECV_ERROR): .connectionLost
+        case Int32(NCURL_PEER_FAILED_VERIFICATION): .untrustedCertificate
+        case Int32(NCURL_SSL_CONNECT_ERROR): .tlsFailed
+        default: .other
+        }
+    }
+}
+
+private extension Array where Element == String {
+    /// Runs `body` with the strings as C strings, alive for the call.
+    func withCStrings<R>(_ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+        let copies = map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        return body(copies.map { UnsafePointer($0) })
+    }
+}
+#endif
