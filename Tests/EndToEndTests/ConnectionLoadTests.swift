@@ -47,20 +47,14 @@ extension ConnectionLoadTests {
     /// backend connections and removal logs, so a crowd of clients cannot take the
     /// descriptors a send needs. 160 descriptors, 64 backend connections and 8 logs kept
     /// open leave 160 - 32 - 64 - 8 = 56 for clients (it was 160 - 32 = 128).
-    @Test func clientsGetOnlyWhatTheDaemonDoesNotKeepForItself() async throws {
-        let scratch = try ScratchDirectory()
-        defer { scratch.remove() }
-        let config = scratch.file("config")
-        try Data("max_connections = 64\n".utf8).write(to: URL(fileURLWithPath: config))
-        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config],
-                                               launcher: ["/usr/bin/prlimit", "--nofile=160:160"])
-        let socket = daemon.socket
-        let answers = try await onDedicatedThread { () -> (answered: Int, refused: Int) in
+    /// `count` clients connect at once and each asks `ping`: how many notifyd answered, and
+    /// how many it refused as too many (a refused one was told why: its line stays readable
+    /// after notifyd closed the socket, though the ask failed).
+    static func pingFromClientsAtOnce(_ count: Int, socket: String) async throws -> (answered: Int, refused: Int) {
+        try await onDedicatedThread { () -> (answered: Int, refused: Int) in
             var fds: [Int32] = []
             defer { fds.forEach { close($0) } }
-            for _ in 0..<100 { fds.append(try UnixSocket.connect(path: socket)) }
-            // Every client asks; an accepted one is answered, a refused one was told why
-            // (its line stays readable after notifyd closed the socket, though the ask failed).
+            for _ in 0..<count { fds.append(try UnixSocket.connect(path: socket)) }
             let ping = Array("{\"cmd\":\"ping\"}\n".utf8)
             for fd in fds { _ = ping.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
             var answers = (answered: 0, refused: 0)
@@ -73,6 +67,16 @@ extension ConnectionLoadTests {
             }
             return answers
         }
+    }
+
+    @Test func clientsGetOnlyWhatTheDaemonDoesNotKeepForItself() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let config = scratch.file("config")
+        try Data("max_connections = 64\n".utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config],
+                                               launcher: ["/usr/bin/prlimit", "--nofile=160:160"])
+        let answers = try await Self.pingFromClientsAtOnce(100, socket: daemon.socket)
         #expect(answers.answered == 56 && answers.refused == 44, "\(answers)")
         #expect(await daemon.stop() == 0)
         #expect(daemon.child.standardError.contains("open-file limit of 160 leaves room for 56 client connection(s)"), "said at start")

@@ -107,23 +107,7 @@ import Testing
                                                launcher: ["/usr/bin/prlimit", "--nofile=160:160"])
         try Data("max_connections = 64\n".utf8).write(to: URL(fileURLWithPath: config))
         #expect(try await daemon.notifyctl(["reload"]).status == 0)
-        let socket = daemon.socket
-        let answers = try await onDedicatedThread { () -> (answered: Int, refused: Int) in
-            var fds: [Int32] = []
-            defer { fds.forEach { close($0) } }
-            for _ in 0..<100 { fds.append(try UnixSocket.connect(path: socket)) }
-            let ping = Array("{\"cmd\":\"ping\"}\n".utf8)
-            for fd in fds { _ = ping.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
-            var answers = (answered: 0, refused: 0)
-            for fd in fds {
-                UnixSocket.setReceiveTimeout(fd, seconds: 20)
-                guard case .line(let reply) = LineReader(fd: fd, maximumLength: 4096).next() else { continue }
-                let text = String(decoding: reply, as: UTF8.self)
-                if text.contains("\"ok\":true") { answers.answered += 1 }
-                if text.contains("too_many_connections") { answers.refused += 1 }
-            }
-            return answers
-        }
+        let answers = try await ConnectionLoadTests.pingFromClientsAtOnce(100, socket: daemon.socket)
         #expect(answers.answered == 56 && answers.refused == 44, "\(answers)")
         await daemon.cleanUp()
     }
