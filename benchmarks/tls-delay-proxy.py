@@ -124,8 +124,9 @@ class ClientConnection(asyncio.Protocol):
             self.transport.close()
             return
         if self.finished:
-            self.counts.after_close += int(not self.written_after_close)
-            self.written_after_close = True
+            if self.carries_data(chunk) and not self.written_after_close:
+                self.written_after_close = True
+                self.counts.after_close += 1
             # A server that has closed answers anything more with a reset, which takes a
             # one-way trip back; sent at once, a client would learn of the close sooner
             # than over a real link (it may still be reading the close_notify).
@@ -158,6 +159,17 @@ class ClientConnection(asyncio.Protocol):
                     break
                 self.to_backend(plain)
         self.flush()
+
+    def carries_data(self, chunk):
+        """Whether bytes sent after the close hold a request, not only the client's own
+        close_notify (libcurl sends one when it drops a connection it finds too old)."""
+        if not self.secure:
+            return True
+        self.incoming.write(chunk)
+        try:
+            return bool(self.tls.read(65536))
+        except ssl.SSLError:
+            return False
 
     def reset(self):
         if not self.transport.is_closing():
