@@ -45,7 +45,7 @@ enum {
     OPT_REDIR_PROTOCOLS = OPTION_LONG + 182,
 };
 enum { INFO_STRING = 0x100000, INFO_LONG = 0x200000 };
-enum { INFO_RESPONSE_CODE = INFO_LONG + 2, INFO_PRIVATE = INFO_STRING + 21, INFO_OS_ERRNO = INFO_LONG + 25 };
+enum { INFO_RESPONSE_CODE = INFO_LONG + 2, INFO_PRIVATE = INFO_STRING + 21, INFO_OS_ERRNO = INFO_LONG + 25, INFO_NUM_CONNECTS = INFO_LONG + 26 };
 enum { MULTI_MAXCONNECTS = 6, MULTI_MAX_HOST_CONNECTIONS = 7 };
 enum { PROTOCOL_HTTP = 1, PROTOCOL_HTTPS = 2, GLOBAL_ALL = 3, MESSAGE_DONE = 1, ERROR_SIZE = 256 };
 
@@ -283,6 +283,13 @@ int ncurl_transfer_os_errno(void *opaque) {
     long number = 0;
     curl.easy_getinfo(transfer->easy, INFO_OS_ERRNO, &number);
     return (int)number;
+}
+
+int ncurl_transfer_new_connections(void *opaque) {
+    struct transfer *transfer = opaque;
+    long count = 0;
+    curl.easy_getinfo(transfer->easy, INFO_NUM_CONNECTS, &count);
+    return (int)count;
 }
 
 int ncurl_transfer_too_large(void *opaque) { return ((struct transfer *)opaque)->too_large; }

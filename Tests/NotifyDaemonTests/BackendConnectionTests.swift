@@ -28,4 +28,30 @@ import NotifyTestSupport
         #expect(opened <= limit, "\(opened) connections with max_connections \(limit)")
         #expect(opened >= 2, "\(opened) connection: the sends went one after another")
     }
+
+    /// The backend closed the connections kept alive from a burst, and libcurl takes them
+    /// for live ones (here each is closed at its next request, unanswered; over TLS a
+    /// close_notify it has not read does the same): libcurl tries six and gives up. The
+    /// send then goes again at once on a new connection instead of waiting out its backoff
+    /// (an hour here).
+    @Test func aSendOnConnectionsTheBackendClosedGoesAgainOnANewOne() async throws {
+        let fixture = try await DaemonFixture(settings: .fast {
+            $0.maxConnections = 8
+            $0.retry = Backoff(initial: 3600, maximum: 3600)
+        })
+        _ = try await fixture.login()
+        // Eight sends held side by side open eight connections, kept alive afterwards.
+        try fixture.backend.addFault(.init(route: .send, delay: 1, count: 8))
+        let connection = try RawConnection(path: fixture.socketPath)
+        try connection.send((1...8).map { #"{"cmd":"send","to":"user\#($0)","message":"hi"}"# + "\n" }.joined())
+        let replies = try await onThread { (1...8).map { _ in connection.receive() } }
+        #expect(replies.map { $0?["ok"] } == Array(repeating: .bool(true), count: 8), "\(replies)")
+        let opened = fixture.backend.acceptedConnections
+        try #require(opened >= 6, "\(opened) connections kept alive: too few for libcurl to give up on them")
+
+        try fixture.backend.addFault(.init(route: .send, drop: true, count: 6))
+        let sent = try await fixture.call(SendCommand(to: "bob", message: "after the close"))
+        #expect(sent.deliveries.first?.state == .delivered, "\(sent)")
+        #expect(fixture.backend.acceptedConnections == opened + 1, "one new connection")
+    }
 }

@@ -49,6 +49,10 @@ int ncurl_transfer_result(void *transfer, long *status);
 int ncurl_transfer_too_large(void *transfer);
 /// The system's error number behind a failed connection (ENETUNREACH, ECONNREFUSED...), or 0.
 int ncurl_transfer_os_errno(void *transfer);
+
+/// How many new connections the finished transfer opened: 0 when it only used one kept
+/// alive from before.
+int ncurl_transfer_new_connections(void *transfer);
 const unsigned char *ncurl_transfer_body(void *transfer, size_t *length);
 /// Headers of the final response, or NULL; without the trailing line break.
 const char *ncurl_transfer_location(void *transfer);

@@ -31,6 +31,8 @@ final class CurlLoop: @unchecked Sendable {
         var lane: UInt64?
         /// Called once, on the loop's thread.
         var then: @Sendable (HTTPOutcome) -> Void
+        /// Sent again on a new connection after one kept alive turned out to be closed.
+        var resent = false
     }
 
     /// The requests of one lane that wait for the one under way; broken once one was not
@@ -270,7 +272,20 @@ final class CurlLoop: @unchecked Sendable {
     private func finish(_ transfer: UnsafeMutableRawPointer, _ job: Job, _ outcome: HTTPOutcome) -> Bool {
         running[transfer] = nil
         running.releaseStorageIfEmpty()
+        let keptAliveOnly = ncurl_transfer_new_connections(transfer) == 0
         ncurl_transfer_free(multi, transfer)
+        // The connections kept alive were closed by the backend meanwhile (an idle timeout
+        // shorter than libcurl's 118 s), and libcurl took the close for a live connection:
+        // over TLS, libcurl 7.88 tries five of them and gives up. The others, of the same
+        // age, are no better: the pool goes once idle, and the request goes again at once
+        // on a new connection instead of waiting out a backoff.
+        if case .failed(let failure) = outcome, failure.kind == .connectionLost, keptAliveOnly, !job.resent {
+            staleConnections = true
+            var again = job
+            again.resent = true
+            start(again)
+            return true
+        }
         return settle(job, outcome)
     }
 
