@@ -116,7 +116,7 @@ extension Registrar {
     /// `POST /api/register` without a handle: the tutorial's controller then only reserves
     /// a registration id, and touches no registration. Every AppBackend authenticates it.
     private func checkByItself(_ candidate: Credentials) {
-        logger.info("checking the credentials of \(candidate.user) at \(accounts.backend(of: candidate) ?? "?")")
+        logger.info("no registration pass will check them: asking \(accounts.backend(of: candidate) ?? "?") for a registration id as \(candidate.user)")
         let accounts = self.accounts, backend = self.backend
         checkTask = Task {
             let verdict: LoginVerdict
