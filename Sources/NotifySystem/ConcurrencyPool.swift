@@ -81,7 +81,9 @@ package final class ConcurrencyPool: TaskExecutor, SchedulingExecutor, @unchecke
             // Another clock: its own distance to the instant, on the clock that stops while suspended.
             (clockID, delay) = (CLOCK_MONOTONIC, clock.now.duration(to: instant) as? Duration ?? .zero)
         }
-        schedule(job, clock: clockID, deadline: Self.now(clockID) &+ Self.nanoseconds(delay))
+        // Wrapped round, a deadline centuries away would be one already past.
+        let (deadline, overflow) = Self.now(clockID).addingReportingOverflow(Self.nanoseconds(delay))
+        schedule(job, clock: clockID, deadline: overflow ? Int64.max : deadline)
     }
 
     package func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {
@@ -160,6 +162,8 @@ package final class ConcurrencyPool: TaskExecutor, SchedulingExecutor, @unchecke
     private static func nanoseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         guard seconds < Int64.max / 1_000_000_000 else { return Int64.max / 2 }
+        // An instant centuries past would overflow the product: it is simply due.
+        guard seconds >= 0 else { return 0 }
         return max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

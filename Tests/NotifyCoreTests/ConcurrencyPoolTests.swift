@@ -62,5 +62,25 @@ import Testing
             }
         }
     }
+
+    /// A sleep of centuries is a sleep of centuries: its deadline, the clock's time now plus
+    /// the delay, does not wrap round to a time already past.
+    @Test func aSleepAlmostAsLongAsTheClockCanCountStillWaits() async throws {
+        let pool = ConcurrencyPool(name: "pool-long", timerName: "pool-long-time", width: 2)
+        try await withTaskExecutorPreference(pool) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // Within three seconds of the most nanoseconds an Int64 holds: added to the
+                // machine's time since boot, more than that.
+                group.addTask { try await Task.sleep(for: .seconds(Int64.max / 1_000_000_000 - 2), clock: .continuous) }
+                // Set (the timer thread starts with the first sleep).
+                while pool.timersPending == 0 && pool.timerPasses == 0 { await Task.yield() }
+                // The pass that ends this sleep looks at the long one too.
+                try await Task.sleep(for: .milliseconds(1), clock: .continuous)
+                #expect(pool.timersPending == 1, "the long sleep still waits")
+                group.cancelAll()
+                await #expect(throws: CancellationError.self) { try await group.next() }
+            }
+        }
+    }
 }
 #endif

@@ -177,6 +177,36 @@ import Testing
         hang.signal()
         #expect(await eventually { told.withLock { $0 } == [1, 2] })
     }
+
+    /// A lane is forgotten once ended, even when its break and its end reach the HTTP
+    /// thread in the same pass (the break comes first: a request that could not be handed
+    /// over, then its answer, then the end). Kept, a broken lane would stay for the
+    /// daemon's life; here the lane's number is used again to see that it was not kept.
+    @Test func aLaneBrokenAndEndedInOnePassIsForgotten() async throws {
+        let server = try ScriptedHTTPServer { connection in
+            while connection.readRequest() != nil { connection.write(Self.okReply) }
+        }
+        defer { server.stop() }
+        let transport = Self.transport()
+        defer { transport.invalidate() }
+        // The HTTP thread is held in a caller's hand-off while the break and the end come.
+        let holding = Atomic<Bool>(false)
+        let release = DispatchSemaphore(value: 0)
+        transport.perform(Self.post(server), lane: 1) { _ in
+            holding.store(true, ordering: .sequentiallyConsistent)
+            release.wait()
+        }
+        #expect(await eventually { holding.load(ordering: .sequentiallyConsistent) })
+        transport.breakLane(2)
+        transport.endLane(2)
+        release.signal()
+        let outcome = Mutex<String?>(nil)
+        transport.perform(Self.post(server), lane: 2) { result in
+            outcome.withLock { $0 = if case .response(let status, _, _, _) = result { "\(status)" } else { "\(result)" } }
+        }
+        #expect(await eventually { outcome.withLock { $0 } != nil })
+        #expect(outcome.withLock { $0 } == "200")
+    }
     #endif
 
     /// A connection from before the network changed may go over a link that is gone, and

@@ -176,7 +176,6 @@ final class CurlLoop: @unchecked Sendable {
                 }
                 return (shared.starting, shared.cancelled, shared.stopping, shared.networkChanged, shared.resize, (shared.endedLanes, shared.brokenLanes))
             }
-            for lane in endedLanes where !(lanes[lane]?.busy ?? false) { lanes[lane] = nil }
             for id in brokenLanes {
                 var lane = lanes[id] ?? Lane()
                 lane.broken = true
@@ -185,6 +184,9 @@ final class CurlLoop: @unchecked Sendable {
                 lanes[id] = lane
                 for job in skipped { job.then(.notAttempted) }
             }
+            // After the breaks: a lane's end comes after its break, and taken before it in
+            // the same pass, the break would make the lane again, never to be ended.
+            for lane in endedLanes where !(lanes[lane]?.busy ?? false) { lanes[lane] = nil }
             if networkChanged { staleConnections = true }
             if let resize {
                 if resize < maximumConnections { poolTooLarge = true }
