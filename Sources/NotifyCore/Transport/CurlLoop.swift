@@ -235,7 +235,11 @@ final class CurlLoop: @unchecked Sendable {
             lane.waiting.append(job)
         } else {
             lane.busy = true
+            // Stored before the start: a request libcurl cannot start settles at once, and
+            // must find its lane busy to break it, or the lane would wait forever.
+            lanes[id] = lane
             start(job)
+            return
         }
         lanes[id] = lane
     }
