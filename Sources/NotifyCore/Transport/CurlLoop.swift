@@ -250,7 +250,7 @@ final class CurlLoop: @unchecked Sendable {
             (request.body ?? Data()).withUnsafeBytes { body in
                 ncurl_transfer_start(multi, request.url.absoluteString, request.method, headers, headers.count,
                                      body.baseAddress, body.count, request.body == nil ? 0 : 1,
-                                     job.timeoutMilliseconds, job.timeoutMilliseconds, replyLimit, staleConnections ? 1 : 0)
+                                     job.timeoutMilliseconds, job.timeoutMilliseconds, replyLimit, staleConnections || job.resent ? 1 : 0)
             }
         }
         guard let transfer else {
@@ -282,11 +282,12 @@ final class CurlLoop: @unchecked Sendable {
         ncurl_transfer_free(multi, transfer)
         // The connections kept alive were closed by the backend meanwhile (an idle timeout
         // shorter than libcurl's 118 s), and libcurl took the close for a live connection:
-        // over TLS, libcurl 7.88 tries five of them and gives up. The others, of the same
-        // age, are no better: the pool goes once idle, and the request goes again at once
-        // on a new connection instead of waiting out a backoff.
+        // it tries six of them, closing each, and gives up. The request goes again at once
+        // on a new connection instead of waiting out a backoff. The pool is kept: requests
+        // under way or to come find the rest of the closed ones the same way, while its
+        // live connections, the new one among them, stay in use (after a network change
+        // every request opens a new one, but that would cost a burst a handshake per message).
         if case .failed(let failure) = outcome, failure.kind == .connectionLost, keptAliveOnly, !job.resent {
-            staleConnections = true
             var again = job
             again.resent = true
             start(again)
