@@ -18,11 +18,13 @@ import NotifyProtocol
 /// Only the deliveries of the account logged in now go out; the others are held (never
 /// sent in another account's name) until their account logs in again or they are purged.
 public struct OutboxQueue: Sendable {
-    public private(set) var queued: [Delivery] = []
+    // What is not private here is shared with OutboxQueue+EarlyEnds.swift (what ends a
+    // wait before its time).
+    public internal(set) var queued: [Delivery] = []
     /// Failed or expired after queueing: kept to be reported, never dropped silently.
     public private(set) var dead: [Delivery] = []
-    public private(set) var backoff: Backoff
-    public private(set) var concurrency: Int
+    public internal(set) var backoff: Backoff
+    public internal(set) var concurrency: Int
     /// Set while the backend refuses the credentials: nothing goes out until `resume`.
     public private(set) var paused = false
     /// The account logged in now; deliveries of any other are held.
@@ -32,18 +34,18 @@ public struct OutboxQueue: Sendable {
     /// (a hand-edited entry): lookups by id then scan instead of searching.
     private var idsFollowSequence = true
     private var inFlight = Set<String>()
-    private var retryAt: [String: Wait] = [:]
-    private var failures: [String: Int] = [:]
+    var retryAt: [String: Wait] = [:]
+    var failures: [String: Int] = [:]
     /// Keys waiting out their own backoff after a failure without `Retry-After`, with their
     /// backend: an answer from that backend to another request ends the wait (`backendWorks`).
-    private var recoverable: [String: String] = [:]
+    var recoverable: [String: String] = [:]
     /// Keys whose wait a recovery ended: if they fail again at once, they wait their backoff
     /// out, so a recipient whose own messages fail is not retried at every other success.
-    private var cutShort: Set<String> = []
+    var cutShort: Set<String> = []
     /// Keys whose last attempt found no route to their backend: since when, and whether
     /// they wait for the network now (their retry may be under way).
-    private var offline: [String: OfflineWait] = [:]
-    private struct OfflineWait {
+    var offline: [String: OfflineWait] = [:]
+    struct OfflineWait {
         var backend: String
         var since: Date
         var waiting: Bool
@@ -52,7 +54,7 @@ public struct OutboxQueue: Sendable {
 
     /// A key's wait after a failure, and how it was drawn, so that a shorter backoff can
     /// shorten it (`changeSettings`).
-    private struct Wait {
+    struct Wait {
         var until: Date
         var failedAt: Date
         var retryAfter: Double?
@@ -265,79 +267,6 @@ public struct OutboxQueue: Sendable {
         recoverable[key] = nil
         cutShort.remove(key)
         offline[key] = nil
-    }
-
-    /// True while a delivery waits on its backend's recovery (`backendWorks`) or on the network.
-    public var waitsOnBackend: Bool { !recoverable.isEmpty || offline.values.contains(where: \.waiting) }
-
-    /// Since when the deliveries still waiting to go out have found no route to their
-    /// backend; nil unless one did at its last attempt.
-    public var offlineSince: Date? {
-        guard !offline.isEmpty, !paused else { return nil }
-        return offline.filter { key, _ in queued.contains { $0.orderKey == key && !isHeld($0) } }.values.map(\.since).min()
-    }
-
-    /// The backend at `backend` answered another request: the deliveries waiting on it
-    /// after a failure go out at the next `takeReady` (still one at a time per recipient,
-    /// and within `concurrency`). A `Retry-After` the backend gave is not cut short.
-    /// Returns whether any wait ended.
-    public mutating func backendWorks(_ backend: String) -> Bool {
-        let keys = recoverable.compactMap { $0.value == backend ? $0.key : nil }
-        for key in keys {
-            retryAt[key] = nil
-            recoverable[key] = nil
-            cutShort.insert(key)
-        }
-        let reachable = endOfflineWaits { $0.backend == backend }
-        return !keys.isEmpty || reachable
-    }
-
-    /// The network changed (a link, an address or a default route came up, or the machine
-    /// woke): the deliveries waiting on the network go out at the next `takeReady`, and so
-    /// do those waiting their own backoff after a failure without `Retry-After`, once per
-    /// failure as with `backendWorks`. Returns whether any wait ended.
-    public mutating func networkMayBeBack() -> Bool {
-        let keys = Array(recoverable.keys)
-        for key in keys {
-            retryAt[key] = nil
-            cutShort.insert(key)
-        }
-        recoverable = [:]
-        let offlineEnded = endOfflineWaits { _ in true }
-        return !keys.isEmpty || offlineEnded
-    }
-
-    /// Ends the waits for the network of the keys `which` picks; their `since` stays until
-    /// an attempt says more.
-    private mutating func endOfflineWaits(_ which: (OfflineWait) -> Bool) -> Bool {
-        let keys = offline.compactMap { $0.value.waiting && which($0.value) ? $0.key : nil }
-        for key in keys {
-            retryAt[key] = nil
-            offline[key]?.waiting = false
-        }
-        return !keys.isEmpty
-    }
-
-    /// A reload changed `retry_min`, `retry_max` or `max_connections`. A wait already
-    /// scheduled ends at what the new backoff gives for the same failure, when that is
-    /// sooner (a longer backoff applies from the next failure). Returns whether one did.
-    public mutating func changeSettings(backoff newBackoff: Backoff, concurrency newConcurrency: Int) -> Bool {
-        backoff = newBackoff
-        concurrency = max(1, newConcurrency)
-        var shortened = Set<String>()
-        for (key, wait) in retryAt {
-            let failures = self.failures[key] ?? 1
-            let delay = wait.unit.map { backoff.delay(failures: failures, retryAfter: wait.retryAfter, unit: $0) } ?? backoff.maximum
-            let sooner = wait.failedAt.addingTimeInterval(delay)
-            guard sooner < wait.until else { continue }
-            retryAt[key]?.until = sooner
-            shortened.insert(key)
-        }
-        guard !shortened.isEmpty else { return false }
-        for index in queued.indices where queued[index].nextAttemptAt != nil && shortened.contains(queued[index].orderKey) {
-            queued[index].nextAttemptAt = retryAt[queued[index].orderKey]?.until
-        }
-        return true
     }
 
     /// Credentials changed: try again.
