@@ -12,30 +12,37 @@ import Glibc
 struct ClientReplyTests {
     static let pingResult = #"{"version":"9.9","protocol":1,"pid":42}"#
 
-    /// Answers the first request on `path` with `lines`, then waits for the client to close.
-    static func answering(_ lines: [String], _ body: (String) throws -> Void) throws {
+    /// A listening socket in a directory of its own, both gone after `body`.
+    static func listening(_ body: (_ path: String, _ listener: Int32) throws -> Void) throws {
         let directory = "/tmp/nd-reply-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/s.sock"
         let listener = try UnixSocket.listen(path: path)
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            defer { done.signal() }
-            let fd = accept(listener, nil, nil)
-            guard fd >= 0 else { return }
-            defer { close(fd) }
-            var byte: UInt8 = 0
-            while recv(fd, &byte, 1, 0) == 1 && byte != 0x0A {}
-            try? UnixSocket.writeAll(fd, Array(lines.map { $0 + "\n" }.joined().utf8))
-            while recv(fd, &byte, 1, 0) > 0 {}
-        }.start()
-        defer {
-            shutdown(listener, Int32(SHUT_RDWR))
-            done.wait()
-            close(listener)
+        defer { close(listener) }
+        try body(path, listener)
+    }
+
+    /// Answers the first request on `path` with `lines`, then waits for the client to close.
+    static func answering(_ lines: [String], _ body: (String) throws -> Void) throws {
+        try listening { path, listener in
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                defer { done.signal() }
+                let fd = accept(listener, nil, nil)
+                guard fd >= 0 else { return }
+                defer { close(fd) }
+                var byte: UInt8 = 0
+                while recv(fd, &byte, 1, 0) == 1 && byte != 0x0A {}
+                try? UnixSocket.writeAll(fd, Array(lines.map { $0 + "\n" }.joined().utf8))
+                while recv(fd, &byte, 1, 0) > 0 {}
+            }.start()
+            defer {
+                shutdown(listener, Int32(SHUT_RDWR))
+                done.wait()
+            }
+            try body(path)
         }
-        try body(path)
     }
 
     @Test func anEventAndAnotherIdsReplyBeforeOursAreSetAsideOrSkipped() throws {
@@ -55,21 +62,17 @@ struct ClientReplyTests {
     /// closes it before the request is written (`PendingClients`): the client's write fails,
     /// and the reason it was sent is what the caller hears.
     @Test func aRefusalSentBeforeTheRequestIsTheDaemonsError() throws {
-        let directory = "/tmp/nd-reply-" + UUID().uuidString.prefix(8)
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/s.sock"
-        let listener = try UnixSocket.listen(path: path)
-        defer { close(listener) }
-        let client = try NotifyClient(socketPath: path, timeout: 10)
-        let fd = accept(listener, nil, nil)
-        try UnixSocket.writeAll(fd, Array(#"{"ok":false,"error":{"code":"config_error","message":"fix the config"}}\#n"#.utf8))
-        close(fd)
-        #expect {
-            try client.call(PingCommand())
-        } throws: { error in
-            guard case .daemon(let wire) = error as? ClientError else { return false }
-            return wire.code == .configError && wire.message == "fix the config"
+        try Self.listening { path, listener in
+            let client = try NotifyClient(socketPath: path, timeout: 10)
+            let fd = accept(listener, nil, nil)
+            try UnixSocket.writeAll(fd, Array(#"{"ok":false,"error":{"code":"config_error","message":"fix the config"}}\#n"#.utf8))
+            close(fd)
+            #expect {
+                try client.call(PingCommand())
+            } throws: { error in
+                guard case .daemon(let wire) = error as? ClientError else { return false }
+                return wire.code == .configError && wire.message == "fix the config"
+            }
         }
     }
 
