@@ -7,31 +7,34 @@ struct BackendState: Sendable {
 
     var store = RegistrationStore()
     var faults = FaultList()
-    private(set) var pushes: [DevBackend.Push] = []
-    private(set) var requests: [DevBackend.LoggedRequest] = []
+    private var pushHistory = History<DevBackend.Push>(limit: historyLimit)
+    private var requestHistory = History<DevBackend.LoggedRequest>(limit: historyLimit)
     private var nextPushSequence = 1
 
     /// Stores a push, numbering it.
     mutating func recordPush(_ build: (_ sequence: Int) -> DevBackend.Push) -> DevBackend.Push {
         let push = build(nextPushSequence)
         nextPushSequence += 1
-        pushes.append(push)
-        if pushes.count > Self.historyLimit { pushes.removeFirst() }
+        pushHistory.append(push)
         return push
     }
 
     mutating func log(_ request: DevBackend.LoggedRequest) {
-        requests.append(request)
-        if requests.count > Self.historyLimit { requests.removeFirst() }
+        requestHistory.append(request)
     }
 
     mutating func reset() {
         store.reset()
         faults.clear()
-        pushes.removeAll()
-        requests.removeAll()
+        pushHistory.removeAll()
+        requestHistory.removeAll()
         nextPushSequence = 1
     }
+
+    /// Oldest first, the last `historyLimit`.
+    var pushes: [DevBackend.Push] { pushHistory.elements }
+    /// Oldest first, the last `historyLimit`.
+    var requests: [DevBackend.LoggedRequest] { requestHistory.elements }
 
     var snapshot: DevBackend.StateSnapshot {
         DevBackend.StateSnapshot(
