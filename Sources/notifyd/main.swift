@@ -14,8 +14,9 @@ import NotifyProtocol
 import NotifySocket
 import NotifySystem
 
-// First, before anything opens a descriptor.
+// First, before anything opens a descriptor or starts a thread.
 InheritedDescriptors.tidy(keeping: SocketActivation.systemdDescriptors(environment: ProcessInfo.processInfo.environment))
+LibraryEnvironment.set()
 MallocArenas.limitToOne()
 DaemonExecutors.install()
 

@@ -12,7 +12,7 @@ import Synchronization
 import NotifySystem
 
 /// Runs a shell command and collects what it prints, as the password command needs:
-/// standard input and error on /dev/null, SIGPIPE back to its default (notifyd ignores
+/// the environment notifyd was given (`LibraryEnvironment`), standard input and error on /dev/null, SIGPIPE back to its default (notifyd ignores
 /// it, and an ignored signal would stay ignored in the child), and killed, with whatever
 /// it started, if it runs past `timeout`. FoundationEssentials has no `Process`; this is the one child notifyd starts.
 enum ChildProcess {
@@ -114,8 +114,9 @@ enum ChildProcess {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
         var pid: pid_t = 0
         let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
-        defer { arguments.forEach { free($0) } }
-        guard posix_spawn(&pid, "/bin/sh", &actions, &attributes, arguments, environ) == 0 else { return nil }
+        let environment: [UnsafeMutablePointer<CChar>?] = LibraryEnvironment.forChildren().map { strdup($0) } + [nil]
+        defer { (arguments + environment).forEach { free($0) } }
+        guard posix_spawn(&pid, "/bin/sh", &actions, &attributes, arguments, environment) == 0 else { return nil }
         return pid
     }
 
