@@ -11,10 +11,11 @@ import Darwin
 import Synchronization
 import NotifySystem
 
-/// Runs a shell command and collects what it prints, as the password command needs:
-/// the environment notifyd was given (`LibraryEnvironment`), standard input and error on /dev/null, SIGPIPE back to its default (notifyd ignores
-/// it, and an ignored signal would stay ignored in the child), and killed, with whatever
-/// it started, if it runs past `timeout`. FoundationEssentials has no `Process`; this is the one child notifyd starts.
+/// Runs a shell command and collects what it prints, as the password command needs: the
+/// environment notifyd was given (`LibraryEnvironment`), standard input and error on
+/// /dev/null, SIGPIPE back to its default (notifyd ignores it, and an ignored signal would
+/// stay ignored in the child), and killed, with whatever it started, if it runs past
+/// `timeout`. FoundationEssentials has no `Process`; this is the one child notifyd starts.
 enum ChildProcess {
     struct Finished: Sendable {
         /// The exit status, or nil when it was killed for running too long.
