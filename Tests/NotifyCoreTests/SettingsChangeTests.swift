@@ -52,6 +52,27 @@ import Testing
         #expect(machine.retryAt == Self.at(60))
     }
 
+    /// `status` names the cap that cut the backend's `Retry-After` short: after a reload,
+    /// the one the wait now ends at.
+    @Test func aShorterRetryMaxIsTheCapTheRegistrationsStatusNames() throws {
+        let policy = RegistrationPolicy(refreshInterval: 3600, backoff: Self.tenSeconds, debounce: 0)
+        var machine = RegistrationMachine(inputs: RegistrationInputs(), record: RegistrationRecord(), policy: policy)
+        _ = machine.update(RegistrationMachineTests.complete(), now: Self.start)
+        _ = machine.stepFinished(.failed(.transient(retryAfter: 5000, reason: "HTTP 503 from the backend")), now: Self.start)
+        #expect(machine.lastReason == "HTTP 503 from the backend; the backend asked to wait 5000 s, capped at retry_max (1000 s)")
+
+        var longer = policy
+        longer.backoff.maximum = 2000
+        _ = machine.changePolicy(longer, now: Self.at(1))
+        #expect(machine.lastReason?.hasSuffix("capped at retry_max (1000 s)") == true, "the wait still ends at the old cap")
+
+        var shorter = policy
+        shorter.backoff.maximum = 60
+        _ = machine.changePolicy(shorter, now: Self.at(1))
+        #expect(machine.retryAt == Self.at(60))
+        #expect(machine.lastReason == "HTTP 503 from the backend; the backend asked to wait 5000 s, capped at retry_max (60 s)")
+    }
+
     @Test func aNewRefreshIntervalReArmsTheRefresh() {
         var machine = RegistrationMachineTests.registered()
         let actions = machine.changePolicy(RegistrationPolicy(refreshInterval: 60, backoff: Self.tenSeconds, debounce: 0), now: Self.at(10))
@@ -94,6 +115,28 @@ import Testing
         let shortened = queue.changeSettings(backoff: shorter, concurrency: 4)
         #expect(shortened)
         #expect(queue.delivery(first.id)?.nextAttemptAt == Self.at(60))
+    }
+
+    @Test func aShorterRetryMaxIsTheCapAQueuedMessagesErrorNames() throws {
+        let first = OutboxQueueTests.delivery(1)
+        var queue = OutboxQueueTests.queue([first], backoff: Self.tenSeconds)
+        _ = queue.takeReady(now: Self.start)
+        queue.finished(first.id, .transient(retryAfter: 5000, error: OutboxQueueTests.unavailable), now: Self.start)
+        let before = try #require(queue.delivery(first.id)?.lastError?.message)
+        #expect(before.hasSuffix(" (the backend asked to wait 5000 s, capped at retry_max (1000 s))"))
+
+        var longer = Self.tenSeconds
+        longer.maximum = 2000
+        _ = queue.changeSettings(backoff: longer, concurrency: 4)
+        #expect(queue.delivery(first.id)?.lastError?.message == before, "the wait still ends at the old cap")
+
+        var shorter = Self.tenSeconds
+        shorter.maximum = 60
+        let shortened = queue.changeSettings(backoff: shorter, concurrency: 4)
+        #expect(shortened)
+        #expect(queue.delivery(first.id)?.nextAttemptAt == Self.at(60))
+        #expect(queue.delivery(first.id)?.lastError?.message
+                == before.replacingOccurrences(of: "capped at retry_max (1000 s)", with: "capped at retry_max (60 s)"))
     }
 
     @Test func anotherConcurrencyBoundsWhatStartsNext() {

@@ -76,7 +76,11 @@ extension OutboxQueue {
         }
         guard !shortened.isEmpty else { return false }
         for index in queued.indices where queued[index].nextAttemptAt != nil && shortened.contains(queued[index].orderKey) {
-            queued[index].nextAttemptAt = retryAt[queued[index].orderKey]?.until
+            let wait = retryAt[queued[index].orderKey]
+            queued[index].nextAttemptAt = wait?.until
+            if let message = queued[index].lastError?.message {
+                queued[index].lastError?.message = backoff.renamingCap(in: message, retryAfter: wait?.retryAfter)
+            }
         }
         return true
     }

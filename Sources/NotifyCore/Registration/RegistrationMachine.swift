@@ -37,8 +37,9 @@ public struct RegistrationMachine: Sendable {
     private var waitCutShort = false
     /// How the wait after the last failure was drawn, so that a shorter `retry_min` or
     /// `retry_max` can shorten it (`changePolicy`): its backoff's draw of jitter, or nil
-    /// for a wait for the network, which the longest backoff bounds.
-    private var lastFailure: (at: Date, retryAfter: Double?, unit: Double?)?
+    /// for a wait for the network, which the longest backoff bounds; and its reason, to
+    /// say again with the new cap.
+    private var lastFailure: (at: Date, retryAfter: Double?, unit: Double?, reason: String)?
     /// The last attempt found no route to the backend: the retry waits for the network to
     /// change, and the backoff did not grow.
     private(set) var offlineWait = false
@@ -135,6 +136,7 @@ public struct RegistrationMachine: Sendable {
             if sooner < retryAt {
                 self.retryAt = sooner
                 if backendWaitUntil != nil { backendWaitUntil = sooner }
+                lastReason = described(failure.reason, retryAfter: failure.retryAfter)
             }
         }
         return reconcile(now: now)
@@ -325,9 +327,9 @@ public struct RegistrationMachine: Sendable {
 
     private mutating func backOff(_ finished: InFlight, reason: String, retryAfter: Double?, now: Date) -> [RegistrationAction] {
         failures += 1
-        lastReason = [reason, policy.backoff.retryAfterNote(retryAfter)].compactMap { $0 }.joined(separator: "; ")
+        lastReason = described(reason, retryAfter: retryAfter)
         let unit = random.nextUnit()
-        lastFailure = (now, retryAfter, unit)
+        lastFailure = (now, retryAfter, unit, reason)
         let when = now.addingTimeInterval(policy.backoff.delay(failures: failures, retryAfter: retryAfter, unit: unit))
         retryAt = when
         backendWaitUntil = retryAfter == nil ? nil : when
@@ -340,6 +342,11 @@ public struct RegistrationMachine: Sendable {
         return reconcile(now: now)
     }
 
+    /// The reason, with what the cap in effect did to a longer wait the backend asked for.
+    private func described(_ reason: String, retryAfter: Double?) -> String {
+        [reason, policy.backoff.retryAfterNote(retryAfter)].compactMap { $0 }.joined(separator: "; ")
+    }
+
     /// Not the backend's failure: `failures`, and so the backoff, stay as they were. The
     /// network's next change ends the wait; should none be seen, the longest backoff does.
     private mutating func waitForNetwork(_ finished: InFlight, reason: String, now: Date) -> [RegistrationAction] {
@@ -349,7 +356,7 @@ public struct RegistrationMachine: Sendable {
         recoverableWait = false
         waitCutShort = false
         backendWaitUntil = nil
-        lastFailure = (now, nil, nil)
+        lastFailure = (now, nil, nil, reason)
         retryAt = now.addingTimeInterval(policy.backoff.maximum)
         settle(finished.generation)
         if generation > finished.generation { settle(generation) }

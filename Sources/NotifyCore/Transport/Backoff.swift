@@ -41,8 +41,20 @@ public struct Backoff: Sendable, Equatable {
     /// Says so when the backend asked for a longer wait than `retry_max` allows.
     public func retryAfterNote(_ retryAfter: Double?) -> String? {
         guard let retryAfter, retryAfter > maximum else { return nil }
-        let asked = retryAfter < 1e15 ? Self.seconds(retryAfter) : "practically forever"
-        return "the backend asked to wait \(asked), capped at retry_max (\(Self.seconds(maximum)))"
+        return Self.noteStart(retryAfter) + "\(Self.seconds(maximum)))"
+    }
+
+    /// `text`, whose note in brackets names an earlier cap on the same wait, naming this one.
+    func renamingCap(in text: String, retryAfter: Double?) -> String {
+        guard let retryAfter, let note = retryAfterNote(retryAfter),
+              let earlier = text.ranges(of: " (" + Self.noteStart(retryAfter)).last else { return text }
+        return text[..<earlier.lowerBound] + " (\(note))"
+    }
+
+    /// What a note says whatever the cap.
+    private static func noteStart(_ retryAfter: Double) -> String {
+        let asked = retryAfter < 1e15 ? seconds(retryAfter) : "practically forever"
+        return "the backend asked to wait \(asked), capped at retry_max ("
     }
 
     private static func seconds(_ value: Double) -> String {
