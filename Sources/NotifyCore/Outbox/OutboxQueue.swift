@@ -239,9 +239,7 @@ public struct OutboxQueue: Sendable {
             retryAt[key] = Wait(until: next, failedAt: now, retryAfter: retryAfter, unit: unit)
             delivery.nextAttemptAt = next
             delivery.lastError = error
-            if let note = backoff.retryAfterNote(retryAfter) {
-                delivery.lastError?.message += " (\(note))"
-            }
+            delivery.lastError?.message = backoff.noted(error.message, retryAfter: retryAfter)
         case .unauthorized(let error) where !delivery.senderWaiting:
             offline[key] = nil
             paused = true

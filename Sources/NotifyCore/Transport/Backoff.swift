@@ -44,11 +44,15 @@ public struct Backoff: Sendable, Equatable {
         return Self.noteStart(retryAfter) + "\(Self.seconds(maximum)))"
     }
 
-    /// `text`, whose note in brackets names an earlier cap on the same wait, naming this one.
+    /// `text` with `retryAfterNote` after it in brackets, when there is one.
+    func noted(_ text: String, retryAfter: Double?) -> String {
+        retryAfterNote(retryAfter).map { text + " (\($0))" } ?? text
+    }
+
+    /// `text` from `noted` by an earlier backoff, noted by this one instead.
     func renamingCap(in text: String, retryAfter: Double?) -> String {
-        guard let retryAfter, let note = retryAfterNote(retryAfter),
-              let earlier = text.ranges(of: " (" + Self.noteStart(retryAfter)).last else { return text }
-        return text[..<earlier.lowerBound] + " (\(note))"
+        guard let retryAfter, let earlier = text.ranges(of: " (" + Self.noteStart(retryAfter)).last else { return text }
+        return noted(String(text[..<earlier.lowerBound]), retryAfter: retryAfter)
     }
 
     /// What a note says whatever the cap.
