@@ -42,6 +42,7 @@ import Testing
             escape = none
             outbox_expiry = 2d
             max_connections = 3
+            keep_alive = 90s
             log_level = debug
             password_command = "pass show notifyd # not a comment"
             state_dir = /var/lib/notifyd   # a trailing comment
@@ -59,6 +60,7 @@ import Testing
         #expect(settings.runtime.escaping == .none)
         #expect(settings.runtime.outboxExpiry == 2 * 86400)
         #expect(settings.runtime.maxConnections == 3)
+        #expect(settings.runtime.keepAlive == 90)
         #expect(settings.runtime.logLevel == .debug)
         #expect(settings.passwordCommand == "pass show notifyd # not a comment")
         #expect(settings.stateDirectory == "/var/lib/notifyd")
@@ -141,6 +143,19 @@ import Testing
         }
     }
 
+    @Test func keepAliveIsASecondAtLeast() {
+        for (good, seconds) in [("1s", 1.0), ("1500ms", 1.5), ("2m", 120)] {
+            let (settings, problems) = Self.resolve(file: "keep_alive = \(good)\n")
+            #expect(problems.isEmpty, "\(good): \(problems)")
+            #expect(settings.runtime.keepAlive == seconds)
+        }
+        for bad in ["999ms", "0", "0.5s"] {
+            let (settings, problems) = Self.resolve(file: "keep_alive = \(bad)\n")
+            #expect(problems.map(\.description) == ["\(Self.path):1: keep_alive: must be at least 1.0 s"], "\(bad)")
+            #expect(settings.runtime.keepAlive == 120, "a bad value leaves the default")
+        }
+    }
+
     @Test func retryMinMayNotExceedRetryMax() {
         let (_, problems) = Self.resolve(file: "retry_min = 1h\nretry_max = 1m\n")
         #expect(problems.map(\.description) == ["\(Self.path):1: retry_min: is longer than retry_max"])
@@ -152,13 +167,14 @@ import Testing
     /// `1e300d` parses as a number of days, but no timer can be armed that far off: taken
     /// up (at start or by a reload), it stopped notifyd at its next wait or request.
     @Test func aDurationLongerThanAHundredYearsIsRefused() {
-        for key in ["refresh_interval", "retry_min", "retry_max", "request_timeout", "outbox_expiry"] {
+        for key in ["refresh_interval", "retry_min", "retry_max", "request_timeout", "outbox_expiry", "keep_alive"] {
             let (_, problems) = Self.resolve(file: "retry_min = 1s\n\(key) = 1e300d\n")
             #expect(problems.map(\.description) == ["\(Self.path):2: \(key): must be at most 36500d (100 years)"])
         }
-        let (settings, problems) = Self.resolve(file: "refresh_interval = 36500d\noutbox_expiry = 36500d\n")
+        let (settings, problems) = Self.resolve(file: "refresh_interval = 36500d\noutbox_expiry = 36500d\nkeep_alive = 36500d\n")
         #expect(problems.isEmpty, "\(problems)")
         #expect(settings.runtime.policy.refreshInterval == 36500 * 86400)
+        #expect(settings.runtime.keepAlive == 36500 * 86400)
     }
 
     @Test func thePasswordSourceFollowsTheSettings() throws {

@@ -11,8 +11,11 @@
 
 #include <stddef.h>
 
-/// Loads libcurl once; returns 0, or -1 with a message in `error`.
-int ncurl_load(char *error, size_t error_size);
+/// Takes a hold on libcurl, loading and initialising it when nothing held it; returns 0,
+/// or -1 with a message in `error` (and no hold). Each hold is given back with `ncurl_release`.
+int ncurl_hold(char *error, size_t error_size);
+/// Gives back a hold; the last one unloads libcurl, which no pointer from it may outlive.
+void ncurl_release(void);
 
 /// A multi handle with its connection pool: at most `max_host_connections` to one host.
 void *ncurl_multi_new(long max_host_connections);
@@ -23,10 +26,11 @@ void ncurl_multi_limit(void *multi, long max_host_connections);
 
 /// One request, added to `multi`. `headers` are whole lines ("Name: value"). The reply
 /// body is kept up to `limit` bytes; past that the transfer is aborted and marked too large.
-/// With `fresh_connection`, no kept-alive connection is reused for it.
+/// With `fresh_connection`, no kept-alive connection is reused for it; otherwise one
+/// idle for at most `keep_alive_seconds` may be.
 void *ncurl_transfer_start(void *multi, const char *url, const char *method, const char *const *headers, size_t header_count,
                            const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit,
-                           int fresh_connection);
+                           int fresh_connection, long keep_alive_seconds);
 
 /// Moves every transfer as far as it goes without waiting; returns how many still run.
 int ncurl_multi_perform(void *multi);

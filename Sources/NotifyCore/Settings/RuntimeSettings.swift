@@ -24,6 +24,9 @@ public struct RuntimeSettings: Sendable, Equatable {
     public var outboxExpiry: Double
     /// `max_connections`: backend requests under way at once, each on a connection of its own.
     public var maxConnections: Int
+    /// `keep_alive`: seconds an unused connection to the backend is kept for the next
+    /// request. Once none is left and no request runs, notifyd also unloads libcurl.
+    public var keepAlive: Double
     /// `password_command`, or the systemd credential that wins over it.
     public var passwordSource: PasswordSource
     /// `log_level`
@@ -36,11 +39,14 @@ public struct RuntimeSettings: Sendable, Equatable {
     /// still get their messages in order.
     public static let defaultConnections = 16
     public static let mostConnections = 64
+    /// Longer than libcurl's own 118 s, and shorter than the 130 s after which ASP.NET's
+    /// Kestrel closes a connection it has not heard on.
+    public static let defaultKeepAlive: Double = 120
 
     public init(backend: String? = nil, allowInsecureHTTP: Bool = false, platform: Platform = .apns, sendPlatforms: [Platform] = [.apns],
                 androidName: Platform = .fcm, escaping: NotificationText.Escaping = .tutorial, policy: RegistrationPolicy = RegistrationPolicy(),
                 requestTimeout: Double = 30, outboxExpiry: Double = 7 * 86400, maxConnections: Int = RuntimeSettings.defaultConnections,
-                passwordSource: PasswordSource = .stored, logLevel: LogLevel = .notice, logFile: String? = nil) {
+                keepAlive: Double = RuntimeSettings.defaultKeepAlive, passwordSource: PasswordSource = .stored, logLevel: LogLevel = .notice, logFile: String? = nil) {
         self.backend = backend
         self.allowInsecureHTTP = allowInsecureHTTP
         self.platform = platform
@@ -51,6 +57,7 @@ public struct RuntimeSettings: Sendable, Equatable {
         self.requestTimeout = requestTimeout
         self.outboxExpiry = outboxExpiry
         self.maxConnections = maxConnections
+        self.keepAlive = keepAlive
         self.passwordSource = passwordSource
         self.logLevel = logLevel
         self.logFile = logFile

@@ -10,16 +10,31 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Dispatch
 import Synchronization
 import NotifySystem
 
 /// The thread that owns libcurl's multi handle. Other threads only hand it requests and
 /// cancellations through `shared` and wake it; everything else happens on its thread.
+///
+/// Once no request has run for `keep_alive`, the loop frees its pool and gives libcurl
+/// back (`ncurl_release`), and waits with neither until the next request: libcurl would
+/// reuse no connection that old, and unloaded, the libraries it brought take no memory.
 final class CurlLoop: @unchecked Sendable {
     // @unchecked: `multi` and `running` are touched by the loop's thread alone (and
     // `curl_multi_wakeup`, which libcurl makes safe from any thread, under the lock of
     // `shared`, which the loop's thread also holds to replace `multi`); the rest is in `shared`.
-    private var multi: UnsafeMutableRawPointer
+    /// nil while the loop holds no pool, and no hold on libcurl.
+    private var multi: UnsafeMutableRawPointer?
+    /// Why there is no pool, for a request that finds none.
+    private var noPool = CurlLoop.stopping
+    private static let stopping = HTTPFailure(kind: .cancelled, detail: "notifyd is stopping")
+    /// Seconds: `keep_alive`, read when the loop falls idle.
+    private let keepAlive: @Sendable () -> Double
+    /// Since when no request has run, while the loop holds its pool.
+    private var idleSince: ContinuousClock.Instant?
+    /// Wakes the loop while it holds no pool, as `curl_multi_wakeup` does while it does.
+    private let unparked = DispatchSemaphore(value: 0)
     /// The pool's size: `max_connections`, as the last reload left it.
     private var maximumConnections: Int
     private let replyLimit: Int
@@ -50,6 +65,8 @@ final class CurlLoop: @unchecked Sendable {
         var stopping = false
         /// The multi handle is freed: nobody may wake it any more.
         var stopped = false
+        /// The loop waits on `unparked`, with no pool.
+        var parked = false
         /// The network changed since the loop last looked.
         var networkChanged = false
         /// A new size for the pool, for the loop's thread to set.
@@ -80,12 +97,30 @@ final class CurlLoop: @unchecked Sendable {
     /// counted for clients. Replaced with a pool of the new size once no request runs.
     private var poolTooLarge = false
 
-    init(multi: UnsafeMutableRawPointer, maximumConnections: Int, replyLimit: Int) {
+    /// `multi`: a pool opened with `openPool`, which the loop now owns.
+    init(multi: UnsafeMutableRawPointer, maximumConnections: Int, replyLimit: Int, keepAlive: @escaping @Sendable () -> Double) {
         self.multi = multi
         self.maximumConnections = maximumConnections
         self.replyLimit = replyLimit
+        self.keepAlive = keepAlive
         NativeThread.start(name: "notifyd-http") { [self] in run() }
     }
+
+    /// A connection pool of `connections`, with a hold on libcurl (loaded if nothing held it).
+    static func openPool(connections: Int) -> Result<UnsafeMutableRawPointer, HTTPFailure> {
+        var error = [CChar](repeating: 0, count: 512)
+        guard ncurl_hold(&error, error.count) == 0 else {
+            return .failure(HTTPFailure(kind: .other, detail: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+        }
+        guard let multi = ncurl_multi_new(connections) else {
+            ncurl_release()
+            return .failure(HTTPFailure(kind: .other, detail: "libcurl could not set up a connection pool"))
+        }
+        return .success(multi)
+    }
+
+    /// Whether the loop holds its pool and libcurl now.
+    var holdsPool: Bool { shared.withLock { _ in multi != nil } }
 
     func perform(_ request: HTTPRequest, timeoutMilliseconds: Int) async -> HTTPOutcome {
         let id = shared.withLock { shared in
@@ -159,7 +194,13 @@ final class CurlLoop: @unchecked Sendable {
 
     private func wake() {
         shared.withLock { shared in
-            if !shared.stopped { ncurl_wakeup(multi) }
+            if shared.stopped { return }
+            if let multi {
+                ncurl_wakeup(multi)
+            } else if shared.parked {
+                shared.parked = false
+                unparked.signal()
+            }
         }
     }
 
@@ -191,37 +232,105 @@ final class CurlLoop: @unchecked Sendable {
             if let resize {
                 if resize < maximumConnections { poolTooLarge = true }
                 maximumConnections = resize
-                ncurl_multi_limit(multi, resize)
+                if let multi { ncurl_multi_limit(multi, resize) }
             }
             for id in cancelled {
                 guard let (transfer, job) = running.first(where: { $0.value.id == id }) else { continue }
                 finish(transfer, job, .failed(HTTPFailure(kind: .cancelled, detail: "the request was cancelled")))
             }
+            if !starting.isEmpty {
+                idleSince = nil
+                if multi == nil {
+                    if stopping { noPool = Self.stopping } else { reopenPool() }
+                }
+            }
             closeStaleConnectionsIfIdle()
             for job in starting { admit(job) }
             if stopping {
-                for (transfer, job) in running { finish(transfer, job, .failed(HTTPFailure(kind: .cancelled, detail: "notifyd is stopping"))) }
+                for (transfer, job) in running { finish(transfer, job, .failed(Self.stopping)) }
                 tellCallers(force: true)
                 shared.withLock { $0.stopped = true }
-                ncurl_multi_free(multi)
+                if let multi { releasePool(multi) }
                 return
             }
-            // Again at once when a finished request started the next of its lane, so that
-            // it is on the wire before the loop waits.
-            var startedNext = true
-            while startedNext {
-                startedNext = false
-                _ = ncurl_multi_perform(multi)
-                while let transfer = ncurl_next_finished(multi) {
-                    guard let job = running[transfer] else { continue }
-                    if finish(transfer, job, outcome(of: transfer)) { startedNext = true }
+            if let multi {
+                // Again at once when a finished request started the next of its lane, so
+                // that it is on the wire before the loop waits.
+                var startedNext = true
+                while startedNext {
+                    startedNext = false
+                    _ = ncurl_multi_perform(multi)
+                    while let transfer = ncurl_next_finished(multi) {
+                        guard let job = running[transfer] else { continue }
+                        if finish(transfer, job, outcome(of: transfer)) { startedNext = true }
+                    }
                 }
             }
             closeStaleConnectionsIfIdle()
             tellCallers()
-            // An hour at most: libcurl wakes sooner for its own timers, and a new request
-            // or a cancellation wakes it at once; outcomes held back are told in time.
-            ncurl_multi_wait(multi, holdingSince.map { Self.millisecondsLeft(of: Self.holdLimit, since: $0) } ?? 3_600_000)
+            waitForWork()
+        }
+    }
+
+    /// Waits until there is something to do: at most an hour, as libcurl wakes sooner for
+    /// its own timers, a new request or a cancellation wakes it at once, and outcomes held
+    /// back are told in time. Idle for `keep_alive`, it lets the pool and libcurl go first.
+    private func waitForWork() {
+        guard let multi else { return park() }
+        if let holdingSince {
+            ncurl_multi_wait(multi, Self.millisecondsLeft(of: Self.holdLimit, since: holdingSince))
+        } else if !running.isEmpty {
+            idleSince = nil
+            ncurl_multi_wait(multi, 3_600_000)
+        } else {
+            let since = idleSince ?? .now
+            idleSince = since
+            let left = Self.millisecondsLeft(of: .seconds(keepAlive()), since: since)
+            if left > 0 {
+                ncurl_multi_wait(multi, left)
+            } else if letPoolGo() {
+                park()
+            }
+        }
+    }
+
+    /// Frees the pool and gives libcurl back, unless a request was handed over meanwhile.
+    private func letPoolGo() -> Bool {
+        let pool = shared.withLock { shared -> UnsafeMutableRawPointer? in
+            guard shared.starting.isEmpty, !shared.stopping, let pool = multi else { return nil }
+            // Under the lock: `wake` may be calling `curl_multi_wakeup` on it.
+            multi = nil
+            return pool
+        }
+        guard let pool else { return false }
+        releasePool(pool)
+        return true
+    }
+
+    private func releasePool(_ pool: UnsafeMutableRawPointer) {
+        ncurl_multi_free(pool)
+        ncurl_release()
+        idleSince = nil
+        staleConnections = false
+        poolTooLarge = false
+    }
+
+    /// Waits with no pool until a request is handed over (or notifyd stops).
+    private func park() {
+        let parks = shared.withLock { shared -> Bool in
+            guard shared.starting.isEmpty, !shared.stopping else { return false }
+            shared.parked = true
+            return true
+        }
+        if parks { unparked.wait() }
+    }
+
+    /// Opens a pool for requests handed over while the loop held none; when libcurl cannot
+    /// be loaded again, they fail with the reason, and the next request tries again.
+    private func reopenPool() {
+        switch Self.openPool(connections: maximumConnections) {
+        case .success(let pool): shared.withLock { _ in multi = pool }
+        case .failure(let failure): noPool = failure
         }
     }
 
@@ -245,12 +354,17 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     private func start(_ job: Job) {
+        guard let multi else {
+            settle(job, .failed(noPool))
+            return
+        }
         let request = job.request
         let transfer = request.headers.withCStrings { headers in
             (request.body ?? Data()).withUnsafeBytes { body in
                 ncurl_transfer_start(multi, request.url.absoluteString, request.method, headers, headers.count,
                                      body.baseAddress, body.count, request.body == nil ? 0 : 1,
-                                     job.timeoutMilliseconds, job.timeoutMilliseconds, replyLimit, staleConnections || job.resent ? 1 : 0)
+                                     job.timeoutMilliseconds, job.timeoutMilliseconds, replyLimit, staleConnections || job.resent ? 1 : 0,
+                                     Self.wholeSeconds(keepAlive()))
             }
         }
         guard let transfer else {
@@ -264,9 +378,9 @@ final class CurlLoop: @unchecked Sendable {
     /// gone, and hold a request until its timeout instead of failing it at once: once no
     /// request runs, the pool and every connection in it go, and a new pool takes over.
     private func closeStaleConnectionsIfIdle() {
-        guard staleConnections || poolTooLarge, running.isEmpty, let fresh = ncurl_multi_new(maximumConnections) else { return }
+        guard staleConnections || poolTooLarge, running.isEmpty, let old = multi, let fresh = ncurl_multi_new(maximumConnections) else { return }
         shared.withLock { _ in
-            ncurl_multi_free(multi)
+            ncurl_multi_free(old)
             multi = fresh
         }
         staleConnections = false
@@ -279,7 +393,7 @@ final class CurlLoop: @unchecked Sendable {
         running[transfer] = nil
         running.releaseStorageIfEmpty()
         let keptAliveOnly = ncurl_transfer_new_connections(transfer) == 0
-        ncurl_transfer_free(multi, transfer)
+        if let multi { ncurl_transfer_free(multi, transfer) }
         // The connections kept alive were closed by the backend meanwhile (an idle timeout
         // shorter than libcurl's 118 s), and libcurl took the close for a live connection:
         // it tries six of them, closing each, and gives up. The request goes again at once
@@ -340,9 +454,15 @@ final class CurlLoop: @unchecked Sendable {
         for (job, outcome) in told { job.then(outcome) }
     }
 
+    /// Never more than an hour, which `curl_multi_poll`'s milliseconds hold.
     private static func millisecondsLeft(of limit: Duration, since start: ContinuousClock.Instant) -> Int32 {
         let left = (start + limit) - ContinuousClock.now
-        return Int32(max(0, min(limit, left) / .milliseconds(1)).rounded(.up))
+        return Int32(max(0, min(limit, left, .seconds(3600)) / .milliseconds(1)).rounded(.up))
+    }
+
+    /// For libcurl's `CURLOPT_MAXAGE_CONN`, at least a second.
+    private static func wholeSeconds(_ seconds: Double) -> Int {
+        Int(min(max(seconds, 1), Double(Int32.max)).rounded(.up))
     }
 
     private func outcome(of transfer: UnsafeMutableRawPointer) -> HTTPOutcome {

@@ -15,24 +15,23 @@ import NotifySystem
 
 /// HTTP through the system's libcurl, on one thread of its own that waits in
 /// `curl_multi_poll`: while a request waits for a slow or silent backend, nothing runs.
-/// Connections are kept alive and reused, at most `max_connections` to one host. Each
-/// request takes the `request_timeout` in effect when it is made.
+/// Connections are kept alive and reused, at most `max_connections` to one host, for
+/// `keep_alive`; then libcurl is unloaded until the next request. Each request takes the
+/// `request_timeout` in effect when it is made.
 final class CurlTransport: HTTPTransport {
     private let loop: Result<CurlLoop, HTTPFailure>
     private let settings: SettingsStore
 
     init(settings: SettingsStore, replyLimit: Int) {
         self.settings = settings
-        var error = [CChar](repeating: 0, count: 512)
         let connections = max(1, settings[\.maxConnections])
-        if ncurl_load(&error, error.count) != 0 {
-            loop = .failure(HTTPFailure(kind: .other, detail: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
-        } else if let multi = ncurl_multi_new(connections) {
-            loop = .success(CurlLoop(multi: multi, maximumConnections: connections, replyLimit: replyLimit))
-        } else {
-            loop = .failure(HTTPFailure(kind: .other, detail: "libcurl could not set up a connection pool"))
+        loop = CurlLoop.openPool(connections: connections).map { pool in
+            CurlLoop(multi: pool, maximumConnections: connections, replyLimit: replyLimit) { settings[\.keepAlive] }
         }
     }
+
+    /// Whether libcurl is held now: false once `keep_alive` has passed with no request.
+    var holdsLibcurl: Bool { (try? loop.get())?.holdsPool ?? false }
 
     func invalidate() {
         if case .success(let loop) = loop { loop.stop() }

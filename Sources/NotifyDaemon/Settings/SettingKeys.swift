@@ -91,6 +91,9 @@ struct SettingKey: Sendable {
             }
             settings.runtime.maxConnections = count
         },
+        SettingKey(name: "keep_alive", flag: nil, summary: "how long an unused connection to the backend is kept (default 2m)", defaultText: "2m") { settings, value throws(SettingError) in
+            settings.runtime.keepAlive = try duration(value, atLeast: 1)
+        },
         SettingKey(name: "log_level", flag: "--log-level", summary: "error, warning, notice, info or debug", defaultText: "notice") { settings, value throws(SettingError) in
             guard let level = LogLevel(name: value) else { throw SettingError("must be error, warning, notice, info or debug, not '\(value)'") }
             settings.runtime.logLevel = level

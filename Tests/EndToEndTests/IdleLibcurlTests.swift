@@ -1,0 +1,40 @@
+#if os(Linux)
+import DevBackend
+import Foundation
+import NotifyTestSupport
+import Testing
+
+/// An idle notifyd does not keep libcurl: once `keep_alive` has passed with no request, it
+/// is unloaded with the libraries it brought (about 430 KiB of dirty pages with Debian's),
+/// and the next request loads it again.
+@Suite struct IdleLibcurlTests {
+    static func mappedLibraries(of pid: pid_t) -> Set<String> {
+        // Read to its end: Foundation reads a file of size 0, as /proc's are, one page only.
+        let maps = String(decoding: FileHandle(forReadingAtPath: "/proc/\(pid)/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        return Set(maps.split(separator: "\n").compactMap { line in
+            line.split(separator: " ", omittingEmptySubsequences: true).last.map(String.init).flatMap { $0.contains(".so") ? $0 : nil }
+        })
+    }
+
+    static func mapsLibcurl(_ pid: pid_t) -> Bool { mappedLibraries(of: pid).contains { $0.contains("/libcurl") } }
+
+    @Test func libcurlIsUnloadedWhileIdleAndLoadedAgainForASend() async throws {
+        let backend = DevBackendServer(options: .init(quiet: true))
+        try backend.start()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, environment: ["NOTIFYD_KEEP_ALIVE": "1s"])
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(login.status == 0, "\(login.output)\(login.error)")
+        let token = try await daemon.notifyctl(["set-token", "3f2a1b"])
+        #expect(token.status == 0, "\(token.output)\(token.error)")
+        let pid = daemon.child.pid
+        #expect(await eventually { !Self.mapsLibcurl(pid) }, "libcurl still mapped when idle: \(Self.mappedLibraries(of: pid).sorted())")
+
+        let send = try await daemon.notifyctl(["send", "--to", "bob", "after idle"])
+        #expect(send.status == 0, "\(send.output)\(send.error)")
+        #expect(backend.pushes().map(\.displayedText) == ["From alice: after idle"])
+        #expect(await eventually { !Self.mapsLibcurl(pid) }, "not unloaded again after the send")
+        await daemon.cleanUp()
+    }
+}
+#endif

@@ -1,0 +1,114 @@
+#if !canImport(Darwin)
+import Foundation
+import Synchronization
+import NotifyTestSupport
+import Testing
+@testable import NotifyCore
+
+/// `keep_alive`: how long the HTTP thread keeps an unused connection, and with it libcurl.
+/// Past it, with no request under way, the pool and libcurl are let go, and the next
+/// request takes them back.
+@Suite struct KeepAliveTests {
+    static func transport(keepAlive: Double, connections: Int = 4) -> (CurlTransport, SettingsStore) {
+        let settings = SettingsStore(.init(requestTimeout: 10, maxConnections: connections, keepAlive: keepAlive))
+        return (CurlTransport(settings: settings, replyLimit: HTTPBackend.defaultReplyLimit), settings)
+    }
+
+    static func isOK(_ outcome: HTTPOutcome) -> Bool {
+        if case .response(200, _, _, _) = outcome { return true }
+        return false
+    }
+
+    static func answering(after delay: @escaping @Sendable (_ request: Int) -> UInt32 = { _ in 0 }) throws -> ScriptedHTTPServer {
+        let served = Atomic<Int>(0)
+        return try ScriptedHTTPServer { connection in
+            while connection.readRequest() != nil {
+                let number = served.add(1, ordering: .relaxed).newValue
+                usleep(delay(number))
+                connection.write(HTTPTransportTests.okReply)
+            }
+        }
+    }
+
+    @Test func libcurlIsLetGoOnceKeepAliveHasPassedAndTakenBackForTheNextRequest() async throws {
+        let server = try Self.answering()
+        defer { server.stop() }
+        let (transport, _) = Self.transport(keepAlive: 1)
+        defer { transport.invalidate() }
+        #expect(transport.holdsLibcurl, "held from the start, for the first registration")
+        #expect(Self.isOK(await transport.perform(HTTPTransportTests.post(server))))
+        #expect(await eventually { !transport.holdsLibcurl }, "still held after keep_alive")
+        // Taken back, on a new connection: the pool went with it.
+        #expect(Self.isOK(await transport.perform(HTTPTransportTests.post(server))))
+        #expect(server.counts.accepted == 2)
+        #expect(await eventually { !transport.holdsLibcurl })
+    }
+
+    /// A request that takes longer than `keep_alive` is not cut off by it.
+    @Test func aRequestUnderWayKeepsLibcurlHeld() async throws {
+        let server = try Self.answering { _ in 2_500_000 }
+        defer { server.stop() }
+        let (transport, _) = Self.transport(keepAlive: 1)
+        defer { transport.invalidate() }
+        let answered = Mutex<Bool?>(nil)
+        Task {
+            let ok = Self.isOK(await transport.perform(HTTPTransportTests.post(server)))
+            answered.withLock { $0 = ok }
+        }
+        try await Task.sleep(for: .seconds(2))
+        #expect(answered.withLock { $0 } != nil || transport.holdsLibcurl, "let go while a request ran")
+        // Not awaited: a request whose pool went would never be answered.
+        #expect(await eventually { answered.withLock { $0 } == true }, "not answered")
+        #expect(await eventually { !transport.holdsLibcurl })
+    }
+
+    /// The longest `keep_alive` a setting takes, 100 years, is more than `curl_multi_poll`
+    /// waits at once or `CURLOPT_MAXAGE_CONN` holds; both take it without overflowing.
+    @Test func theLongestKeepAliveIsTaken() async throws {
+        let server = try Self.answering()
+        defer { server.stop() }
+        let (transport, _) = Self.transport(keepAlive: 36500 * 86400)
+        defer { transport.invalidate() }
+        for _ in 0..<2 { #expect(Self.isOK(await transport.perform(HTTPTransportTests.post(server)))) }
+        #expect(server.counts.accepted == 1, "the connection was not reused")
+        #expect(transport.holdsLibcurl)
+    }
+
+    /// A reload that shortens `keep_alive` is taken at once, not after the old one.
+    @Test func aShorterKeepAliveFromAReloadLetsGoAtTheNewTime() async throws {
+        let server = try Self.answering()
+        defer { server.stop() }
+        let (transport, settings) = Self.transport(keepAlive: 3600)
+        defer { transport.invalidate() }
+        #expect(Self.isOK(await transport.perform(HTTPTransportTests.post(server))))
+        var shorter = settings.current
+        shorter.keepAlive = 1
+        settings.replace(with: shorter)
+        transport.settingsChanged()
+        #expect(await eventually { !transport.holdsLibcurl }, "held for the old keep_alive")
+    }
+
+    /// libcurl reuses no connection left unused longer than `keep_alive`, even while
+    /// another request keeps the pool: its own limit (118 s) is not the one in effect.
+    @Test func aConnectionUnusedLongerThanKeepAliveIsNotReused() async throws {
+        // The first request holds its connection 4 s; the others are answered at once.
+        let server = try Self.answering { $0 == 1 ? 4_000_000 : 0 }
+        defer { server.stop() }
+        let (transport, _) = Self.transport(keepAlive: 1)
+        defer { transport.invalidate() }
+        let slow = Mutex<Bool?>(nil)
+        Task {
+            let ok = Self.isOK(await transport.perform(HTTPTransportTests.post(server)))
+            slow.withLock { $0 = ok }
+        }
+        #expect(await eventually { server.counts.requests == 1 })
+        #expect(Self.isOK(await transport.perform(HTTPTransportTests.post(server))))
+        #expect(server.counts.accepted == 2)
+        // libcurl counts whole seconds and reuses a connection unused for up to one more.
+        try await Task.sleep(for: .milliseconds(2200))
+        #expect(Self.isOK(await transport.perform(HTTPTransportTests.post(server))))
+        #expect(server.counts.accepted == 3, "a connection unused for 2 s was reused")
+        #expect(await eventually { slow.withLock { $0 } == true })
+    }
+}
+#endif
