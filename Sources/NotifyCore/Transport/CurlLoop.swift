@@ -262,7 +262,7 @@ final class CurlLoop: @unchecked Sendable {
                     _ = ncurl_multi_perform(multi)
                     while let transfer = ncurl_next_finished(multi) {
                         guard let job = running[transfer] else { continue }
-                        if finish(transfer, job, outcome(of: transfer)) { startedNext = true }
+                        if finish(transfer, job, HTTPOutcome(finished: transfer)) { startedNext = true }
                     }
                 }
             }
@@ -463,47 +463,6 @@ final class CurlLoop: @unchecked Sendable {
     /// For libcurl's `CURLOPT_MAXAGE_CONN`, at least a second.
     private static func wholeSeconds(_ seconds: Double) -> Int {
         Int(min(max(seconds, 1), Double(Int32.max)).rounded(.up))
-    }
-
-    private func outcome(of transfer: UnsafeMutableRawPointer) -> HTTPOutcome {
-        if ncurl_transfer_too_large(transfer) != 0 { return .tooLarge }
-        var status = 0
-        let code = ncurl_transfer_result(transfer, &status)
-        guard code == NCURL_OK else {
-            let words = String(cString: ncurl_transfer_error_text(transfer))
-            let kind = HTTPFailure.Kind(curlCode: code, systemError: ncurl_transfer_os_errno(transfer))
-            return .failed(HTTPFailure(kind: kind, detail: words.isEmpty ? "libcurl error \(code)" : words))
-        }
-        var length = 0
-        let body = ncurl_transfer_body(transfer, &length).map { Data(bytes: $0, count: length) } ?? Data()
-        return .response(status: status, location: ncurl_transfer_location(transfer).map { String(cString: $0) },
-                         retryAfter: ncurl_transfer_retry_after(transfer).map { String(cString: $0) }, body: body)
-    }
-}
-
-extension HTTPFailure.Kind {
-    /// libcurl reports every failed connect as `CURLE_COULDNT_CONNECT`; the system's error
-    /// behind it tells a machine without a route to the backend from a backend that is down.
-    init(curlCode code: Int32, systemError: Int32) {
-        self = switch code {
-        case Int32(NCURL_OPERATION_TIMEDOUT): .timedOut
-        case Int32(NCURL_COULDNT_CONNECT) where systemError == ENETUNREACH || systemError == ENETDOWN: .noRoute
-        case Int32(NCURL_COULDNT_CONNECT): .connectionRefused
-        case Int32(NCURL_COULDNT_RESOLVE_HOST), Int32(NCURL_COULDNT_RESOLVE_PROXY): .hostNotFound
-        case Int32(NCURL_GOT_NOTHING), Int32(NCURL_SEND_ERROR), Int32(NCURL_RECV_ERROR): .connectionLost
-        case Int32(NCURL_PEER_FAILED_VERIFICATION): .untrustedCertificate
-        case Int32(NCURL_SSL_CONNECT_ERROR): .tlsFailed
-        default: .other
-        }
-    }
-}
-
-private extension Array where Element == String {
-    /// Runs `body` with the strings as C strings, alive for the call.
-    func withCStrings<R>(_ body: ([UnsafePointer<CChar>?]) -> R) -> R {
-        let copies = map { strdup($0) }
-        defer { copies.forEach { free($0) } }
-        return body(copies.map { UnsafePointer($0) })
     }
 }
 #endif
