@@ -311,8 +311,6 @@ final class CurlLoop: @unchecked Sendable {
         ncurl_multi_free(pool)
         ncurl_release()
         idleSince = nil
-        staleConnections = false
-        poolTooLarge = false
     }
 
     /// Waits with no pool until a request is handed over (or notifyd stops).
@@ -329,7 +327,12 @@ final class CurlLoop: @unchecked Sendable {
     /// be loaded again, they fail with the reason, and the next request tries again.
     private func reopenPool() {
         switch Self.openPool(connections: maximumConnections) {
-        case .success(let pool): shared.withLock { _ in multi = pool }
+        case .success(let pool):
+            shared.withLock { _ in multi = pool }
+            // New, and of the size in effect: what a network change or a reload said of
+            // the pool while there was none is true of it already.
+            staleConnections = false
+            poolTooLarge = false
         case .failure(let failure): noPool = failure
         }
     }
