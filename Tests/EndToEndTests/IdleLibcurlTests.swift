@@ -6,7 +6,7 @@ import Testing
 
 /// An idle notifyd does not keep libcurl: once `keep_alive` has passed with no request, it
 /// is unloaded with the libraries it brought (about 430 KiB of dirty pages with Debian's),
-/// and the next request loads it again.
+/// and the next request loads it again. Nor is it loaded before the first request.
 @Suite struct IdleLibcurlTests {
     static func mappedLibraries(of pid: pid_t) -> Set<String> {
         // Read to its end: Foundation reads a file of size 0, as /proc's are, one page only.
@@ -23,6 +23,7 @@ import Testing
         try backend.start()
         defer { backend.stop() }
         let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, environment: ["NOTIFYD_KEEP_ALIVE": "1s"])
+        #expect(!Self.mapsLibcurl(daemon.child.pid), "loaded before any request")
         let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
         #expect(login.status == 0, "\(login.output)\(login.error)")
         let token = try await daemon.notifyctl(["set-token", "3f2a1b"])

@@ -17,9 +17,10 @@ import NotifySystem
 /// The thread that owns libcurl's multi handle. Other threads only hand it requests and
 /// cancellations through `shared` and wake it; everything else happens on its thread.
 ///
-/// Once no request has run for `keep_alive`, the loop frees its pool and gives libcurl
-/// back (`ncurl_release`), and waits with neither until the next request: libcurl would
-/// reuse no connection that old, and unloaded, the libraries it brought take no memory.
+/// The loop opens its pool, and takes a hold on libcurl, for the first request. Once no
+/// request has run for `keep_alive`, it frees the pool and gives libcurl back
+/// (`ncurl_release`), and waits with neither until the next request: libcurl would reuse
+/// no connection that old, and unloaded, the libraries it brought take no memory.
 final class CurlLoop: @unchecked Sendable {
     // @unchecked: `multi` and `running` are touched by the loop's thread alone (and
     // `curl_multi_wakeup`, which libcurl makes safe from any thread, under the lock of
@@ -97,9 +98,8 @@ final class CurlLoop: @unchecked Sendable {
     /// counted for clients. Replaced with a pool of the new size once no request runs.
     private var poolTooLarge = false
 
-    /// `multi`: a pool opened with `openPool`, which the loop now owns.
-    init(multi: UnsafeMutableRawPointer, maximumConnections: Int, replyLimit: Int, keepAlive: @escaping @Sendable () -> Double) {
-        self.multi = multi
+    /// The loop starts with no pool, and opens one for the first request.
+    init(maximumConnections: Int, replyLimit: Int, keepAlive: @escaping @Sendable () -> Double) {
         self.maximumConnections = maximumConnections
         self.replyLimit = replyLimit
         self.keepAlive = keepAlive
@@ -107,7 +107,7 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     /// A connection pool of `connections`, with a hold on libcurl (loaded if nothing held it).
-    static func openPool(connections: Int) -> Result<UnsafeMutableRawPointer, HTTPFailure> {
+    private static func openPool(connections: Int) -> Result<UnsafeMutableRawPointer, HTTPFailure> {
         var error = [CChar](repeating: 0, count: 512)
         guard ncurl_hold(&error, error.count) == 0 else {
             return .failure(HTTPFailure(kind: .other, detail: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
@@ -241,7 +241,7 @@ final class CurlLoop: @unchecked Sendable {
             if !starting.isEmpty {
                 idleSince = nil
                 if multi == nil {
-                    if stopping { noPool = Self.stopping } else { reopenPool() }
+                    if stopping { noPool = Self.stopping } else { openPool() }
                 }
             }
             closeStaleConnectionsIfIdle()
@@ -323,14 +323,14 @@ final class CurlLoop: @unchecked Sendable {
         if parks { unparked.wait() }
     }
 
-    /// Opens a pool for requests handed over while the loop held none; when libcurl cannot
-    /// be loaded again, they fail with the reason, and the next request tries again.
-    private func reopenPool() {
+    /// Opens a pool for requests handed over while the loop holds none; when libcurl cannot
+    /// be loaded, they fail with the reason, and the next request tries again.
+    private func openPool() {
         switch Self.openPool(connections: maximumConnections) {
         case .success(let pool):
             shared.withLock { _ in multi = pool }
             // New, and of the size in effect: what a network change or a reload said of
-            // the pool while there was none is true of it already.
+            // an earlier pool, or while there was none, is true of it already.
             staleConnections = false
             poolTooLarge = false
         case .failure(let failure): noPool = failure

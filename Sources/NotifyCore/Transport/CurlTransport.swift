@@ -19,55 +19,38 @@ import NotifySystem
 /// `keep_alive`; then libcurl is unloaded until the next request. Each request takes the
 /// `request_timeout` in effect when it is made.
 final class CurlTransport: HTTPTransport {
-    private let loop: Result<CurlLoop, HTTPFailure>
+    private let loop: CurlLoop
     private let settings: SettingsStore
 
+    /// libcurl is loaded for the first request, not before: a notifyd with nothing to
+    /// send never loads it.
     init(settings: SettingsStore, replyLimit: Int) {
         self.settings = settings
-        let connections = max(1, settings[\.maxConnections])
-        loop = CurlLoop.openPool(connections: connections).map { pool in
-            CurlLoop(multi: pool, maximumConnections: connections, replyLimit: replyLimit) { settings[\.keepAlive] }
-        }
+        loop = CurlLoop(maximumConnections: max(1, settings[\.maxConnections]), replyLimit: replyLimit) { settings[\.keepAlive] }
     }
 
-    /// Whether libcurl is held now: false once `keep_alive` has passed with no request.
-    var holdsLibcurl: Bool { (try? loop.get())?.holdsPool ?? false }
+    /// Whether libcurl is held now: from a request until `keep_alive` has passed.
+    var holdsLibcurl: Bool { loop.holdsPool }
 
-    func invalidate() {
-        if case .success(let loop) = loop { loop.stop() }
-    }
+    func invalidate() { loop.stop() }
 
-    func settingsChanged() {
-        if case .success(let loop) = loop { loop.resize(to: max(1, settings[\.maxConnections])) }
-    }
+    func settingsChanged() { loop.resize(to: max(1, settings[\.maxConnections])) }
 
-    func networkChanged() {
-        if case .success(let loop) = loop { loop.networkChanged() }
-    }
+    func networkChanged() { loop.networkChanged() }
 
     func perform(_ request: HTTPRequest) async -> HTTPOutcome {
-        switch loop {
-        case .success(let loop): await loop.perform(request, timeoutMilliseconds: timeoutMilliseconds)
-        case .failure(let failure): .failed(failure)
-        }
+        await loop.perform(request, timeoutMilliseconds: timeoutMilliseconds)
     }
 
     var keepsLanes: Bool { true }
 
     func perform(_ request: HTTPRequest, lane: UInt64, then: @escaping @Sendable (HTTPOutcome) -> Void) {
-        switch loop {
-        case .success(let loop): loop.hand(request, lane: lane, timeoutMilliseconds: timeoutMilliseconds, then: then)
-        case .failure(let failure): then(.failed(failure))
-        }
+        loop.hand(request, lane: lane, timeoutMilliseconds: timeoutMilliseconds, then: then)
     }
 
-    func breakLane(_ lane: UInt64) {
-        if case .success(let loop) = loop { loop.breakLane(lane) }
-    }
+    func breakLane(_ lane: UInt64) { loop.breakLane(lane) }
 
-    func endLane(_ lane: UInt64) {
-        if case .success(let loop) = loop { loop.endLane(lane) }
-    }
+    func endLane(_ lane: UInt64) { loop.endLane(lane) }
 
     private var timeoutMilliseconds: Int { max(1, Int(settings[\.requestTimeout] * 1000)) }
 }
