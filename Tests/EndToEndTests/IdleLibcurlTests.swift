@@ -37,5 +37,27 @@ import Testing
         #expect(await eventually { !Self.mapsLibcurl(pid) }, "not unloaded again after the send")
         await daemon.cleanUp()
     }
+
+    /// A reload that shortens `keep_alive` reaches the HTTP thread waiting out the old one.
+    @Test func aReloadedKeepAliveIsTheOneWaitedFor() async throws {
+        let backend = DevBackendServer(options: .init(quiet: true))
+        try backend.start()
+        defer { backend.stop() }
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        try Data("keep_alive = 1h\n".utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: ["--config", config])
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(login.status == 0, "\(login.output)\(login.error)")
+        let pid = daemon.child.pid
+        #expect(Self.mapsLibcurl(pid), "not loaded for the login")
+
+        try Data("keep_alive = 1s\n".utf8).write(to: URL(fileURLWithPath: config))
+        let reload = try await daemon.notifyctl(["reload"])
+        #expect(reload.status == 0, "\(reload.output)\(reload.error)")
+        #expect(await eventually { !Self.mapsLibcurl(pid) }, "libcurl kept for the old keep_alive")
+        await daemon.cleanUp()
+    }
 }
 #endif
