@@ -72,6 +72,9 @@ import Testing
         for _ in 0..<2 { #expect(Self.isOK(await transport.perform(HTTPTransportTests.post(server)))) }
         #expect(server.counts.accepted == 1, "the connection was not reused")
         #expect(transport.holdsLibcurl)
+        // Stopping lets go at once.
+        transport.invalidate()
+        #expect(await eventually { !transport.holdsLibcurl })
     }
 
     /// A reload that shortens `keep_alive` is taken at once, not after the old one.

@@ -249,8 +249,12 @@ final class CurlLoop: @unchecked Sendable {
             if stopping {
                 for (transfer, job) in running { finish(transfer, job, .failed(Self.stopping)) }
                 tellCallers(force: true)
-                shared.withLock { $0.stopped = true }
-                if let multi { releasePool(multi) }
+                let pool = shared.withLock { shared in
+                    shared.stopped = true
+                    defer { multi = nil }
+                    return multi
+                }
+                if let pool { releasePool(pool) }
                 return
             }
             if let multi {
