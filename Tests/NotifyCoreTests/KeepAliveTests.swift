@@ -19,6 +19,21 @@ import Testing
         return false
     }
 
+    /// A request not awaited: a request whose pool went would never be answered, and the
+    /// test would hang instead of failing.
+    final class RequestLeftToRun: Sendable {
+        private let answer = Mutex<Bool?>(nil)
+        /// Whether it was answered 200, once answered.
+        var ok: Bool? { answer.withLock { $0 } }
+
+        init(_ transport: CurlTransport, _ server: ScriptedHTTPServer) {
+            Task { [self] in
+                let ok = KeepAliveTests.isOK(await transport.perform(HTTPTransportTests.post(server)))
+                answer.withLock { $0 = ok }
+            }
+        }
+    }
+
     static func answering(after delay: @escaping @Sendable (_ request: Int) -> UInt32 = { _ in 0 }) throws -> ScriptedHTTPServer {
         let served = Atomic<Int>(0)
         return try ScriptedHTTPServer { connection in
@@ -50,15 +65,10 @@ import Testing
         defer { server.stop() }
         let (transport, _) = Self.transport(keepAlive: 1)
         defer { transport.invalidate() }
-        let answered = Mutex<Bool?>(nil)
-        Task {
-            let ok = Self.isOK(await transport.perform(HTTPTransportTests.post(server)))
-            answered.withLock { $0 = ok }
-        }
+        let request = RequestLeftToRun(transport, server)
         try await Task.sleep(for: .seconds(2))
-        #expect(answered.withLock { $0 } != nil || transport.holdsLibcurl, "let go while a request ran")
-        // Not awaited: a request whose pool went would never be answered.
-        #expect(await eventually { answered.withLock { $0 } == true }, "not answered")
+        #expect(request.ok != nil || transport.holdsLibcurl, "let go while a request ran")
+        #expect(await eventually { request.ok == true }, "not answered")
         #expect(await eventually { !transport.holdsLibcurl })
     }
 
@@ -99,11 +109,7 @@ import Testing
         defer { server.stop() }
         let (transport, _) = Self.transport(keepAlive: 1)
         defer { transport.invalidate() }
-        let slow = Mutex<Bool?>(nil)
-        Task {
-            let ok = Self.isOK(await transport.perform(HTTPTransportTests.post(server)))
-            slow.withLock { $0 = ok }
-        }
+        let slow = RequestLeftToRun(transport, server)
         #expect(await eventually { server.counts.requests == 1 })
         #expect(Self.isOK(await transport.perform(HTTPTransportTests.post(server))))
         #expect(server.counts.accepted == 2)
@@ -111,7 +117,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(2200))
         #expect(Self.isOK(await transport.perform(HTTPTransportTests.post(server))))
         #expect(server.counts.accepted == 3, "a connection unused for 2 s was reused")
-        #expect(await eventually { slow.withLock { $0 } == true })
+        #expect(await eventually { slow.ok == true })
     }
 }
 #endif
