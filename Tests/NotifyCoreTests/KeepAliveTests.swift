@@ -34,12 +34,14 @@ import Testing
         }
     }
 
-    static func answering(after delay: @escaping @Sendable (_ request: Int) -> UInt32 = { _ in 0 }) throws -> ScriptedHTTPServer {
+    /// A server answering 200 to every request, after `before` has run for it (given the
+    /// request's number, counted from 1 across connections).
+    static func answering(before: @escaping @Sendable (_ request: Int) -> Void = { _ in }) throws -> ScriptedHTTPServer {
         let served = Atomic<Int>(0)
         return try ScriptedHTTPServer { connection in
             while connection.readRequest() != nil {
                 let number = served.add(1, ordering: .relaxed).newValue
-                usleep(delay(number))
+                before(number)
                 connection.write(HTTPTransportTests.okReply)
             }
         }
@@ -61,7 +63,7 @@ import Testing
 
     /// A request that takes longer than `keep_alive` is not cut off by it.
     @Test func aRequestUnderWayKeepsLibcurlHeld() async throws {
-        let server = try Self.answering { _ in 2_500_000 }
+        let server = try Self.answering { _ in usleep(2_500_000) }
         defer { server.stop() }
         let (transport, _) = Self.transport(keepAlive: 1)
         defer { transport.invalidate() }
@@ -104,9 +106,12 @@ import Testing
     /// libcurl reuses no connection left unused longer than `keep_alive`, even while
     /// another request keeps the pool: its own limit (118 s) is not the one in effect.
     @Test func aConnectionUnusedLongerThanKeepAliveIsNotReused() async throws {
-        // The first request holds its connection 4 s; the others are answered at once.
-        let server = try Self.answering { $0 == 1 ? 4_000_000 : 0 }
+        // The first request holds its connection until the end; the others are answered at once.
+        let release = DispatchSemaphore(value: 0)
+        let server = try Self.answering { if $0 == 1 { release.wait() } }
         defer { server.stop() }
+        // Run first: a test that ends early must not leave the server's thread waiting.
+        defer { release.signal() }
         let (transport, _) = Self.transport(keepAlive: 1)
         defer { transport.invalidate() }
         let slow = RequestLeftToRun(transport, server)
@@ -117,6 +122,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(2200))
         #expect(Self.isOK(await transport.perform(HTTPTransportTests.post(server))))
         #expect(server.counts.accepted == 3, "a connection unused for 2 s was reused")
+        release.signal()
         #expect(await eventually { slow.ok == true })
     }
 }
