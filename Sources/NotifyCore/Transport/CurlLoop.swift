@@ -25,22 +25,23 @@ final class CurlLoop: @unchecked Sendable {
     // @unchecked: `multi` and `running` are touched by the loop's thread alone (and
     // `curl_multi_wakeup`, which libcurl makes safe from any thread, under the lock of
     // `shared`, which the loop's thread also holds to replace `multi`); the rest is in `shared`.
+    // What is not private is for the pool's life in CurlLoop+Pool.swift, on the same thread.
     /// nil while the loop holds no pool, and no hold on libcurl.
-    private var multi: UnsafeMutableRawPointer?
+    var multi: UnsafeMutableRawPointer?
     /// Why there is no pool, for a request that finds none.
-    private var noPool = CurlLoop.stopping
+    var noPool = CurlLoop.stopping
     private static let stopping = HTTPFailure(kind: .cancelled, detail: "notifyd is stopping")
     /// Seconds: `keep_alive`, read when the loop falls idle.
-    private let keepAlive: @Sendable () -> Double
+    let keepAlive: @Sendable () -> Double
     /// Since when no request has run, while the loop holds its pool.
-    private var idleSince: ContinuousClock.Instant?
+    var idleSince: ContinuousClock.Instant?
     /// Wakes the loop while it holds no pool, as `curl_multi_wakeup` does while it does.
-    private let unparked = DispatchSemaphore(value: 0)
+    let unparked = DispatchSemaphore(value: 0)
     /// The pool's size: `max_connections`, as the last reload left it.
-    private var maximumConnections: Int
+    var maximumConnections: Int
     private let replyLimit: Int
 
-    private struct Job {
+    struct Job {
         var id: UInt64
         var request: HTTPRequest
         var timeoutMilliseconds: Int
@@ -59,7 +60,7 @@ final class CurlLoop: @unchecked Sendable {
         var broken = false
     }
 
-    private struct Shared {
+    struct Shared {
         var nextID: UInt64 = 0
         var starting: [Job] = []
         var cancelled: [UInt64] = []
@@ -76,15 +77,15 @@ final class CurlLoop: @unchecked Sendable {
         var brokenLanes: [UInt64] = []
     }
 
-    private let shared = Mutex(Shared())
-    private var running: [UnsafeMutableRawPointer: Job] = [:]
+    let shared = Mutex(Shared())
+    var running: [UnsafeMutableRawPointer: Job] = [:]
     /// Lanes with a request under way, and broken lanes until they are ended.
     private var lanes: [UInt64: Lane] = [:]
     /// Outcomes whose callers are told once the pass has put the next requests of their
     /// lanes on the wire: telling one costs the HTTP thread a task to start.
     private var outcomes: [(job: Job, outcome: HTTPOutcome)] = []
     /// Since when the outcomes held back wait (see `tellCallers`).
-    private var holdingSince: ContinuousClock.Instant?
+    var holdingSince: ContinuousClock.Instant?
     /// Accepted requests of lanes that go on are told in groups of this many (or after
     /// `holdLimit`): the caller then does its part for them together, with one wake-up of
     /// its threads and one write to disk, while the lane runs ahead of it.
@@ -92,11 +93,11 @@ final class CurlLoop: @unchecked Sendable {
     static let holdLimit: Duration = .milliseconds(2)
     /// The pool may hold connections from before the network changed: closed with the pool
     /// once no request runs; until then, requests open new ones.
-    private var staleConnections = false
+    var staleConnections = false
     /// A reload made the pool smaller: it may hold more idle connections than it now may
     /// (libcurl closes one only as a request ends), and the descriptors they hold are
     /// counted for clients. Replaced with a pool of the new size once no request runs.
-    private var poolTooLarge = false
+    var poolTooLarge = false
 
     /// The loop starts with no pool, and opens one for the first request.
     init(maximumConnections: Int, replyLimit: Int, keepAlive: @escaping @Sendable () -> Double) {
@@ -105,22 +106,6 @@ final class CurlLoop: @unchecked Sendable {
         self.keepAlive = keepAlive
         NativeThread.start(name: "notifyd-http") { [self] in run() }
     }
-
-    /// A connection pool of `connections`, with a hold on libcurl (loaded if nothing held it).
-    private static func openPool(connections: Int) -> Result<UnsafeMutableRawPointer, HTTPFailure> {
-        var error = [CChar](repeating: 0, count: 512)
-        guard ncurl_hold(&error, error.count) == 0 else {
-            return .failure(HTTPFailure(kind: .other, detail: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
-        }
-        guard let multi = ncurl_multi_new(connections) else {
-            ncurl_release()
-            return .failure(HTTPFailure(kind: .other, detail: "libcurl could not set up a connection pool"))
-        }
-        return .success(multi)
-    }
-
-    /// Whether the loop holds its pool and libcurl now.
-    var holdsPool: Bool { shared.withLock { _ in multi != nil } }
 
     func perform(_ request: HTTPRequest, timeoutMilliseconds: Int) async -> HTTPOutcome {
         let id = shared.withLock { shared in
@@ -276,71 +261,6 @@ final class CurlLoop: @unchecked Sendable {
         }
     }
 
-    /// Waits until there is something to do: at most an hour, as libcurl wakes sooner for
-    /// its own timers, a new request or a cancellation wakes it at once, and outcomes held
-    /// back are told in time. Idle for `keep_alive`, it lets the pool and libcurl go first.
-    private func waitForWork() {
-        guard let multi else { return park() }
-        if let holdingSince {
-            ncurl_multi_wait(multi, Self.millisecondsLeft(of: Self.holdLimit, since: holdingSince))
-        } else if !running.isEmpty {
-            idleSince = nil
-            ncurl_multi_wait(multi, 3_600_000)
-        } else {
-            let since = idleSince ?? .now
-            idleSince = since
-            let left = Self.millisecondsLeft(of: .seconds(keepAlive()), since: since)
-            if left > 0 {
-                ncurl_multi_wait(multi, left)
-            } else if letPoolGo() {
-                park()
-            }
-        }
-    }
-
-    /// Frees the pool and gives libcurl back, unless a request was handed over meanwhile.
-    private func letPoolGo() -> Bool {
-        let pool = shared.withLock { shared -> UnsafeMutableRawPointer? in
-            guard shared.starting.isEmpty, !shared.stopping, let pool = multi else { return nil }
-            // Under the lock: `wake` may be calling `curl_multi_wakeup` on it.
-            multi = nil
-            return pool
-        }
-        guard let pool else { return false }
-        releasePool(pool)
-        return true
-    }
-
-    private func releasePool(_ pool: UnsafeMutableRawPointer) {
-        ncurl_multi_free(pool)
-        ncurl_release()
-        idleSince = nil
-    }
-
-    /// Waits with no pool until a request is handed over (or notifyd stops).
-    private func park() {
-        let parks = shared.withLock { shared -> Bool in
-            guard shared.starting.isEmpty, !shared.stopping else { return false }
-            shared.parked = true
-            return true
-        }
-        if parks { unparked.wait() }
-    }
-
-    /// Opens a pool for requests handed over while the loop holds none; when libcurl cannot
-    /// be loaded, they fail with the reason, and the next request tries again.
-    private func openPool() {
-        switch Self.openPool(connections: maximumConnections) {
-        case .success(let pool):
-            shared.withLock { _ in multi = pool }
-            // New, and of the size in effect: what a network change or a reload said of
-            // an earlier pool, or while there was none, is true of it already.
-            staleConnections = false
-            poolTooLarge = false
-        case .failure(let failure): noPool = failure
-        }
-    }
-
     /// Starts `job` now, or after the request of its lane under way.
     private func admit(_ job: Job) {
         guard let id = job.lane else { return start(job) }
@@ -459,12 +379,6 @@ final class CurlLoop: @unchecked Sendable {
         let told = outcomes
         outcomes = []
         for (job, outcome) in told { job.then(outcome) }
-    }
-
-    /// Never more than an hour, which `curl_multi_poll`'s milliseconds hold.
-    private static func millisecondsLeft(of limit: Duration, since start: ContinuousClock.Instant) -> Int32 {
-        let left = (start + limit) - ContinuousClock.now
-        return Int32(max(0, min(limit, left, .seconds(3600)) / .milliseconds(1)).rounded(.up))
     }
 
     /// For libcurl's `CURLOPT_MAXAGE_CONN`, at least a second.
