@@ -7,7 +7,7 @@ import PackageDescription
 // ld.lld and the C library reads packed relative relocations (DT_RELR, glibc 2.36 and
 // later). A release notifyd is then linked by lld with them packed: 7 KB of relocations
 // instead of 930 KB to read at every start, and 1-2 MiB less memory idle
-// (benchmarks/RESULTS.md). notifyctl keeps the default linker, whose layout starts it faster.
+// (contrib/benchmarks/RESULTS.md). notifyctl keeps the default linker, whose layout starts it faster.
 let notifydLinkerSettings: [LinkerSetting] = Context.environment["NOTIFYD_PACK_RELOCATIONS"] == "1"
     ? [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux], configuration: .release))]
     : []

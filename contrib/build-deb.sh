@@ -150,7 +150,7 @@ put 644 "$contrib/completions/notifyctl.bash" usr/share/bash-completion/completi
 put 644 "$contrib/completions/_notifyctl" usr/share/zsh/vendor-completions/_notifyctl
 put 644 "$contrib/completions/notifyctl.fish" usr/share/fish/vendor_completions.d/notifyctl.fish
 put 644 "$contrib/debian/copyright" usr/share/doc/notifyd/copyright
-put 644 "$repository/docs/protocol.md" usr/share/doc/notifyd/protocol.md
+put 644 "$contrib/docs/protocol.md" usr/share/doc/notifyd/protocol.md
 fill "$contrib/debian/changelog.in" "$work/changelog" VERSION="$version" MAINTAINER="$maintainer" DATE="$date"
 gzip -9n <"$work/changelog" >"$root/usr/share/doc/notifyd/changelog.gz"
 chmod 644 "$root/usr/share/doc/notifyd/changelog.gz" "$root/usr/share/man/man1/"*.gz

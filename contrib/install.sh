@@ -367,7 +367,7 @@ do_install() {
     install_file 755 "$binaries/notifyd" "$bindir/notifyd"
     install_file 755 "$binaries/notifyctl" "$bindir/notifyctl"
     install_file 644 "$contrib/man/notifyd.1" "$prefix/share/man/man1/notifyd.1"
-    install_file 644 "$repository/docs/protocol.md" "$prefix/share/doc/notifyd/protocol.md"
+    install_file 644 "$contrib/docs/protocol.md" "$prefix/share/doc/notifyd/protocol.md"
     install_file 644 "$contrib/man/notifyctl.1" "$prefix/share/man/man1/notifyctl.1"
     if [ "$devbackend" = yes ]; then
         install_file 755 "$binaries/notify-devbackend" "$bindir/notify-devbackend"

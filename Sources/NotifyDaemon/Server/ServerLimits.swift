@@ -1,7 +1,7 @@
 import NotifyProtocol
 
 /// The bounds that keep one client from slowing or endangering the others. Each has a
-/// defined behaviour at its edge, documented in docs/protocol.md.
+/// defined behaviour at its edge, documented in contrib/docs/protocol.md.
 public struct ServerLimits: Sendable {
     /// Connections open at once. One more gets a `too_many_connections` error line and is
     /// closed. Also kept below the process's open-file limit.

@@ -1,7 +1,7 @@
 /* Round-trip latency on a Unix socket, one request at a time: sends REQUEST plus "\n",
  * waits for the one-line reply, pauses PAUSE_MS, and so on for SECONDS; then prints
  * "COUNT P50_MS P99_MS MAX_MS". A reply that is held up shows as a long round trip, where
- * a throughput count (benchmarks/loadgen.c) would hide it among the quick ones.
+ * a throughput count (contrib/benchmarks/loadgen.c) would hide it among the quick ones.
  *
  *   latency SOCKET SECONDS PAUSE_MS REQUEST
  */

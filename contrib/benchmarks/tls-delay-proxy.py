@@ -3,7 +3,7 @@
 connection to a plain HTTP backend (the dev backend), delaying every byte by --delay-ms
 each way (default 20: 40 ms per round trip).
 
-    benchmarks/tls-delay-proxy.py --cert CERT --key KEY --backend HOST:PORT [--delay-ms MS]
+    contrib/benchmarks/tls-delay-proxy.py --cert CERT --key KEY --backend HOST:PORT [--delay-ms MS]
 
 The delay is applied to the encrypted bytes, before TLS and after it, so the TLS handshake
 pays its round trips as it would over a real network; the first bytes of a connection also

@@ -1,8 +1,8 @@
-/* A slow disk, for benchmarks/slow-disk: loaded into notifyd with LD_PRELOAD, it makes
+/* A slow disk, for contrib/benchmarks/slow-disk: loaded into notifyd with LD_PRELOAD, it makes
  * every fsync and fdatasync wait SLOW_FSYNC_MS milliseconds (default 50) before doing its
  * work, as on a busy disk or one behind a slow controller.
  *
- *   cc -O2 -shared -fPIC -o slow-fsync.so benchmarks/slow-fsync.c -ldl
+ *   cc -O2 -shared -fPIC -o slow-fsync.so contrib/benchmarks/slow-fsync.c -ldl
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

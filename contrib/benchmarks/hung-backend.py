@@ -3,14 +3,14 @@
 connections and never answers (every request waits its whole request_timeout on a fresh
 connection), and a backend that answers slowly on a connection already open.
 
-    contrib/build-release.sh && benchmarks/hung-backend.py [--seconds S] [--bin DIR]
+    contrib/build-release.sh && contrib/benchmarks/hung-backend.py [--seconds S] [--bin DIR]
 
 A benchmark, not a test: the figures depend on the machine. Waiting should cost
 nothing; see README.md ("Benchmarks") for what it costs today and why.
 """
 import argparse, json, os, re, shutil, subprocess, sys, tempfile, time, urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TICKS = os.sysconf("SC_CLK_TCK")
 
 

@@ -3,13 +3,13 @@
 crash it, each with the figure a well-behaved client sees meanwhile. Prints a table; it
 is not a test (the suite holds the guarantees), it shows their price.
 
-    benchmarks/socket_abuse.py [--bin DIR]    (DIR: where notifyd is; default: the release build)
+    contrib/benchmarks/socket_abuse.py [--bin DIR]    (DIR: where notifyd is; default: the release build)
 
 notifyd runs on a temporary socket with no backend; nothing leaves the machine.
 """
 import argparse, os, socket, statistics, subprocess, sys, tempfile, threading, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PING = b'{"cmd":"ping"}\n'
 
 
