@@ -47,7 +47,7 @@ let package = Package(
 
         // Helpers the test targets share.
         .target(name: "NotifyTestSupport", path: "Tests/NotifyTestSupport"),
-        .testTarget(name: "NotifyProtocolTests", dependencies: ["NotifyProtocol"]),
+        .testTarget(name: "NotifyProtocolTests", dependencies: ["NotifyProtocol", "NotifyTestSupport"]),
         .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "DevBackend", "NotifyTestSupport"]),
         .testTarget(name: "NotifyDaemonTests", dependencies: ["NotifyDaemon", "NotifyClient", "DevBackend", "NotifyTestSupport"]),
         .testTarget(name: "DevBackendTests", dependencies: ["DevBackend", "NotifyProtocol", "NotifyTestSupport"]),

@@ -1,5 +1,7 @@
 import DevBackend
 import Foundation
+import NotifyTestSupport
+import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -51,13 +53,32 @@ struct BackendClient: Sendable {
             request.httpBody = body
             if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
         }
-        let (data, response) = try await session.data(for: request)
+        let (data, response) = try await Self.send(request, on: session)
         let http = try #require(response as? HTTPURLResponse)
         var headers: [String: String] = [:]
         for (key, value) in http.allHeaderFields {
             headers["\(key)"] = "\(value)"
         }
         return Reply(status: http.statusCode, headers: headers, body: data)
+    }
+
+    /// On a thread of its own: FoundationNetworking's URLSession waits on its own queue
+    /// (`DispatchQueue.sync`) when a task starts, and on a busy machine that wait kept the
+    /// concurrency pool's threads from every other test for seconds.
+    private static func send(_ request: URLRequest, on session: URLSession) async throws -> (Data, URLResponse) {
+        try await offThePool {
+            let done = DispatchSemaphore(value: 0)
+            let outcome = Mutex<Result<(Data, URLResponse), any Error>?>(nil)
+            session.dataTask(with: request) { data, response, error in
+                outcome.withLock { $0 = Result {
+                    guard let response else { throw error ?? URLError(.badServerResponse) }
+                    return (data ?? Data(), response)
+                } }
+                done.signal()
+            }.resume()
+            done.wait()
+            return try outcome.withLock { $0! }.get()
+        }
     }
 
     /// `POST /api/register[?handle=…]`; the handle is percent-encoded here.

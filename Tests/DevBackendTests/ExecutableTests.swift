@@ -22,7 +22,7 @@ import Darwin
     }
 
     @Test func printsItsAddressFirstThenOneLinePerRequestAndPushAndExitsCleanlyOnSIGTERM() async throws {
-        let backend = try SpawnedProcess(try Self.executable().path, ["--port", "0"])
+        let backend = try await SpawnedProcess.start(try Self.executable().path, ["--port", "0"])
         defer { backend.signal(SIGKILL) }
 
         let first = try #require(await backend.outputLines(atLeast: 1).first)

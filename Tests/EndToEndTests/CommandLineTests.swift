@@ -142,7 +142,7 @@ import NotifyTestSupport
         first.child.signal(SIGKILL)
         _ = await first.child.wait(seconds: 5)
         #expect(FileManager.default.fileExists(atPath: first.socket), "SIGKILL leaves the socket file")
-        let second = try SpawnedProcess(BuiltProducts.path("notifyd"), ["--socket", first.socket, "--state-dir", first.stateDirectory])
+        let second = try await SpawnedProcess.start(BuiltProducts.path("notifyd"), ["--socket", first.socket, "--state-dir", first.stateDirectory])
         let ping = await eventually {
             (try? await run(BuiltProducts.path("notifyctl"), ["--socket", first.socket, "ping"]).status) == 0
         }

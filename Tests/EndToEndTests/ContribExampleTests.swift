@@ -74,7 +74,7 @@ import NotifyTestSupport
     func pythonClientWatchStreamsUntilInterrupted() async throws {
         let python = try ContribTool.python3.require()
         try await Self.withDaemon { daemon in
-            let watch = try SpawnedProcess(python, ["-u", Self.client, "--socket", daemon.socket, "watch"])
+            let watch = try await SpawnedProcess.start(python, ["-u", Self.client, "--socket", daemon.socket, "watch"])
             let answered = await eventually(20) { watch.standardOutput.contains(#""ok": true"#) || !watch.isRunning }
             #expect(answered && watch.isRunning, "watch: \(watch.standardOutput)\(watch.standardError)")
             // Logging in changes the registration state (to "no token": nothing is sent to
@@ -123,7 +123,7 @@ import NotifyTestSupport
         // Nothing from the developer's own configuration may move the socket.
         let config = try scratch.write("config/notifyd/config", "")
         let daemonEnvironment = environment.merging(["XDG_CONFIG_HOME": scratch.path + "/config", "NOTIFYD_CONFIG": config]) { $1 }
-        let notifyd = try SpawnedProcess(BuiltProducts.path("notifyd"), ["--state-dir", scratch.path + "/state"], environment: daemonEnvironment)
+        let notifyd = try await SpawnedProcess.start(BuiltProducts.path("notifyd"), ["--state-dir", scratch.path + "/state"], environment: daemonEnvironment)
         do {
             let up = await eventually(20) { FileManager.default.fileExists(atPath: expected) || !notifyd.isRunning }
             try #require(up && notifyd.isRunning, "notifyd did not listen on \(expected): \(notifyd.standardError)")

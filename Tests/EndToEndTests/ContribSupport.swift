@@ -115,7 +115,7 @@ struct ContribScratch: Sendable {
     }
 
     func remove() {
-        try? FileManager.default.removeItem(atPath: path)
+        removeInTheBackground(path)
     }
 }
 

@@ -6,7 +6,7 @@ import NotifyTestSupport
 @Suite struct ControlTests {
     @Test func stopEndsTheDaemonAndAWatcherExitsZeroAfterTheShutdownEvent() async throws {
         let daemon = try await DaemonUnderTest(backend: nil)
-        let watch = try SpawnedProcess(BuiltProducts.path("notifyctl"), ["--socket", daemon.socket, "watch"])
+        let watch = try await SpawnedProcess.start(BuiltProducts.path("notifyctl"), ["--socket", daemon.socket, "watch"])
         #expect(await eventually { watch.standardOutput.contains("\"registration\"") })
         let stop = try await daemon.notifyctl(["stop"])
         #expect(stop.status == 0, "\(stop.error)")

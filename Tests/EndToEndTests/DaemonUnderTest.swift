@@ -27,7 +27,7 @@ final class DaemonUnderTest: Sendable {
             + (logLevelFlag ? ["--log-level", "debug"] : [])
         if let backend { arguments += ["--backend", backend] }
         let command = launcher + [BuiltProducts.path("notifyd")] + arguments + extraArguments
-        child = try SpawnedProcess(command[0], Array(command.dropFirst()), environment: environment)
+        child = try await SpawnedProcess.start(command[0], Array(command.dropFirst()), environment: environment)
         let socket = self.socket
         let child = self.child
         let up = await eventually { FileManager.default.fileExists(atPath: socket) || !child.isRunning }

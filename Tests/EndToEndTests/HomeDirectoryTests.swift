@@ -17,7 +17,7 @@ import NotifyTestSupport
         // Nothing from this test's environment: no XDG_* variable points elsewhere. Only the
         // sanitizers' settings stay (contrib/tests/sanitizers): they name reports that are not ours.
         let sanitizerSettings = ProcessInfo.processInfo.environment.filter { $0.key.hasSuffix("SAN_OPTIONS") }.map { "\($0.key)=\($0.value)" }
-        let daemon = try SpawnedProcess("/usr/bin/env", ["-i", "HOME=\(home.path)", "PATH=/usr/bin:/bin"] + sanitizerSettings
+        let daemon = try await SpawnedProcess.start("/usr/bin/env", ["-i", "HOME=\(home.path)", "PATH=/usr/bin:/bin"] + sanitizerSettings
                                                       + [BuiltProducts.path("notifyd"), "--socket", socket, "--backend", backend.baseURL.absoluteString])
         #expect(await eventually { FileManager.default.fileExists(atPath: socket) }, "\(daemon.standardError)")
         let notifyctl = BuiltProducts.path("notifyctl")

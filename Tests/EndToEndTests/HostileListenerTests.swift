@@ -42,7 +42,7 @@ import Testing
     @Test(arguments: pairs)
     func everyCommandEndsWithAnErrorAndPrintsNoControlCharacter(listener: Listener, arguments: [String]) async throws {
         try await HostileListener.with(accepting: listener.accepts, serve: listener.serve) { socket in
-            let notifyctl = try SpawnedProcess(BuiltProducts.path("notifyctl"), ["--socket", socket.path] + arguments)
+            let notifyctl = try await SpawnedProcess.start(BuiltProducts.path("notifyctl"), ["--socket", socket.path] + arguments)
             let status = await notifyctl.wait(seconds: Self.hangs)
             let output = notifyctl.standardOutputBytes, error = notifyctl.standardErrorBytes
             #expect(status == 1 || status == 3, "exit \(status) (137: killed, it never ended): \(notifyctl.standardError)")
@@ -86,7 +86,7 @@ import Testing
     @Test(arguments: [["status"], ["ping"], ["reload"], ["watch"], ["--json", "status"], ["--json", "watch"]])
     func fieldsFromTheSocketAreShownEscapedOnTheirLines(arguments: [String]) async throws {
         try await HostileListener.with(serve: Self.lookalike) { socket in
-            let notifyctl = try SpawnedProcess(BuiltProducts.path("notifyctl"), ["--socket", socket.path] + arguments)
+            let notifyctl = try await SpawnedProcess.start(BuiltProducts.path("notifyctl"), ["--socket", socket.path] + arguments)
             let status = await notifyctl.wait(seconds: Self.hangs)
             let output = notifyctl.standardOutputBytes, error = notifyctl.standardErrorBytes
             #expect(status != 137, "it never ended")

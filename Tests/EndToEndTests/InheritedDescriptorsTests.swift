@@ -14,7 +14,7 @@ import Testing
         let socket = scratch.file("notifyd.sock")
         // The shell leaves descriptor 7 open across its exec, and closes 0, 1 and 2.
         let script = #"exec 7>"$1"; exec "$0" --socket "$2" --state-dir "$3" --log-level debug <&- >&- 2>&-"#
-        let daemon = try SpawnedProcess("/bin/sh", ["-c", script, BuiltProducts.path("notifyd"), stray, socket, scratch.file("state")])
+        let daemon = try await SpawnedProcess.start("/bin/sh", ["-c", script, BuiltProducts.path("notifyd"), stray, socket, scratch.file("state")])
         defer { daemon.signal(SIGKILL) }
         #expect(await eventually { FileManager.default.fileExists(atPath: socket) })
         // A connection while debug logging writes a line about it to "standard error".

@@ -12,12 +12,12 @@ import Testing
     func aMessageQueuedWhileTheLinkWasDownArrivesOnceItIsBack() async throws {
         let pair = try await NamespacePair.make()
         defer { pair.stop() }
-        let backend = try SpawnedProcess(pair.nsenter, pair.enter(.backend) + [BuiltProducts.path("notify-devbackend"), "--host", NamespacePair.backendAddress, "--port", "0"])
+        let backend = try await SpawnedProcess.start(pair.nsenter, pair.enter(.backend) + [BuiltProducts.path("notify-devbackend"), "--host", NamespacePair.backendAddress, "--port", "0"])
         defer { backend.signal(SIGTERM) }
         let url = try #require(await backend.outputLines(atLeast: 1).first?.split(separator: " ").last.map(String.init), "the dev backend did not start: \(backend.standardError)")
         let daemon = try await DaemonUnderTest(backend: url, extraArguments: ["--allow-insecure-http", "--retry-min", "1h", "--retry-max", "1h"],
                                                launcher: [pair.nsenter] + pair.enter(.daemon))
-        let watch = try SpawnedProcess(BuiltProducts.path("notifyctl"), ["--socket", daemon.socket, "watch"])
+        let watch = try await SpawnedProcess.start(BuiltProducts.path("notifyctl"), ["--socket", daemon.socket, "watch"])
         defer { watch.signal(SIGTERM) }
         let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
         #expect(login.status == 0, "\(login.output) \(login.error)")
@@ -76,7 +76,7 @@ final class NamespacePair: Sendable {
         guard let unshare = NetworkNamespaces.unshare, let nsenter = NetworkNamespaces.nsenter, let ip = NetworkNamespaces.ip else {
             throw NetworkNamespaces.Unavailable(NetworkNamespaces.skipReason)
         }
-        let holders = try (0..<2).map { _ in try SpawnedProcess(unshare, ["-n", "sleep", "600"]) }
+        let holders = [try await SpawnedProcess.start(unshare, ["-n", "sleep", "600"]), try await SpawnedProcess.start(unshare, ["-n", "sleep", "600"])]
         let pair = NamespacePair(nsenter: nsenter, ip: ip, backendHolder: holders[0], daemonHolder: holders[1])
         let own = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/net")
         for holder in holders {

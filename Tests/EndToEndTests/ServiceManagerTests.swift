@@ -47,7 +47,7 @@ import NotifyTestSupport
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let socket = directory + "/notifyd.sock"
         let listener = try NotifyListener(path: directory + "/notify")
-        let activator = try SpawnedProcess(
+        let activator = try await SpawnedProcess.start(
             Self.activator, ["-l", socket, "-E", "NOTIFY_SOCKET", BuiltProducts.path("notifyd"), "--state-dir", directory + "/state"],
             environment: ["NOTIFY_SOCKET": listener.path])
         #expect(await eventually { FileManager.default.fileExists(atPath: socket) })
@@ -92,7 +92,7 @@ import NotifyTestSupport
         try Data("refresh_interval = often\n".utf8).write(to: URL(fileURLWithPath: config))
         let socket = directory.file("notifyd.sock")
         for json in [false, true] {
-            let activator = try SpawnedProcess(Self.activator, ["-l", socket, BuiltProducts.path("notifyd"), "--config", config, "--state-dir", directory.file("state")])
+            let activator = try await SpawnedProcess.start(Self.activator, ["-l", socket, BuiltProducts.path("notifyd"), "--config", config, "--state-dir", directory.file("state")])
             #expect(await eventually { FileManager.default.fileExists(atPath: socket) })
             let ping = try await run(BuiltProducts.path("notifyctl"), ["--socket", socket] + (json ? ["--json"] : []) + ["ping"])
             #expect(ping.status == 3, "as unreachable as a notifyd that is not running: \(ping.output)\(ping.error)")

@@ -15,7 +15,7 @@ import Glibc
         // Without close-on-exec, as a socket made by other code may be.
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
         defer { pair.forEach { close($0) } }
-        let child = try SpawnedProcess("/bin/sh", ["-c", "ls /proc/$$/fd"])
+        let child = try await SpawnedProcess.start("/bin/sh", ["-c", "ls /proc/$$/fd"])
         #expect(await child.wait() == 0)
         let descriptors = child.standardOutput.split(separator: "\n").compactMap { Int32($0) }
         #expect(descriptors.sorted() == [0, 1, 2], "\(descriptors)")

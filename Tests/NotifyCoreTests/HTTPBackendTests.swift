@@ -1,6 +1,7 @@
 import DevBackend
 import Foundation
 import NotifyProtocol
+import NotifyTestSupport
 import Testing
 @testable import NotifyCore
 
@@ -17,8 +18,19 @@ import Testing
     private func withBackend<T>(_ body: (DevBackendServer, HTTPBackend) async throws -> T) async throws -> T {
         let server = DevBackendServer(options: .init(quiet: true, accounts: Self.accounts))
         try server.start()
-        defer { server.stop() }
-        return try await body(server, HTTPBackend(settings: SettingsStore(.init(requestTimeout: 10))))
+        do {
+            let result = try await body(server, HTTPBackend(settings: SettingsStore(.init(requestTimeout: 10))))
+            await Self.stop(server)
+            return result
+        } catch {
+            await Self.stop(server)
+            throw error
+        }
+    }
+
+    /// Waiting for the backend's threads blocks: not on the pool.
+    private static func stop(_ server: DevBackendServer) async {
+        _ = try? await offThePool { server.stop() }
     }
 
     private func statusFailure(_ result: Result<some Any, BackendCallError>) -> (status: Int, body: String)? {

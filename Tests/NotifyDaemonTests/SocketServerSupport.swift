@@ -147,7 +147,7 @@ final class ScriptedHandler: RequestHandler {
             connection.server.watch(connection)
             return .now(Self.line(["watching": .bool(true)]))
         case "big":
-            return .now(Self.line(["big": .string(String(repeating: "x", count: 64 * 1024))]))
+            return .now(Self.big)
         default:
             return .now(Self.line(["echo": .string(text)]))
         }
@@ -175,6 +175,10 @@ final class ScriptedHandler: RequestHandler {
             if resumeNow { waiter.resume() }
         }
     }
+
+    /// Made once: encoding 64 KiB for each of the thousands of `big` a test sends would
+    /// keep the pool's threads from every other test.
+    static let big = line(["big": .string(String(repeating: "x", count: 64 * 1024))])
 
     static func line(_ object: [String: JSONValue]) -> [UInt8] {
         Array(try! WireCoding.line(JSONValue.object(object)))

@@ -109,7 +109,7 @@ import Testing
         try await ServerUnderTest.with(Self.limits { $0.maximumRequestsInFlight = 4 }) { server in
             let connection = try RawConnection(path: server.socketPath)
             try connection.send((1...10).map { "hold \($0)\n" }.joined())
-            #expect(await eventually { server.handler.held == 4 })
+            #expect(await eventually { server.handler.held == 4 }, "\(server.handler.handled) handled, \(server.handler.held) held")
             // Another connection is not held back by this one's limit.
             let other = try RawConnection(path: server.socketPath)
             try other.send("ping\n")
@@ -157,12 +157,12 @@ import Testing
         try await ServerUnderTest.with(Self.limits { $0.maximumRequestsInFlight = 8 }) { server in
             let connection = try RawConnection(path: server.socketPath)
             try connection.send((1...20).map { "hold \($0)\n" }.joined())
-            #expect(await eventually { server.handler.held == 8 })
+            #expect(await eventually { server.handler.held == 8 }, "\(server.handler.handled) handled, \(server.handler.held) held")
             for expected in 1...4 {
                 server.handler.release("hold \(expected)")
                 #expect(try await onThread { connection.receive() }?["held"] == .string("hold \(expected)"))
             }
-            #expect(await eventually { server.handler.held == 8 })
+            #expect(await eventually { server.handler.held == 8 }, "\(server.handler.handled) handled, \(server.handler.held) held")
             let arrivals = server.handler.arrivals
             #expect(Array(arrivals.prefix(8)) == Array(repeating: 0, count: 8))
             #expect(Array(arrivals.dropFirst(8)) == [4, 4, 4, 4], "requests 9 to 12 were taken only once 4 of the 8 were answered")
@@ -262,7 +262,7 @@ import Testing
         let server = try ServerUnderTest(limits: Self.limits { $0.shutdownGrace = 5 })
         let connection = try RawConnection(path: server.socketPath)
         try connection.send("hold 1\n")
-        #expect(await eventually { server.handler.held == 1 })
+        #expect(await eventually { server.handler.held == 1 }, "\(server.handler.handled) handled, \(server.handler.held) held")
         await server.server.stopAccepting()
         let closing = Task { await server.server.closeConnections() }
         server.handler.release()
@@ -278,7 +278,7 @@ import Testing
         let server = try ServerUnderTest(limits: Self.limits { $0.shutdownGrace = 0.2 })
         let connection = try RawConnection(path: server.socketPath)
         try connection.send("hold forever\n")
-        #expect(await eventually { server.handler.held == 1 })
+        #expect(await eventually { server.handler.held == 1 }, "\(server.handler.handled) handled, \(server.handler.held) held")
         await server.server.stopAccepting()
         await server.server.closeConnections()
         #expect(try await onThread { connection.receive() } == nil, "closed unanswered once the grace ran out")

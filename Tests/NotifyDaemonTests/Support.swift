@@ -5,6 +5,7 @@ import NotifyCore
 import NotifyDaemon
 import NotifyProtocol
 import NotifySocket
+import NotifyTestSupport
 import Synchronization
 
 /// notifyd in-process on a temporary socket, against an in-process dev backend on an
@@ -74,8 +75,12 @@ final class DaemonFixture: Sendable {
 
     func stop() async {
         await daemon.stop()
-        if ownsBackend { backend.stop() }
-        try? FileManager.default.removeItem(atPath: directory)
+        // Waiting for the backend's threads and removing files block: not on the pool.
+        let (backend, ownsBackend, directory) = (backend, ownsBackend, directory)
+        _ = try? await offThePool {
+            if ownsBackend { backend.stop() }
+            try? FileManager.default.removeItem(atPath: directory)
+        }
     }
 
     /// One command over a fresh connection, run off the concurrency pool.

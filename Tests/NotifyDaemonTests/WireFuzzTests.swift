@@ -2,6 +2,7 @@ import Foundation
 import NotifyCore
 import NotifyProtocol
 import NotifySocket
+import NotifyTestSupport
 import Testing
 
 /// 100,000 generated request lines, from a fixed seed, through a running daemon's line
@@ -17,8 +18,10 @@ import Testing
 
     @Test func generatedLinesEachGetOneReplyAndTheDaemonLivesOn() async throws {
         let fixture = try await DaemonFixture()
-        var generator = LineGenerator(seed: Self.seed)
-        let cases = (0..<Self.lineCount).map { generator.next(sequence: $0) }
+        let cases = try await offThePool {
+            var generator = LineGenerator(seed: Self.seed)
+            return (0..<Self.lineCount).map { generator.next(sequence: $0) }
+        }
         let path = fixture.socketPath
 
         let replies = try await onThread { () -> [[UInt8]] in
@@ -51,10 +54,9 @@ import Testing
 
         let answered = cases.filter { $0.expectation != .noReply }
         try #require(replies.count == answered.count + 1, "one reply per line that is not blank, and one for the last ping (seed \(Self.seed))")
-        var mismatches: [String] = []
-        for (fuzzCase, reply) in zip(answered, replies) {
-            if let problem = fuzzCase.expectation.problem(with: reply) {
-                mismatches.append("\(problem): line \(fuzzCase.sequence) \(Self.shown(fuzzCase.line)) → \(Self.shown(reply))")
+        let mismatches = try await offThePool {
+            zip(answered, replies).compactMap { fuzzCase, reply in
+                fuzzCase.expectation.problem(with: reply).map { "\($0): line \(fuzzCase.sequence) \(Self.shown(fuzzCase.line)) → \(Self.shown(reply))" }
             }
         }
         #expect(mismatches.isEmpty, "\(mismatches.count) replies not as expected, first: \(mismatches.prefix(5).joined(separator: "\n"))")

@@ -1,19 +1,26 @@
 import Foundation
+import NotifyTestSupport
 import Testing
 @testable import NotifyProtocol
 
 /// The wire's dates read and written without Foundation's calendar, exactly as
 /// Foundation's ISO 8601 style reads and writes them.
 struct WireDateTests {
-    @Test func formatsAndParsesLikeFoundationAcrossCenturiesAndLeapDays() throws {
-        var seconds: Double = -2_208_988_800  // 1900-01-01
-        while seconds < 7_258_118_400 {  // 2200-01-01
-            let date = Date(timeIntervalSince1970: seconds)
-            let expected = date.formatted(Date.ISO8601FormatStyle())
-            #expect(WireDate.format(date) == expected)
-            #expect(WireDate.parse(expected) == date, "\(expected)")
-            seconds += 86_400 * 3 + 3_671.0  // every day of the week and hour, over the years
+    @Test func formatsAndParsesLikeFoundationAcrossCenturiesAndLeapDays() async throws {
+        let mismatches = try await offThePool {
+            var mismatches: [String] = []
+            var seconds: Double = -2_208_988_800  // 1900-01-01
+            while seconds < 7_258_118_400 {  // 2200-01-01
+                let date = Date(timeIntervalSince1970: seconds)
+                let expected = date.formatted(Date.ISO8601FormatStyle())
+                let formatted = WireDate.format(date)
+                if formatted != expected { mismatches.append("\(seconds) formatted as \(formatted), not \(expected)") }
+                if WireDate.parse(expected) != date { mismatches.append("\(expected) not read as \(seconds)") }
+                seconds += 86_400 * 3 + 3_671.0  // every day of the week and hour, over the years
+            }
+            return mismatches
         }
+        #expect(mismatches.isEmpty, "\(mismatches.count) mismatches, first: \(mismatches.prefix(5))")
         for text in ["2000-02-29T23:59:59Z", "2024-02-29T00:00:00Z", "1970-01-01T00:00:00Z", "2100-03-01T12:00:00Z"] {
             let date = try #require(WireDate.parse(text))
             #expect(date == (try Date(text, strategy: Date.ISO8601FormatStyle())), "\(text)")

@@ -24,8 +24,16 @@ public struct ScratchDirectory: Sendable {
     }
 
     public func remove() {
-        try? FileManager.default.removeItem(atPath: path)
+        removeInTheBackground(path)
     }
+}
+
+/// Removes `path` and all below it on a thread of its own. An unlink or rmdir waits on the
+/// file system's journal, which the suite's fsyncs keep busy: seconds on a loaded disk,
+/// which on the concurrency pool stalled every other test. Nothing waits for a scratch
+/// directory to go.
+public func removeInTheBackground(_ path: String) {
+    Thread { try? FileManager.default.removeItem(atPath: path) }.start()
 }
 
 /// The permission bits of `path` (e.g. 0o600), read with stat(2).

@@ -78,13 +78,24 @@ public final class SpawnedProcess: Sendable {
         pid = child
     }
 
+    /// `init` on a thread of its own, for tests in Swift concurrency: creating the files
+    /// and spawning can wait on a busy disk or scheduler for seconds, and the pool's few
+    /// threads must not (see `offThePool`).
+    public static func start(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) async throws -> SpawnedProcess {
+        try await offThePool { try SpawnedProcess(executable, arguments, environment: environment, stdin: stdin) }
+    }
+
     deinit {
-        if isRunning {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
-        }
-        try? FileManager.default.removeItem(atPath: directory)
+        // On a thread of its own too: the last reference may go on the pool.
+        let (pid, directory, running) = (pid, directory, isRunning)
+        Thread {
+            if running {
+                kill(pid, SIGKILL)
+                var status: Int32 = 0
+                waitpid(pid, &status, 0)
+            }
+            try? FileManager.default.removeItem(atPath: directory)
+        }.start()
     }
 
     public var standardOutput: String { (try? String(contentsOfFile: directory + "/stdout", encoding: .utf8)) ?? "" }
@@ -143,7 +154,7 @@ public final class SpawnedProcess: Sendable {
 
 /// Runs a program to completion: status, stdout, stderr.
 public func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil, seconds: Double = 30) async throws -> (status: Int32, output: String, error: String) {
-    let child = try SpawnedProcess(executable, arguments, environment: environment, stdin: stdin)
+    let child = try await SpawnedProcess.start(executable, arguments, environment: environment, stdin: stdin)
     let status = await child.wait(seconds: seconds)
     return (status, child.standardOutput, child.standardError)
 }

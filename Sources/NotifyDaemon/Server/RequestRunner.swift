@@ -18,6 +18,9 @@ final class RequestRunner: Sendable {
         var running = false
     }
 
+    /// How many requests one connection runs before it lets other work have the thread.
+    static let requestsBetweenYields = 64
+
     private let queue = Mutex(Queue())
     private let connection: ConnectionHandle
     private let handler: any RequestHandler
@@ -58,7 +61,12 @@ final class RequestRunner: Sendable {
             guard !batch.isEmpty else { return }
             var ready: [(UInt64, [UInt8])] = []
             var waiting: [(UInt64, @Sendable () async -> [UInt8])] = []
-            for request in batch {
+            for (index, request) in batch.enumerated() {
+                // Most requests are answered without suspending (a ping, a bad line), so a
+                // client that pipelines without pause would otherwise keep one of the
+                // pool's few threads for as long as it writes, and every other client's
+                // work and every actor would wait: give the thread up now and then.
+                if index > 0 && index.isMultiple(of: Self.requestsBetweenYields) { await Task.yield() }
                 // The waits overlap one another and the requests after them; those of a
                 // run of sends start once the run is handled, so that they share one write.
                 if !waiting.isEmpty && !handler.joinsBatch(request.line) { startWaiting(&waiting) }
@@ -71,6 +79,7 @@ final class RequestRunner: Sendable {
             }
             startWaiting(&waiting)
             inbox.post(.replies(connection: connection.number, ready))
+            await Task.yield()
         }
     }
 }
