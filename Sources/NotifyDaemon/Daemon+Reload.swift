@@ -53,22 +53,10 @@ extension Daemon {
         }
         settingsInEffect.withLock { $0 = inEffect }
         control.restartNeeded = restartNeeded
-        apply(settings.runtime)
-        await accounts.settingsChanged()
-        await registrar.settingsChanged()
-        await outbox.settingsChanged()
+        await self.settings.publish(settings.runtime)
         logger.notice("reloaded \(settings.configPath) (settings generation \(self.settings.generation)): " + (applied.isEmpty ? "nothing changed" : "applied " + applied.joined(separator: ", "))
                       + (restartNeeded.isEmpty ? "" : "; takes effect after a restart: " + restartNeeded.joined(separator: ", ")))
         return ReloadResult(config: settings.configPath, applied: applied, restartNeeded: restartNeeded, problems: [],
                             restartCommand: configuration.restartCommand)
-    }
-
-    /// Makes `runtime` the settings in effect, and sizes again what was sized from them
-    /// outside the actors: the log level, the HTTP pool, the clients' share of descriptors.
-    private func apply(_ runtime: RuntimeSettings) {
-        settings.replace(with: runtime)
-        logger.setLevel(runtime.logLevel)
-        backend.settingsChanged()
-        server.withLock { $0 }?.keepForTheDaemon(descriptorsKept(connections: runtime.maxConnections))
     }
 }

@@ -56,6 +56,8 @@ public final class Daemon: Sendable {
         self.settingsInEffect = Mutex(configuration.settingsSource?.current)
         let settings = SettingsStore(configuration.settings)
         self.settings = settings
+        // First, so that what the others log as they take new settings has the new level.
+        settings.subscribe { logger.setLevel(settings[\.logLevel]) }
         let reloadBox = ReloadTarget()
         self.control = DaemonControl(requestStop: configuration.requestStop,
                                      reload: { await reloadBox.daemon?.reload() ?? ReloadResult(config: "", applied: [], restartNeeded: [], problems: ["notifyd is stopping"]) })
@@ -82,6 +84,11 @@ public final class Daemon: Sendable {
         recovery.attach(.outbox, wake: { await outbox.backendWorks($0) }, networkChanged: { await outbox.networkChanged($0) })
         recovery.attach(.registrar, wake: { await registrar.backendWorks($0) }, networkChanged: { await registrar.networkChanged($0) })
         reloadBox.daemon = self
+        // The clients' share of the open-file limit, which leaves room for the backend's connections.
+        settings.subscribe { [weak self] in
+            guard let self else { return }
+            server.withLock { $0 }?.keepForTheDaemon(descriptorsKept(connections: settings[\.maxConnections]))
+        }
     }
 
     public func start() async throws(DaemonError) {

@@ -105,8 +105,7 @@ import Testing
         #expect(Self.isOK(await transport.perform(HTTPTransportTests.post(server))))
         var shorter = settings.current
         shorter.keepAlive = 1
-        settings.replace(with: shorter)
-        transport.settingsChanged()
+        await settings.publish(shorter)
         #expect(await eventually { !transport.holdsLibcurl }, "held for the old keep_alive")
     }
 

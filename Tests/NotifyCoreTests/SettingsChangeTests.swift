@@ -164,7 +164,7 @@ import Testing
             Issue.record("a second is within 30 s")
             return
         }
-        settings.replace(with: .init(requestTimeout: 0.2))
+        await settings.publish(.init(requestTimeout: 0.2))
         let outcome = await transport.perform(HTTPTransportTests.post(server))
         guard case .failed(let failure) = outcome else {
             Issue.record("expected a timeout, got \(outcome)")
@@ -200,8 +200,7 @@ import Testing
         #expect(await burst() == 8)
         #expect(server.counts.mostOpen == 1)
 
-        settings.replace(with: .init(maxConnections: 4))
-        transport.settingsChanged()
+        await settings.publish(.init(maxConnections: 4))
         #expect(await burst() == 8)
         #expect(server.counts.mostOpen >= 2, "more side by side once the pool may hold them")
         #expect(server.counts.mostOpen <= 4)
@@ -226,8 +225,7 @@ import Testing
         }
         #expect(server.counts.open >= 2, "kept alive after the burst")
 
-        settings.replace(with: .init(maxConnections: 1))
-        transport.settingsChanged()
+        await settings.publish(.init(maxConnections: 1))
         #expect(await eventually { server.counts.open <= 1 }, "\(server.counts)")
         if case .response(200, _, _, _) = await transport.perform(request) {} else { Issue.record("the smaller pool still sends") }
     }
@@ -250,7 +248,7 @@ import Testing
         #expect(refused.contains("refusing plain http"))
         #expect(server.counts.requests == 0)
 
-        settings.replace(with: .init(allowInsecureHTTP: true, requestTimeout: 10))
+        await settings.publish(.init(allowInsecureHTTP: true, requestTimeout: 10))
         guard case .success = await backend.checkCredentials(account: account) else {
             Issue.record("expected the request to be made and answered")
             return
@@ -264,9 +262,9 @@ import Testing
         let settings = SettingsStore(.init(passwordSource: .command("echo first")))
         let passwords = PasswordProvider(settings: settings)
         #expect(try await passwords.password(stored: "") == "first")
-        settings.replace(with: .init(passwordSource: .command("echo second")))
+        await settings.publish(.init(passwordSource: .command("echo second")))
         #expect(try await passwords.password(stored: "") == "second", "not the first command's, kept in memory")
-        settings.replace(with: .init(passwordSource: .stored))
+        await settings.publish(.init(passwordSource: .stored))
         #expect(try await passwords.password(stored: "saved") == "saved")
     }
 
@@ -285,11 +283,9 @@ import Testing
         let key = AccountKey(user: "alice", backend: backend)
         #expect(try await keeper.backendAccount(for: key).password.trimmingSpaces() == "1")
 
-        settings.replace(with: .init(backend: backend))
-        await keeper.settingsChanged()
+        await settings.publish(.init(backend: backend))
         #expect(try await keeper.backendAccount(for: key).password == "saved")
-        settings.replace(with: .init(backend: backend, passwordSource: command))
-        await keeper.settingsChanged()
+        await settings.publish(.init(backend: backend, passwordSource: command))
         #expect(try await keeper.backendAccount(for: key).password.trimmingSpaces() == "2")
     }
 }

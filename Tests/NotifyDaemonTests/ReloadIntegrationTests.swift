@@ -131,6 +131,29 @@ import Testing
         #expect(sent.deliveries.first?.state == .delivered, "\(sent)")
     }
 
+    /// Taken away by a reload and given back by another, a password command runs again
+    /// for the next request: what it printed before may no longer be the password, which is
+    /// why it was taken away.
+    @Test func aPasswordCommandGivenBackIsRunAgain() async throws {
+        let fixture = try await DaemonFixture(config: "")
+        _ = try await fixture.login()
+        let file = fixture.directory + "/password"
+        try Data("alice\n".utf8).write(to: URL(fileURLWithPath: file))
+        let command = "password_command = cat \(file)\n"
+        _ = try await fixture.reload(config: command)
+        let first = try await fixture.call(SendCommand(to: "bob", message: "hi", queue: false))
+        #expect(first.deliveries.first?.state == .delivered, "\(first)")
+
+        try Data("wrong\n".utf8).write(to: URL(fileURLWithPath: file))
+        _ = try await fixture.reload(config: "")
+        let stored = try await fixture.call(SendCommand(to: "bob", message: "hi", queue: false))
+        #expect(stored.deliveries.first?.state == .delivered, "the saved password: \(stored)")
+
+        _ = try await fixture.reload(config: command)
+        let again = try await fixture.call(SendCommand(to: "bob", message: "hi", queue: false))
+        #expect(again.deliveries.first?.error?.code == .unauthorized, "what the command prints now, not what it printed before: \(again)")
+    }
+
     @Test func theNewPlatformIsThatOfTheNextFirstToken() async throws {
         let fixture = try await DaemonFixture(config: "")
         _ = try await fixture.login()

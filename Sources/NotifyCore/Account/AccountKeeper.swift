@@ -47,6 +47,7 @@ public actor AccountKeeper {
         let (credentials, warning) = store.load()
         self.login = Mutex(credentials)
         self.loadWarning = warning
+        settings.subscribe { [weak self] in await self?.settingsChanged() }
     }
 
     /// Why the credentials file could not be read at start, if it could not.
@@ -129,7 +130,7 @@ public actor AccountKeeper {
     /// source), and the last failure of a password source no longer used is forgotten. A
     /// changed source runs for the next request, even when it is a command given back that
     /// gave a password before.
-    public func settingsChanged() {
+    private func settingsChanged() {
         let source = passwords.source
         if source != sourceInEffect { passwords.forget() }
         sourceInEffect = source

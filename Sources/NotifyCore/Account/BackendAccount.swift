@@ -51,8 +51,6 @@ public protocol BackendAPI: Sendable {
     func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount) async -> Result<Void, BackendCallError>
     /// A request whose only purpose is to learn whether the backend accepts `account`.
     func checkCredentials(account: BackendAccount) async -> Result<Void, BackendCallError>
-    /// A reload replaced the settings: what was sized from them is sized again.
-    func settingsChanged()
     /// The network changed: connections kept alive from before may lead nowhere now.
     func networkChanged()
     /// True when `sendNotification(…lane:then:)` keeps its lanes' order: a request
@@ -68,7 +66,6 @@ public protocol BackendAPI: Sendable {
 }
 
 extension BackendAPI {
-    public func settingsChanged() {}
     public func networkChanged() {}
     public var keepsLanes: Bool { false }
 

@@ -80,6 +80,7 @@ public actor Outbox {
         self.onEmptied = onEmptied
         self.recovery = recovery
         self.queue = OutboxQueue(backoff: settings[\.retry], concurrency: settings[\.maxConnections], seed: UInt64.random(in: 0...UInt64.max))
+        settings.subscribe { [weak self] in await self?.settingsChanged() }
     }
 
     /// Loads what a previous run left and starts sending it.
@@ -120,7 +121,7 @@ public actor Outbox {
     /// waits already scheduled, `max_connections` bounds the attempts started from now on,
     /// and a new `backend` (that of a login naming none) is a change of account, as after
     /// a login: the messages queued for the old one are held.
-    public func settingsChanged() async {
+    private func settingsChanged() async {
         if queue.changeSettings(backoff: settings[\.retry], concurrency: settings[\.maxConnections]) {
             logger.info("outbox: the new retry_min or retry_max shortened the waits already scheduled")
         }

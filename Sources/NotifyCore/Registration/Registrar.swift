@@ -114,6 +114,7 @@ public actor Registrar {
         self.machine = RegistrationMachine(
             inputs: Self.inputs(device: state, account: credentials, settings: settings.current),
             record: state.registration, policy: settings[\.policy], seed: UInt64.random(in: 0...UInt64.max))
+        settings.subscribe { [weak self] in await self?.settingsChanged() }
     }
 
     // MARK: Commands
@@ -314,7 +315,7 @@ public actor Registrar {
     /// A reload replaced the settings: the retry or refresh armed now is armed again for the
     /// new `retry_min`, `retry_max` and `refresh_interval`, and a new `backend` (that of a
     /// login naming none) is registered with, as after a login.
-    public func settingsChanged() async {
+    private func settingsChanged() async {
         await turns.begin()
         defer { turns.end() }
         await apply(machine.changePolicy(settings[\.policy], now: clock.now()))

@@ -1,11 +1,12 @@
 import Synchronization
 
 /// The one owner of the settings in effect. Every part of notifyd reads a setting here
-/// when it uses it, instead of keeping a copy made at start; a reload replaces the value,
-/// and then tells each part that derives state from it (a timer armed, a pool sized, a
-/// file opened) through that part's own `settingsChanged`.
+/// when it uses it, instead of keeping a copy made at start. A part that derives state
+/// from the settings (a timer armed, a pool sized, a cached password) subscribes where it
+/// is made, and a reload publishes the new settings once: no reload can forget a part.
 public final class SettingsStore: Sendable {
     private let state: Mutex<(settings: RuntimeSettings, generation: UInt64)>
+    private let subscribers = Mutex<[@Sendable () async -> Void]>([])
 
     public init(_ settings: RuntimeSettings = RuntimeSettings()) {
         state = Mutex((settings, 0))
@@ -22,15 +23,19 @@ public final class SettingsStore: Sendable {
     /// it whether to look again.
     public var generation: UInt64 { state.withLock { $0.generation } }
 
-    /// Makes `settings` the ones in effect; returns those they replace.
-    @discardableResult
-    public func replace(with settings: RuntimeSettings) -> RuntimeSettings {
+    /// `changed` runs after every `publish`, after those subscribed before it: a part
+    /// made from another (the outbox from the account keeper) hears after it. A subscriber
+    /// holds its part weakly, so that the store does not keep it alive.
+    public func subscribe(_ changed: @escaping @Sendable () async -> Void) {
+        subscribers.withLock { $0.append(changed) }
+    }
+
+    /// Makes `settings` the ones in effect, then tells each subscriber in turn.
+    public func publish(_ settings: RuntimeSettings) async {
         state.withLock { state in
-            defer {
-                state.settings = settings
-                state.generation += 1
-            }
-            return state.settings
+            state.settings = settings
+            state.generation += 1
         }
+        for changed in subscribers.withLock({ $0 }) { await changed() }
     }
 }

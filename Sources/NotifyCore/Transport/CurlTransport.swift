@@ -27,6 +27,7 @@ final class CurlTransport: HTTPTransport {
     init(settings: SettingsStore, replyLimit: Int) {
         self.settings = settings
         loop = CurlLoop(maximumConnections: max(1, settings[\.maxConnections]), replyLimit: replyLimit) { settings[\.keepAlive] }
+        settings.subscribe { [weak self] in self?.settingsChanged() }
     }
 
     /// Whether libcurl is held now: from a request until `keep_alive` has passed.
@@ -34,7 +35,9 @@ final class CurlTransport: HTTPTransport {
 
     func invalidate() { loop.stop() }
 
-    func settingsChanged() { loop.resize(to: max(1, settings[\.maxConnections])) }
+    /// New settings: the pool takes the new `max_connections`, and the loop looks again at
+    /// when `keep_alive` lets libcurl go.
+    private func settingsChanged() { loop.resize(to: max(1, settings[\.maxConnections])) }
 
     func networkChanged() { loop.networkChanged() }
 

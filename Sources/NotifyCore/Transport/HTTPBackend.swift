@@ -31,10 +31,6 @@ public final class HTTPBackend: BackendAPI {
         transport.invalidate()
     }
 
-    public func settingsChanged() {
-        transport.settingsChanged()
-    }
-
     public func networkChanged() {
         transport.networkChanged()
     }

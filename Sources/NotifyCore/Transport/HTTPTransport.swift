@@ -24,8 +24,6 @@ protocol HTTPTransport: Sendable {
     func endLane(_ lane: UInt64)
     /// Ends the transport: requests in flight fail, its thread or session goes.
     func invalidate()
-    /// A reload replaced the settings: the pool takes the new `max_connections`.
-    func settingsChanged()
     /// The network changed: requests from now on do not reuse a connection opened or last
     /// used before, which may lead nowhere (the link it went over is gone) and would hold a
     /// request until its timeout instead of failing it at once.

@@ -50,8 +50,6 @@ final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataDelegate
         session.invalidateAndCancel()
     }
 
-    func settingsChanged() {}
-
     func perform(_ request: HTTPRequest) async -> HTTPOutcome {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
