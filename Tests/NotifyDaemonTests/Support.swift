@@ -7,6 +7,7 @@ import NotifyProtocol
 import NotifySocket
 import NotifyTestSupport
 import Synchronization
+import Testing
 
 /// notifyd in-process on a temporary socket, against an in-process dev backend on an
 /// ephemeral loopback port. Both are stopped by `stop()`, which `.stopsFixtures` awaits
@@ -18,6 +19,8 @@ final class DaemonFixture: Sendable {
     let backend: DevBackendServer
     let daemon: Daemon
     let logLines = LogCapture()
+    /// Every password the daemon was given: none may appear in a log line or a reply.
+    private let passwords = Mutex<Set<String>>([])
 
     private let ownsBackend: Bool
 
@@ -61,10 +64,14 @@ final class DaemonFixture: Sendable {
         var problems: [SettingProblem]
     }
 
-    /// A config file naming `backend` first, unless `text` names one itself.
+    /// A config file naming `backend` first, unless `text` names one itself, and
+    /// `log_level = debug` unless it names a level: every line the daemon can log is
+    /// looked at for passwords.
     static func write(_ text: String, backend: String?, to path: String) throws {
-        let names = text.split(separator: "\n").contains { $0.hasPrefix("backend") } ? "" : backend.map { "backend = \($0)\n" } ?? ""
-        try Data((names + text).utf8).write(to: URL(fileURLWithPath: path))
+        let lines = text.split(separator: "\n")
+        let names = lines.contains { $0.hasPrefix("backend") } ? "" : backend.map { "backend = \($0)\n" } ?? ""
+        let level = lines.contains { $0.hasPrefix("log_level") } ? "" : "log_level = debug\n"
+        try Data((names + level + text).utf8).write(to: URL(fileURLWithPath: path))
     }
 
     /// Writes `config` (see `init`) and has the daemon read it again.
@@ -75,6 +82,7 @@ final class DaemonFixture: Sendable {
 
     func stop() async {
         await daemon.stop()
+        expectNoPassword(in: log, where: "the log")
         // Waiting for the backend's threads and removing files block: not on the pool.
         let (backend, ownsBackend, directory) = (backend, ownsBackend, directory)
         _ = try? await offThePool {
@@ -83,12 +91,37 @@ final class DaemonFixture: Sendable {
         }
     }
 
-    /// One command over a fresh connection, run off the concurrency pool.
+    /// One command over a fresh connection, run off the concurrency pool. Its reply, or
+    /// its error, must not show a password.
     func call<Command: NotifyCommand>(_ command: Command) async throws -> Command.Result {
+        if let login = command as? LoginCommand, let password = login.password { remember(password: password) }
         let path = socketPath
-        return try await onDedicatedThread {
-            let client = try NotifyClient(socketPath: path, timeout: 30)
-            return try client.call(command).0
+        do {
+            let (result, raw) = try await onDedicatedThread {
+                let client = try NotifyClient(socketPath: path, timeout: 30)
+                return try client.call(command)
+            }
+            expectNoPassword(in: String(decoding: (try? WireCoding.line(raw)) ?? Data(), as: UTF8.self), where: "the reply to \(Command.name)")
+            return result
+        } catch let ClientError.daemon(error) {
+            expectNoPassword(in: error.message, where: "the error of \(Command.name)")
+            throw ClientError.daemon(error)
+        }
+    }
+
+    /// A password the daemon learns other than through a login made with `call` (one
+    /// that a password command prints), for the checks of every reply and of the log.
+    func remember(password: String) {
+        passwords.withLock { _ = $0.insert(password) }
+    }
+
+    /// Records an issue when `text` holds a password the daemon was given. A password that
+    /// is also a user name (the tests' `alice`) cannot be told apart from the name, and is
+    /// not looked for; nor is the password itself shown.
+    private func expectNoPassword(in text: String, where place: String) {
+        let shown = passwords.withLock { $0 }.filter { $0.count >= 8 && text.contains($0) }
+        if !shown.isEmpty {
+            Issue.record("a password (\(shown.count) of \(passwords.withLock { $0.count }) given to this notifyd) appears in \(place)")
         }
     }
 
@@ -104,9 +137,14 @@ final class DaemonFixture: Sendable {
 
     struct UnexpectedSuccess: Error {}
 
+    /// Without `password`, one the dev backend accepts for `user` (it compares the text
+    /// before the first ':' with the name) and that no log line or reply may show.
     func login(_ user: String = "alice", password: String? = nil) async throws -> RegistrationOutcome {
-        try await call(LoginCommand(user: user, password: password ?? user))
+        try await call(LoginCommand(user: user, password: password ?? user + ":" + Self.secret))
     }
+
+    /// The secret part of the fixtures' default passwords.
+    static let secret = "fixture-secret-" + UUID().uuidString.prefix(8)
 
     func status() async throws -> StatusResult {
         try await call(StatusCommand())
