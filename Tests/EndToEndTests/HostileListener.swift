@@ -111,6 +111,14 @@ final class HostileListener: Sendable {
         }
     }
 
+    /// `line` and a newline five times a second: each read gets a whole line, and never
+    /// the answer it waits for.
+    static func slowly(_ line: String) -> @Sendable (Int32) -> Void {
+        { fd in
+            while (try? UnixSocket.writeAll(fd, Array((line + "\n").utf8))) != nil { usleep(200_000) }
+        }
+    }
+
     /// One byte of `bytes` at a time, 50 a second, never a newline: each read gets
     /// something well within any timeout per read.
     static func trickling(_ bytes: [UInt8]) -> @Sendable (Int32) -> Void {

@@ -15,7 +15,7 @@ import Testing
     static let escapes = Array("\u{1B}]0;owned\u{07}\u{1B}[2J\u{1B}[31m red \u{9B}5m \u{7F} \r over \u{2028} \u{0}".utf8) + [0x9B, 0x1B]
 
     enum Listener: String, CaseIterable, CustomTestStringConvertible {
-        case streamsEvents, garbageThenAnEndlessLine, anEndlessLine, tricklesBytes, neverAnswers, acceptsNothing
+        case streamsEvents, streamsEventsSlowly, garbageThenAnEndlessLine, anEndlessLine, tricklesBytes, neverAnswers, acceptsNothing
 
         var testDescription: String { rawValue }
         var accepts: Bool { self != .acceptsNothing }
@@ -23,6 +23,7 @@ import Testing
         var serve: @Sendable (Int32) -> Void {
             switch self {
             case .streamsEvents: HostileListener.repeating(Array("{\"event\":\"x\"}\n".utf8))
+            case .streamsEventsSlowly: HostileListener.slowly("{\"event\":\"x\"}")
             case .garbageThenAnEndlessLine: HostileListener.starting(with: escapes + [0x0A], then: HostileListener.repeating(escapes))
             case .anEndlessLine: HostileListener.repeating(escapes)
             case .tricklesBytes: HostileListener.trickling(escapes)
@@ -33,6 +34,16 @@ import Testing
 
     static let commands: [[String]] = [["ping"], ["--json", "ping"], ["status"], ["watch"], ["stop", "--timeout", "1"]]
 
+    /// The one deadline of each command for everything it waits for (README, "Use").
+    static func deadline(_ arguments: [String]) -> Double {
+        arguments.first == "stop" ? 1 : 5
+    }
+
+    /// What a busy machine may add to a deadline before notifyctl has ended and been
+    /// reaped: far less than a deadline started again at each line would take (forever,
+    /// for a stream) and far more than scheduling delays.
+    static let slack = 10.0
+
     /// `stop` takes a socket nobody accepts on for a notifyd that is not running, and says
     /// so with exit 0; every other pair must fail.
     static let pairs: [(Listener, [String])] = Listener.allCases.flatMap { listener in
@@ -42,10 +53,13 @@ import Testing
     @Test(arguments: pairs)
     func everyCommandEndsWithAnErrorAndPrintsNoControlCharacter(listener: Listener, arguments: [String]) async throws {
         try await HostileListener.with(accepting: listener.accepts, serve: listener.serve) { socket in
+            let started = ContinuousClock.now
             let notifyctl = try await SpawnedProcess.start(BuiltProducts.path("notifyctl"), ["--socket", socket.path] + arguments)
             let status = await notifyctl.wait(seconds: Self.hangs)
+            let took = (ContinuousClock.now - started) / .seconds(1)
             let output = notifyctl.standardOutputBytes, error = notifyctl.standardErrorBytes
             #expect(status == 1 || status == 3, "exit \(status) (137: killed, it never ended): \(notifyctl.standardError)")
+            #expect(took < Self.deadline(arguments) + Self.slack, "took \(took) s with a deadline of \(Self.deadline(arguments)) s")
             #expect(Self.controls(in: output) == [], "\(notifyctl.standardOutput)")
             #expect(Self.controls(in: error) == [], "\(notifyctl.standardError)")
             if arguments.contains("--json") {
