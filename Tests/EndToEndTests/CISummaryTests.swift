@@ -35,7 +35,7 @@ import Testing
     @Test func theReadmesTestCommandIsCIsAndQuotesNoCount() throws {
         let readme = try String(contentsOf: Contrib.repository.appendingPathComponent("README.md"), encoding: .utf8)
         let run = try String(contentsOf: Contrib.repository.appendingPathComponent(".ci/run"), encoding: .utf8)
-        let command = "swift test --disable-xctest"
+        let command = "SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=24 swift test --disable-xctest"
         let readmeRunsIt = readme.contains("\n" + command + " ")
         let ciRunsIt = run.contains("\n" + command + " 2>&1")
         #expect(readmeRunsIt, "README's test command is `\(command)`")
