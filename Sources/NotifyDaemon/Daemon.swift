@@ -18,16 +18,17 @@ import Synchronization
 /// the socket. Used by `main` and, in-process, by the tests.
 public final class Daemon: Sendable {
     public let configuration: DaemonConfiguration
-    public let registrar: Registrar
-    public let outbox: Outbox
+    /// The parts behind the socket, joined as `Components` joins them.
+    public let components: Components
+    public var registrar: Registrar { components.registrar }
+    public var outbox: Outbox { components.outbox }
     /// The one owner of the settings in effect, read where each is used.
-    public let settings: SettingsStore
+    public var settings: SettingsStore { components.settings }
     /// What waits on the backend and the network, and what is known of the network.
-    public let recovery: BackendRecovery
-    /// The HTTP client both use, told when the network changed and when the settings did.
-    let backend: any BackendAPI
+    public var recovery: BackendRecovery { components.recovery }
+    /// The HTTP client both use, told when the network changed.
+    var backend: any BackendAPI { components.backend }
     let logger: Logger
-    let accounts: AccountKeeper
     private let hub: EventHub
     private let running: Running
     /// The socket server between `start` and `stop`, which a reload resizes too.
@@ -55,34 +56,18 @@ public final class Daemon: Sendable {
         self.running = Running()
         self.settingsInEffect = Mutex(configuration.settingsSource?.current)
         let settings = SettingsStore(configuration.settings)
-        self.settings = settings
         // First, so that what the others log as they take new settings has the new level.
         settings.subscribe { logger.setLevel(settings[\.logLevel]) }
         let reloadBox = ReloadTarget()
         self.control = DaemonControl(requestStop: configuration.requestStop,
                                      reload: { await reloadBox.daemon?.reload() ?? ReloadResult(config: "", applied: [], restartNeeded: [], problems: ["notifyd is stopping"]) })
-        // One HTTP client for both, so registrations and sends share its reused connections.
-        let backend = backend ?? HTTPBackend(settings: settings)
-        self.backend = backend
-        // One owner of the login, asked by both the registrar and the outbox.
-        let accounts = AccountKeeper(stateDirectory: configuration.stateDirectory, settings: settings)
-        self.accounts = accounts
-        // A backend that answers either of them ends what waits on it in both; so does a
-        // network that comes back.
-        let recovery = BackendRecovery(statusChanges: accounts.statusChanges, onEvent: { hub.publish($0) })
-        self.recovery = recovery
-        let outbox = Outbox(
+        let components = Components(
             settings: settings, stateDirectory: configuration.stateDirectory, backend: backend, clock: clock, logger: logger,
-            accounts: accounts, recovery: recovery, onEvent: { delivery in hub.publish(SendEvent(time: Date(), delivery: delivery)) },
-            onEmptied: { hub.workEnded() })
-        self.outbox = outbox
-        self.registrar = Registrar(
-            settings: settings, stateDirectory: configuration.stateDirectory, backend: backend, accounts: accounts, clock: clock, logger: logger, recovery: recovery,
-            onStatus: { status in hub.publish(RegistrationEvent(time: Date(), registration: status)) },
-            onAccountChange: { await outbox.accountChanged() })
-        let registrar = self.registrar
-        recovery.attach(.outbox, wake: { await outbox.backendWorks($0) }, networkChanged: { await outbox.networkChanged($0) })
-        recovery.attach(.registrar, wake: { await registrar.backendWorks($0) }, networkChanged: { await registrar.networkChanged($0) })
+            onRegistration: { status in hub.publish(RegistrationEvent(time: Date(), registration: status)) },
+            onDelivery: { delivery in hub.publish(SendEvent(time: Date(), delivery: delivery)) },
+            onOutboxEmptied: { hub.workEnded() },
+            onNetworkEvent: { hub.publish($0) })
+        self.components = components
         reloadBox.daemon = self
         // The clients' share of the open-file limit, which leaves room for the backend's connections.
         settings.subscribe { [weak self] in
@@ -135,8 +120,7 @@ public final class Daemon: Sendable {
         self.server.withLock { $0 = server }
         running.networkWatch = watch
         hub.attach(server)
-        await registrar.start()
-        await outbox.start()
+        await components.start()
         server.start()
         logger.notice("notifyd \(NotifydVersion.current) listening on \(socket.path)\(socket.activated ? " (socket activation)" : "")")
         configuration.serviceManager.notify("READY=1\nSTATUS=listening on \(socket.path)\nMAINPID=\(getpid())")
@@ -167,8 +151,7 @@ public final class Daemon: Sendable {
         configuration.serviceManager.notify("STOPPING=1")
         await server.stopAccepting()
         running.networkWatch?.stop()
-        await outbox.shutdown()
-        await registrar.shutdown()
+        await components.shutdown()
         await server.closeConnections()
         hub.attach(nil)
         running.socket?.closeAndRemove()

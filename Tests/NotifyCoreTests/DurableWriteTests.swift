@@ -21,8 +21,8 @@ struct DurableWriteTests {
 
     /// A registrar whose file calls `recorder` sees.
     static func registrar(_ directory: ScratchDirectory, _ recorder: FileCallRecorder, backend: FakeBackend = FakeBackend()) -> Registrar {
-        Registrar(settings: SettingsStore(.init(backend: Self.backend, policy: RegistrationPolicy(debounce: 0))), stateDirectory: directory.path,
-                  backend: backend, clock: ManualClock(), logger: .silent, fileSystem: recorder.calls)
+        Components(settings: SettingsStore(.init(backend: Self.backend, policy: RegistrationPolicy(debounce: 0))), stateDirectory: directory.path,
+                   backend: backend, clock: ManualClock(), logger: .silent, fileSystem: recorder.calls).registrar
     }
 
     /// A started outbox whose file calls `recorder` sees, with alice logged in.

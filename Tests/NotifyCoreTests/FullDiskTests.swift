@@ -51,11 +51,8 @@ struct FullDiskTests {
         defer { disk.unmount() }
         let backend = FakeBackend()
         let settings = SettingsStore(.init(backend: "http://127.0.0.1:1", policy: RegistrationPolicy(debounce: 0)))
-        let accounts = AccountKeeper(stateDirectory: disk.path, settings: settings)
-        let outbox = Outbox(settings: settings, stateDirectory: disk.path, backend: backend, clock: ManualClock(), logger: .silent, accounts: accounts)
-        let registrar = Registrar(settings: settings,
-                                  stateDirectory: disk.path, backend: backend, accounts: accounts, clock: ManualClock(), logger: .silent,
-                                  onAccountChange: { await outbox.accountChanged() })
+        let components = Components(settings: settings, stateDirectory: disk.path, backend: backend, clock: ManualClock(), logger: .silent)
+        let (accounts, outbox, registrar) = (components.accounts, components.outbox, components.registrar)
         await outbox.start()
         _ = try await registrar.setToken("AB", platform: nil)
         _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)

@@ -5,8 +5,8 @@ import Testing
 /// `notifyctl login --backend URL` meets the same rules as the configured backend.
 struct LoginBackendURLTests {
     private func registrar(_ fixture: RegistrarTests.Fixture, allowInsecureHTTP: Bool) -> Registrar {
-        Registrar(settings: SettingsStore(.init(backend: RegistrarTests.backend, allowInsecureHTTP: allowInsecureHTTP, policy: fixture.policy)),
-                  stateDirectory: fixture.directory.path, backend: fixture.backend, clock: fixture.clock, logger: .silent)
+        Components(settings: SettingsStore(.init(backend: RegistrarTests.backend, allowInsecureHTTP: allowInsecureHTTP, policy: fixture.policy)),
+                   stateDirectory: fixture.directory.path, backend: fixture.backend, clock: fixture.clock, logger: .silent).registrar
     }
 
     @Test func aPlainHTTPBackendOnAnotherMachineIsRefusedAndNothingIsSaved() async throws {

@@ -108,8 +108,8 @@ struct LoginTransitionTests {
     @Test func aReLoginKeepsTheBackendChosenAtTheFirst() async throws {
         let fixture = try Fixture()
         fixture.backend.refuseWrongPasswords()
-        let registrar = Registrar(settings: SettingsStore(.init(policy: fixture.policy)), stateDirectory: fixture.directory.path,
-                                  backend: fixture.backend, clock: fixture.clock, logger: .silent)
+        let registrar = Components(settings: SettingsStore(.init(policy: fixture.policy)), stateDirectory: fixture.directory.path,
+                                   backend: fixture.backend, clock: fixture.clock, logger: .silent).registrar
         await #expect(throws: CoreError.noBackend) {
             _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
         }

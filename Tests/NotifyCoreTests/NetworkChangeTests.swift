@@ -14,14 +14,22 @@ struct NetworkChangeTests {
 
     /// What a monitor on the socket loop reports, recorded with the events it causes.
     final class FakeMonitor: Sendable {
-        let log = EventLog()
-        let statusChanges = StatusChanges()
+        let log: EventLog
+        let statusChanges: StatusChanges
         let recovery: BackendRecovery
 
-        init(watching: Bool = true) {
-            let log = self.log
-            recovery = BackendRecovery(statusChanges: statusChanges, onEvent: { log.append($0) })
+        /// For `recovery`, which publishes its events to `log`.
+        init(recovery: BackendRecovery, log: EventLog, statusChanges: StatusChanges, watching: Bool = true) {
+            self.log = log
+            self.statusChanges = statusChanges
+            self.recovery = recovery
             if watching { recovery.networkWatched(by: "fake") }
+        }
+
+        /// With a recovery of its own.
+        convenience init(watching: Bool = true) {
+            let log = EventLog(), statusChanges = StatusChanges()
+            self.init(recovery: BackendRecovery(statusChanges: statusChanges, onEvent: { log.append($0) }), log: log, statusChanges: statusChanges, watching: watching)
         }
 
         var events: [NetworkEvent] { log.events }
@@ -34,35 +42,32 @@ struct NetworkChangeTests {
         var events: [NetworkEvent] { list.withLock { $0 } }
     }
 
+    /// The parts as the daemon joins them (`Components`), with alice logged in, the default
+    /// retry_min (5 s) and retry_max (30 min), and registrations without a quiet period.
     final class Fixture: Sendable {
         let directory: ScratchDirectory
-        let backend = FakeBackend()
-        let clock = ManualClock()
+        let backend: FakeBackend
+        let clock: ManualClock
+        let components: Components
         let monitor: FakeMonitor
-        let accounts: AccountKeeper
 
         init(watching: Bool = true) async throws {
             directory = try ScratchDirectory()
-            monitor = FakeMonitor(watching: watching)
-            accounts = AccountKeeper(stateDirectory: directory.path, settings: SettingsStore(.init(backend: NetworkChangeTests.backend)))
-            try await accounts.commit(Credentials(user: "alice", password: "alice", backend: nil))
+            let (backend, clock, log) = (FakeBackend(), ManualClock(), EventLog())
+            (self.backend, self.clock) = (backend, clock)
+            let settings = SettingsStore(.init(backend: NetworkChangeTests.backend, policy: RegistrationPolicy(refreshInterval: 86400, debounce: 0)))
+            components = Components(settings: settings, stateDirectory: directory.path, backend: backend, clock: clock, logger: .silent,
+                                    onNetworkEvent: { log.append($0) })
+            monitor = FakeMonitor(recovery: components.recovery, log: log, statusChanges: components.accounts.statusChanges, watching: watching)
+            try await components.accounts.commit(Credentials(user: "alice", password: "alice", backend: nil))
         }
 
-        /// The outbox with the default settings (retry_min 5 s, retry_max 30 min).
         func outbox() async -> Outbox {
-            let outbox = Outbox(settings: SettingsStore(.init(backend: NetworkChangeTests.backend)), stateDirectory: directory.path, backend: backend, clock: clock, logger: .silent,
-                                accounts: accounts, recovery: monitor.recovery)
-            monitor.recovery.attach(.outbox, wake: { await outbox.backendWorks($0) }, networkChanged: { await outbox.networkChanged($0) })
-            await outbox.start()
-            return outbox
+            await components.outbox.start()
+            return components.outbox
         }
 
-        func registrar(policy: RegistrationPolicy = RegistrationPolicy(refreshInterval: 86400, debounce: 0)) -> Registrar {
-            let registrar = Registrar(settings: SettingsStore(.init(backend: NetworkChangeTests.backend, policy: policy)), stateDirectory: directory.path,
-                                      backend: backend, accounts: accounts, clock: clock, logger: .silent, recovery: monitor.recovery)
-            monitor.recovery.attach(.registrar, wake: { await registrar.backendWorks($0) }, networkChanged: { await registrar.networkChanged($0) })
-            return registrar
-        }
+        func registrar() -> Registrar { components.registrar }
 
         var sends: Int { backend.calls.filter { if case .send = $0 { true } else { false } }.count }
 

@@ -21,8 +21,8 @@ struct RegistrarTests {
         }
 
         func registrar() -> Registrar {
-            Registrar(settings: SettingsStore(.init(backend: RegistrarTests.backend, policy: policy)), stateDirectory: directory.path,
-                      backend: backend, clock: clock, logger: .silent)
+            Components(settings: SettingsStore(.init(backend: RegistrarTests.backend, policy: policy)), stateDirectory: directory.path,
+                       backend: backend, clock: clock, logger: .silent).registrar
         }
 
         deinit { directory.remove() }

@@ -91,13 +91,12 @@ public actor Registrar {
     }
 
     public init(
-        settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, accounts: AccountKeeper? = nil,
+        settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, accounts: AccountKeeper,
         clock: any WakeClock = SystemWakeClock(), logger: Logger, recovery: BackendRecovery? = nil,
         onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in },
         onAccountChange: @escaping @Sendable () async -> Void = {}, fileSystem: FileSystemCalls = .system
     ) {
         self.settings = settings
-        let accounts = accounts ?? AccountKeeper(stateDirectory: stateDirectory, settings: settings, fileSystem: fileSystem)
         self.accounts = accounts
         self.stateStore = StateStore(directory: stateDirectory, calls: fileSystem)
         self.backend = backend

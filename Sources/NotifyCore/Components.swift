@@ -1,0 +1,62 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import NotifyProtocol
+
+/// The parts behind notifyd's socket and how they are joined, built in one place for the
+/// daemon and for the tests, so that a test of the parts tests the daemon's own wiring:
+///
+/// - one settings store, which each part subscribes to as it is made;
+/// - one account keeper, the only owner of the login, asked by the registrar and the outbox;
+/// - one HTTP client for both, so that registrations and sends share its connections;
+/// - one `BackendRecovery`: a backend that answers either of them ends what waits on it in
+///   both, and so does a network that comes back;
+/// - the registrar tells the outbox when the login changed.
+public struct Components: Sendable {
+    public let settings: SettingsStore
+    public let accounts: AccountKeeper
+    public let backend: any BackendAPI
+    public let recovery: BackendRecovery
+    public let outbox: Outbox
+    public let registrar: Registrar
+
+    /// `backend` stands in for the HTTP client (a test's scripted one); the callbacks are
+    /// what the daemon publishes to its watchers.
+    public init(settings: SettingsStore, stateDirectory: String, backend: (any BackendAPI)? = nil, clock: any WakeClock = SystemWakeClock(),
+                logger: Logger, fileSystem: FileSystemCalls = .system,
+                onRegistration: @escaping @Sendable (RegistrationStatus) -> Void = { _ in },
+                onDelivery: @escaping @Sendable (DeliveryStatus) -> Void = { _ in },
+                onOutboxEmptied: @escaping @Sendable () -> Void = {},
+                onNetworkEvent: @escaping @Sendable (NetworkEvent) -> Void = { _ in }) {
+        self.settings = settings
+        let backend = backend ?? HTTPBackend(settings: settings)
+        self.backend = backend
+        let accounts = AccountKeeper(stateDirectory: stateDirectory, settings: settings, fileSystem: fileSystem)
+        self.accounts = accounts
+        let recovery = BackendRecovery(statusChanges: accounts.statusChanges, onEvent: onNetworkEvent)
+        self.recovery = recovery
+        let outbox = Outbox(settings: settings, stateDirectory: stateDirectory, backend: backend, clock: clock, logger: logger,
+                            accounts: accounts, recovery: recovery, onEvent: onDelivery, onEmptied: onOutboxEmptied, fileSystem: fileSystem)
+        self.outbox = outbox
+        let registrar = Registrar(settings: settings, stateDirectory: stateDirectory, backend: backend, accounts: accounts, clock: clock,
+                                  logger: logger, recovery: recovery, onStatus: onRegistration,
+                                  onAccountChange: { await outbox.accountChanged() }, fileSystem: fileSystem)
+        self.registrar = registrar
+        recovery.attach(.outbox, wake: { await outbox.backendWorks($0) }, networkChanged: { await outbox.networkChanged($0) })
+        recovery.attach(.registrar, wake: { await registrar.backendWorks($0) }, networkChanged: { await registrar.networkChanged($0) })
+    }
+
+    /// Loads what the last run left and takes up the work: the registration, then the queue.
+    public func start() async {
+        await registrar.start()
+        await outbox.start()
+    }
+
+    /// Stops starting work, waits briefly for what is under way, and saves what is kept.
+    public func shutdown() async {
+        await outbox.shutdown()
+        await registrar.shutdown()
+    }
+}
