@@ -1,8 +1,8 @@
 /// The last `limit` items appended, oldest first.
 ///
-/// A ring, so that a backend past its limit drops its oldest item in constant time: with
-/// an array's `removeFirst`, every request to a backend that had logged 10,000 moved all
-/// of them, and a demo or benchmark backend left running became about four times slower.
+/// A ring, so that a backend past its limit drops its oldest item in constant time: a demo
+/// or benchmark backend left running must not slow down as its history fills (an array's
+/// `removeFirst` would move every item at every request).
 struct History<Element: Sendable>: Sendable {
     let limit: Int
     private var storage: [Element] = []

@@ -34,9 +34,8 @@ public struct RuntimeSettings: Sendable, Equatable {
     /// `log_file`: where the log goes instead of standard error.
     public var logFile: String?
 
-    /// Sixteen sends a burst about 1.7 times as fast as four on the benchmark's two cores
-    /// (the backend answers while notifyd prepares the next requests), and recipients
-    /// still get their messages in order.
+    /// Enough that the backend answers while notifyd prepares the next requests; each
+    /// recipient's messages still go in order (contrib/benchmarks/RESULTS.md has the figures).
     public static let defaultConnections = 16
     public static let mostConnections = 64
     /// Longer than libcurl's own 118 s, and shorter than the 130 s after which ASP.NET's

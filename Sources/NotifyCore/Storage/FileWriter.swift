@@ -20,9 +20,9 @@ final class FileWriter: Sendable {
     private let name: String
     private let jobs = Mutex(Jobs())
     private let moreWork = DispatchSemaphore(value: 0)
-    /// How long the thread waits for more work before it ends. A burst of sends hands over
-    /// a removal every millisecond or so: without the wait, it started a thread for most
-    /// of them (280 for 1,000 sends).
+    /// How long the thread waits for more work before it ends: a burst of sends hands over
+    /// a removal every millisecond or so, and one thread should serve the whole burst, not
+    /// one be started for most removals.
     private let linger: DispatchTimeInterval
 
     init(name: String, linger: DispatchTimeInterval = .milliseconds(100)) {
