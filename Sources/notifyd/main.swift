@@ -20,51 +20,6 @@ LibraryEnvironment.set()
 MallocArenas.limitToOne()
 DaemonExecutors.install()
 
-let usage = """
-    usage: notifyd [--socket PATH] [--state-dir DIR] [--backend URL] [--config FILE] [--check-config]
-                   [--log-level LEVEL] [--log-file FILE] [--refresh-interval D] [--retry-min D] [--retry-max D]
-                   [--request-timeout D] [--allow-insecure-http] [--allow-core-dumps]
-                   [--version] [--help]
-
-    notifyd registers this device with the app backend, keeps the registration fresh,
-    sends notifications, and answers notifyctl on a Unix socket. It runs in the foreground;
-    a service manager (systemd, launchd) or `notifyd &` puts it in the background.
-    SIGTERM (or `notifyctl stop`) stops it; SIGHUP (or `notifyctl reload`) reloads the config.
-    Exit status: 0 stopped normally, 1 could not start, 2 usage error, 78 configuration error
-    (also from --check-config when it finds a problem).
-
-      --socket PATH            control socket (default $NOTIFYD_SOCKET, else
-                               $XDG_RUNTIME_DIR/notifyd/notifyd.sock)
-      --state-dir DIR          state, credentials and outbox (default $XDG_STATE_HOME/notifyd,
-                               else ~/.local/state/notifyd)
-      --backend URL            the app backend; a login may name its own
-      --config FILE            the config file (default $NOTIFYD_CONFIG, else
-                               $XDG_CONFIG_HOME/notifyd/config, else ~/.config/notifyd/config)
-      --check-config           check the settings, print where each comes from, and exit
-      --log-level LEVEL        error, warning, notice (default), info or debug
-      --log-file FILE          append the log to FILE instead of standard error
-      --refresh-interval D     re-register after this long even if nothing changed (default 24h)
-      --retry-min D, --retry-max D
-                               first and longest wait between failed attempts (default 5s, 30m)
-      --request-timeout D      how long one backend request may take (default 30s)
-      --allow-insecure-http    allow a plain http:// backend on another machine; every
-                               request then carries the password in clear (insecure)
-      --allow-core-dumps       let the system write a core file on a crash, and debuggers
-                               attach (off by default: a core file would hold the password)
-      --version                print the version and exit
-      --help                   print this help and exit
-
-    Every setting can also be given in the config file as `key = value` or in the
-    environment as NOTIFYD_<KEY>; flags win over the environment, which wins over the file.
-    Keys: \(ResolvedSettings.keyNames.joined(separator: ", ")).
-    Durations: 90, 90s, 15m, 24h, 7d.
-    """
-
-/// A configuration that cannot be used: its own exit status, so that a service manager
-/// can tell it from a crash and stop restarting (`RestartPreventExitStatus=78` in the
-/// unit; 78 is EX_CONFIG of sysexits.h).
-let configurationErrorStatus: Int32 = 78
-
 func writeToStandardError(_ text: String) {
     let bytes = Array(text.utf8)
     var written = 0
@@ -86,49 +41,23 @@ func fail(_ message: String, code: Int32) -> Never {
 }
 
 let environment = ProcessInfo.processInfo.environment
-var flagValues: [SettingValue] = []
-var configFlag: String?
-var socketFlag: String?
-var checkOnly = false
-var allowCoreDumps = false
-
-var arguments = CommandLine.arguments.dropFirst()
-while let argument = arguments.popFirst() {
-    var name = argument
-    var inlineValue: String?
-    if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-        name = String(argument[..<equals])
-        inlineValue = String(argument[argument.index(after: equals)...])
-    }
-    func value() -> String {
-        if let inlineValue { return inlineValue }
-        guard let next = arguments.popFirst() else { fail("\(name) needs a value\n\(usage)", code: 2) }
-        return next
-    }
-    switch name {
-    case "--help", "-h":
-        print(usage)
-        exit(0)
-    case "--version":
-        print("notifyd \(NotifydVersion.current) (protocol \(ProtocolVersion.current))")
-        exit(0)
-    case "--check-config":
-        checkOnly = true
-    case "--allow-core-dumps":
-        allowCoreDumps = true
-    case "--config":
-        configFlag = value()
-    case "--socket":
-        socketFlag = value()
-    case "--allow-insecure-http":
-        // A switch: `--allow-insecure-http` alone means true.
-        flagValues.append(SettingValue(key: "allow_insecure_http", value: inlineValue ?? "true", origin: name))
-    default:
-        guard let key = ResolvedSettings.flagNames[name] else { fail("unknown option '\(argument)'\n\(usage)", code: 2) }
-        flagValues.append(SettingValue(key: key, value: value(), origin: name))
-    }
+let arguments: DaemonArguments
+do {
+    arguments = try DaemonArguments.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    fail("\(error.message)\n\(DaemonArguments.usage)", code: 2)
 }
-
+switch arguments.action {
+case .help:
+    print(DaemonArguments.usage)
+    exit(0)
+case .version:
+    print("notifyd \(NotifydVersion.current) (protocol \(ProtocolVersion.current))")
+    exit(0)
+case .run, .checkConfig:
+    break
+}
+let checkOnly = arguments.action == .checkConfig
 
 /// A configuration notifyd cannot start with. Under socket activation the clients that
 /// started it hear why before it exits (see PendingClients).
@@ -138,36 +67,21 @@ while let argument = arguments.popFirst() {
             + "\nFix it (`notifyd --check-config` checks it); the next command starts notifyd again."
         PendingClients.refuse(listener: listener, with: WireError(code: .configError, message: text))
     }
-    fail(problems.joined(separator: "\nnotifyd: ") + logHint, code: configurationErrorStatus)
+    fail(problems.joined(separator: "\nnotifyd: ") + logHint, code: DaemonExitStatus.configuration)
 }
 
-let (settings, problems) = ResolvedSettings.resolve(flags: flagValues, configFlag: configFlag, environment: environment)
+let (settings, problems) = ResolvedSettings.resolve(flags: arguments.settings, configFlag: arguments.configFile, environment: environment)
 var configuration: DaemonConfiguration
 do {
-    configuration = try settings.configuration(socketFlag: socketFlag, environment: environment)
+    configuration = try settings.configuration(socketFlag: arguments.socket, environment: environment)
 } catch {
     failOnConfiguration([error.message])
 }
-/// Whether notifyd may use the state directory as it is (see `StateDirectoryCheck`).
-func stateDirectoryProblem(_ directory: String) -> String? {
-    do throws(DaemonError) {
-        try StateDirectoryCheck.run(directory)
-        return nil
-    } catch {
-        return error.description
-    }
-}
-
 if checkOnly {
-    let found = problems.map(\.description) + [stateDirectoryProblem(configuration.stateDirectory)].compactMap { $0 }
-    for problem in found { writeToStandardError("notifyd: \(problem)\n") }
-    print("config file: \(settings.configPath)\(FileManager.default.fileExists(atPath: settings.configPath) ? "" : " (none; defaults apply)")")
-    for line in settings.summary(environment: environment) { print("  \(line)") }
-    print("socket: \(configuration.socket.path)")
-    print("state directory: \(configuration.stateDirectory)")
-    print(found.isEmpty ? "settings OK" : found.count == 1 ? "1 problem" : "\(found.count) problems")
-    // The status a start would end with for the same settings: one problem, one status.
-    exit(found.isEmpty ? 0 : configurationErrorStatus)
+    let check = ConfigCheck(settings: settings, problems: problems, configuration: configuration, environment: environment)
+    for problem in check.problems { writeToStandardError("notifyd: \(problem)\n") }
+    for line in check.report { print(line) }
+    exit(check.status)
 }
 // A setting that cannot be used stops the start: running with a value the user did not
 // mean (a default instead of their backend) would be worse than not running.
@@ -176,7 +90,7 @@ if !problems.isEmpty {
 }
 
 // Before anything reads the state directory: the daemon reads it as it is made.
-if let problem = stateDirectoryProblem(configuration.stateDirectory) { fail(problem, code: configurationErrorStatus) }
+if let problem = StateDirectoryCheck.problem(configuration.stateDirectory) { fail(problem, code: DaemonExitStatus.configuration) }
 
 ShutdownSignals.install()
 // Everything written to standard error goes to `log_file` when there is one, and to the
@@ -189,10 +103,8 @@ do {
 }
 configuration.logFile = logFile
 configuration.requestStop = { ShutdownSignals.requestStop() }
-let givenFlags = flagValues
-let givenConfig = configFlag
 configuration.settingsSource = SettingsSource(current: settings) {
-    ResolvedSettings.resolve(flags: givenFlags, configFlag: givenConfig, environment: environment)
+    ResolvedSettings.resolve(flags: arguments.settings, configFlag: arguments.configFile, environment: environment)
 }
 configuration.activatedListener = SocketActivation.systemdListener(environment: environment) ?? SocketActivation.launchdListener(name: "Listeners")
 configuration.serviceManager = ServiceManagerNotifier.fromEnvironment(environment)
@@ -203,7 +115,7 @@ if environment["INVOCATION_ID"] != nil && environment["MANAGERPID"] != nil {
 }
 let logger = Logger.standardError(level: configuration.settings.logLevel) { logFile.isJournal }
 // Before the daemon reads the credentials.
-if allowCoreDumps {
+if arguments.allowCoreDumps {
     logger.warning("core dumps are allowed (--allow-core-dumps): a core file of notifyd holds the password")
 } else {
     for problem in CoreDumps.forbid() { logger.warning(problem) }
@@ -219,7 +131,7 @@ MainThread.park {
     do throws(DaemonError) {
         try await daemon.start()
     } catch {
-        fail(error.description, code: error.isConfigurationError ? configurationErrorStatus : 1)
+        fail(error.description, code: error.isConfigurationError ? DaemonExitStatus.configuration : 1)
     }
     let signalNumber = await ShutdownSignals.wait()
     logger.notice(signalNumber == SIGTERM ? "shutting down on request (SIGTERM or `notifyctl stop`)" : "received signal \(signalNumber), shutting down")

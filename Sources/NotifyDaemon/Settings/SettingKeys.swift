@@ -18,6 +18,8 @@ struct SettingKey: Sendable {
     /// False for `state_dir`, which a running notifyd cannot leave: a change waits for a
     /// restart. Every other setting is taken up by a reload.
     var reloadable = true
+    /// What the flag takes, as the usage names it (`URL`, `D`): nil for a switch.
+    var flagValue: String? = nil
     let apply: @Sendable (inout ResolvedSettings, String) throws(SettingError) -> Void
 
     var environmentName: String { "NOTIFYD_" + name.uppercased() }
@@ -28,7 +30,7 @@ struct SettingKey: Sendable {
     }
 
     static let all: [SettingKey] = [
-        SettingKey(name: "backend", flag: "--backend", summary: "the app backend URL", defaultText: "none") { settings, value throws(SettingError) in
+        SettingKey(name: "backend", flag: "--backend", summary: "the app backend; a login may name its own", defaultText: "none", flagValue: "URL") { settings, value throws(SettingError) in
             // The form is checked here; plain http is checked once `allow_insecure_http` is known.
             do throws(CoreError) {
                 settings.runtime.backend = try BackendURL.validate(value, allowInsecureHTTP: true)
@@ -59,18 +61,18 @@ struct SettingKey: Sendable {
             guard chosen == .fcm || chosen == .gcm else { throw SettingError("must be fcm or gcm, not '\(value)'") }
             settings.runtime.androidName = chosen
         },
-        SettingKey(name: "refresh_interval", flag: "--refresh-interval", summary: "re-register after this long (default 24h)", defaultText: "24h") { settings, value throws(SettingError) in
+        SettingKey(name: "refresh_interval", flag: "--refresh-interval", summary: "re-register after this long even if nothing changed", defaultText: "24h", flagValue: "D") { settings, value throws(SettingError) in
             settings.runtime.policy.refreshInterval = try duration(value, atLeast: 1)
         },
-        SettingKey(name: "retry_min", flag: "--retry-min", summary: "first wait after a failure (default 5s)", defaultText: "5s") { settings, value throws(SettingError) in
+        SettingKey(name: "retry_min", flag: "--retry-min", summary: "first wait after a failed attempt", defaultText: "5s", flagValue: "D") { settings, value throws(SettingError) in
             let seconds = try duration(value, atLeast: 0.01)
             settings.runtime.retry.initial = seconds
         },
-        SettingKey(name: "retry_max", flag: "--retry-max", summary: "longest wait between attempts (default 30m)", defaultText: "30m") { settings, value throws(SettingError) in
+        SettingKey(name: "retry_max", flag: "--retry-max", summary: "longest wait between failed attempts", defaultText: "30m", flagValue: "D") { settings, value throws(SettingError) in
             let seconds = try duration(value, atLeast: 0.01)
             settings.runtime.retry.maximum = seconds
         },
-        SettingKey(name: "request_timeout", flag: "--request-timeout", summary: "how long one backend request may take (default 30s)", defaultText: "30s") { settings, value throws(SettingError) in
+        SettingKey(name: "request_timeout", flag: "--request-timeout", summary: "how long one backend request may take", defaultText: "30s", flagValue: "D") { settings, value throws(SettingError) in
             settings.runtime.requestTimeout = try duration(value, atLeast: 0.1)
         },
         SettingKey(name: "escape", flag: nil, summary: "tutorial (notifyd escapes message text) or none (the backend does)", defaultText: "tutorial") { settings, value throws(SettingError) in
@@ -79,10 +81,10 @@ struct SettingKey: Sendable {
             }
             settings.runtime.escaping = escaping
         },
-        SettingKey(name: "outbox_expiry", flag: nil, summary: "how long an undelivered message is retried (default 7d)", defaultText: "7d") { settings, value throws(SettingError) in
+        SettingKey(name: "outbox_expiry", flag: nil, summary: "how long an undelivered message is retried", defaultText: "7d") { settings, value throws(SettingError) in
             settings.runtime.outboxExpiry = try duration(value, atLeast: 1)
         },
-        SettingKey(name: "max_connections", flag: nil, summary: "most requests to the backend at once (default \(RuntimeSettings.defaultConnections))",
+        SettingKey(name: "max_connections", flag: nil, summary: "most requests to the backend at once",
                    defaultText: "\(RuntimeSettings.defaultConnections)") { settings, value throws(SettingError) in
             let digits = value.trimmingSpaces()
             guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
@@ -91,14 +93,14 @@ struct SettingKey: Sendable {
             }
             settings.runtime.maxConnections = count
         },
-        SettingKey(name: "keep_alive", flag: nil, summary: "how long an unused connection to the backend is kept (default 2m)", defaultText: "2m") { settings, value throws(SettingError) in
+        SettingKey(name: "keep_alive", flag: nil, summary: "how long an unused connection to the backend is kept", defaultText: "2m") { settings, value throws(SettingError) in
             settings.runtime.keepAlive = try duration(value, atLeast: 1)
         },
-        SettingKey(name: "log_level", flag: "--log-level", summary: "error, warning, notice, info or debug", defaultText: "notice") { settings, value throws(SettingError) in
+        SettingKey(name: "log_level", flag: "--log-level", summary: "error, warning, notice, info or debug", defaultText: "notice", flagValue: "LEVEL") { settings, value throws(SettingError) in
             guard let level = LogLevel(name: value) else { throw SettingError("must be error, warning, notice, info or debug, not '\(value)'") }
             settings.runtime.logLevel = level
         },
-        SettingKey(name: "log_file", flag: "--log-file", summary: "append the log to this file instead of standard error", defaultText: "standard error") { settings, value throws(SettingError) in
+        SettingKey(name: "log_file", flag: "--log-file", summary: "append the log to this file instead of standard error", defaultText: "standard error", flagValue: "FILE") { settings, value throws(SettingError) in
             guard value.hasPrefix("/") else { throw SettingError("must be an absolute path") }
             settings.runtime.logFile = value
         },
@@ -106,8 +108,8 @@ struct SettingKey: Sendable {
             guard !value.trimmingSpaces().isEmpty else { throw SettingError("is empty") }
             settings.passwordCommand = value
         },
-        SettingKey(name: "state_dir", flag: "--state-dir", summary: "the state directory", defaultText: "$XDG_STATE_HOME/notifyd",
-                   reloadable: false) { settings, value throws(SettingError) in
+        SettingKey(name: "state_dir", flag: "--state-dir", summary: "state, credentials and outbox; ~/.local/state/notifyd without $XDG_STATE_HOME", defaultText: "$XDG_STATE_HOME/notifyd",
+                   reloadable: false, flagValue: "DIR") { settings, value throws(SettingError) in
             guard value.hasPrefix("/") else { throw SettingError("must be an absolute path") }
             settings.stateDirectory = value
         },

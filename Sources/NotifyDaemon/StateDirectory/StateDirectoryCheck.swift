@@ -28,6 +28,16 @@ import NotifySocket
 /// - a file in the state directory or its outbox (state, credentials, outbox entries, the
 ///   lock, the log) that is not this user's, or that its group or others may write to.
 public enum StateDirectoryCheck {
+    /// Why notifyd may not use `directory` as it is, or nil when it may.
+    public static func problem(_ directory: String) -> String? {
+        do throws(DaemonError) {
+            try run(directory)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
     public static func run(_ directory: String, home: String = FilePath.homeDirectory(), uid: UInt32 = currentUID()) throws(DaemonError) {
         try checkOwnership(directory, home: home, uid: uid)
         do {

@@ -1,0 +1,34 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `notifyd --check-config`: where each setting comes from, the socket and the state
+/// directory, and every problem a start would stop at.
+public struct ConfigCheck: Sendable, Equatable {
+    /// For standard output.
+    public var report: [String]
+    /// For standard error, one line each.
+    public var problems: [String]
+    /// The status a start would end with for the same settings: one problem, one status.
+    public var status: Int32 { problems.isEmpty ? 0 : DaemonExitStatus.configuration }
+
+    public init(settings: ResolvedSettings, problems settingProblems: [SettingProblem], configuration: DaemonConfiguration, environment: [String: String]) {
+        problems = settingProblems.map(\.description) + [StateDirectoryCheck.problem(configuration.stateDirectory)].compactMap { $0 }
+        let exists = FileManager.default.fileExists(atPath: settings.configPath)
+        report = ["config file: \(settings.configPath)\(exists ? "" : " (none; defaults apply)")"]
+            + settings.summary(environment: environment).map { "  " + $0 }
+            + ["socket: \(configuration.socket.path)",
+               "state directory: \(configuration.stateDirectory)",
+               problems.isEmpty ? "settings OK" : problems.count == 1 ? "1 problem" : "\(problems.count) problems"]
+    }
+}
+
+/// notifyd's exit statuses beyond 0 (stopped normally), 1 (could not start) and 2 (usage).
+public enum DaemonExitStatus {
+    /// A configuration that cannot be used: a status of its own, so that a service manager
+    /// can tell it from a crash and stop restarting (`RestartPreventExitStatus=78` in the
+    /// unit; 78 is EX_CONFIG of sysexits.h).
+    public static let configuration: Int32 = 78
+}

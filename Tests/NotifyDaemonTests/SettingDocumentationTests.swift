@@ -1,0 +1,47 @@
+import Foundation
+import NotifyCore
+@testable import NotifyDaemon
+import Testing
+
+/// Each setting's default is written once as a typed value (`RuntimeSettings`) and once
+/// as text (`SettingKey.defaultText`, from which `--help` and `--check-config` are made):
+/// the two must mean the same, and README.md's table must say what the code says.
+struct SettingDocumentationTests {
+    /// Defaults that are not a value the key takes: nothing set, or a place.
+    static let notValues: Set<String> = ["backend", "log_file", "password_command", "state_dir"]
+
+    @Test func eachDefaultTextReadsAsTheTypedDefault() throws {
+        for key in SettingKey.all where !Self.notValues.contains(key.name) {
+            var settings = ResolvedSettings(configPath: "/none")
+            try key.apply(&settings, key.defaultText)
+            #expect(settings.runtime == RuntimeSettings(), "\(key.name): \(key.defaultText) is not the default in effect")
+        }
+    }
+
+    /// README.md's settings table, row by row: the keys, their flags and their defaults.
+    @Test func theReadmeTableSaysWhatTheCodeSays() throws {
+        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        var documented: [String: (flag: String, defaultText: String)] = [:]
+        for row in readme.split(separator: "\n") where row.hasPrefix("| `") {
+            let cells = row.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count > 4 else { continue }
+            let names = cells[1].split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " `")) }
+            let flags = cells[2].split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " `")) }
+            let defaults = cells[3].split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " `")) }
+            for (index, name) in names.enumerated() where SettingKey.named(name) != nil {
+                documented[name] = (flags.indices.contains(index) ? flags[index] : "", defaults.indices.contains(index) ? defaults[index] : defaults.last ?? "")
+            }
+        }
+        for key in SettingKey.all {
+            guard let row = documented[key.name] else {
+                Issue.record("README.md's settings table lacks \(key.name)")
+                continue
+            }
+            #expect(row.defaultText == key.defaultText, "\(key.name): README says \(row.defaultText), the code \(key.defaultText)")
+            let flag = key.flag.map { $0 + (key.flagValue.map { " " + $0 } ?? "") } ?? ""
+            #expect(row.flag == flag, "\(key.name): README says flag '\(row.flag)', the code '\(flag)'")
+        }
+    }
+
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+}
