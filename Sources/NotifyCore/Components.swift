@@ -55,7 +55,9 @@ public struct Components: Sendable {
     }
 
     /// Stops starting work, waits briefly for what is under way, and saves what is kept.
+    /// The wakes first, so that none starts work in a part already stopped.
     public func shutdown() async {
+        await recovery.stop()
         await outbox.shutdown()
         await registrar.shutdown()
     }

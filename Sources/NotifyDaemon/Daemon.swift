@@ -153,6 +153,7 @@ public final class Daemon: Sendable {
         running.networkWatch?.stop()
         await components.shutdown()
         await server.closeConnections()
+        await server.finishRequests()
         hub.attach(nil)
         running.socket?.closeAndRemove()
         running.lock?.release()

@@ -37,6 +37,7 @@ final class ServerUnderTest: Sendable {
         handler.release()
         await server.stopAccepting()
         await server.closeConnections()
+        await server.finishRequests()
         close(listener)
         try? FileManager.default.removeItem(atPath: directory)
     }

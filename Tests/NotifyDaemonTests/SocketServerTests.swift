@@ -282,6 +282,10 @@ import Testing
         await server.server.stopAccepting()
         await server.server.closeConnections()
         #expect(try await onThread { connection.receive() } == nil, "closed unanswered once the grace ran out")
+        // The request that never ends is cancelled after the grace, not left running.
+        #expect(server.server.requestsUnderWay.count == 1)
+        await server.server.finishRequests()
+        #expect(server.log.contains("1 request(s) still waiting were cancelled at the stop"))
         await server.stop()
     }
 }

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyProtocol
+import NotifySystem
 import Synchronization
 
 /// A backend that answered a request with a 2xx works: whatever waits on it because it was
@@ -44,6 +45,9 @@ public final class BackendRecovery: Sendable {
 
     /// `statusChanges` is told of every change `status` shows; `onEvent` gets a `network`
     /// event for each.
+    /// The wakes started and not yet ended, which `stop` waits for.
+    private let wakesUnderWay = TrackedTasks()
+
     public init(statusChanges: StatusChanges? = nil, onEvent: @escaping @Sendable (NetworkEvent) -> Void = { _ in }) {
         self.statusChanges = statusChanges
         self.onEvent = onEvent
@@ -51,6 +55,11 @@ public final class BackendRecovery: Sendable {
 
     /// `wake` ends the waits of `party` on the backend at the URL it is given;
     /// `networkChanged` those on the network, and looks at its timers again.
+    /// Wakes no more parties, and returns once the wakes under way have ended.
+    public func stop() async {
+        await wakesUnderWay.stopAndWait()
+    }
+
     public func attach(_ party: Party, wake: @escaping @Sendable (String) async -> Void,
                        networkChanged: @escaping @Sendable (NetworkChange) async -> Void = { _ in }) {
         state.withLock { $0.wakes[party] = Wakes(backendAnswered: wake, networkChanged: networkChanged) }
@@ -66,7 +75,7 @@ public final class BackendRecovery: Sendable {
     public func backendAnswered(_ backend: String) {
         let wakes = state.withLock { state in state.waiting.compactMap { state.wakes[$0]?.backendAnswered } }
         guard !wakes.isEmpty else { return }
-        Task {
+        wakesUnderWay.start {
             for wake in wakes { await wake(backend) }
         }
     }
@@ -124,7 +133,7 @@ public final class BackendRecovery: Sendable {
         case .clockSet: onEvent(NetworkEvent(time: Date(), change: .clockSet, network: status))
         }
         guard change != .down, !wakes.isEmpty else { return }
-        Task {
+        wakesUnderWay.start {
             for wake in wakes { await wake(change) }
         }
     }

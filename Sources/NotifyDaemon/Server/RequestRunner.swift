@@ -1,3 +1,4 @@
+import NotifySystem
 import Synchronization
 
 /// Runs one connection's requests in arrival order, so commands change state in that
@@ -25,11 +26,14 @@ final class RequestRunner: Sendable {
     private let connection: ConnectionHandle
     private let handler: any RequestHandler
     private let inbox: LoopInbox
+    /// The server's: its stop waits for them.
+    private let tasks: TrackedTasks
 
-    init(connection: ConnectionHandle, handler: any RequestHandler, inbox: LoopInbox) {
+    init(connection: ConnectionHandle, handler: any RequestHandler, inbox: LoopInbox, tasks: TrackedTasks) {
         self.connection = connection
         self.handler = handler
         self.inbox = inbox
+        self.tasks = tasks
     }
 
     /// Called by the loop with the lines of one pass; starts a task unless one is running.
@@ -40,13 +44,15 @@ final class RequestRunner: Sendable {
             defer { queue.running = true }
             return !queue.running
         }
-        if start { Task { await run() } }
+        if start && !tasks.start({ await self.run() }) {
+            queue.withLock { $0 = Queue() }
+        }
     }
 
     private func startWaiting(_ waiting: inout [(UInt64, @Sendable () async -> [UInt8])]) {
         let (inbox, number) = (inbox, connection.number)
         for (sequence, produce) in waiting {
-            Task { inbox.post(.replies(connection: number, [(sequence, await produce())])) }
+            tasks.start { inbox.post(.replies(connection: number, [(sequence, await produce())])) }
         }
         waiting = []
     }

@@ -202,7 +202,8 @@ extension SocketServer {
             }
             let number = nextNumber
             nextNumber += 1
-            let runner = RequestRunner(connection: ConnectionHandle(number: number, server: server), handler: server.handler, inbox: server.inbox)
+            let runner = RequestRunner(connection: ConnectionHandle(number: number, server: server), handler: server.handler, inbox: server.inbox,
+                                       tasks: server.requestsUnderWay)
             connections[number] = ClientConnection(fd: fd, number: number, runner: runner)
             logger.debug("connection \(number) opened")
         }

@@ -26,6 +26,8 @@ final class SocketServer: Sendable {
     let logger: Logger
     let limits: ServerLimits
     let inbox: LoopInbox
+    /// Requests being handled and replies being produced, which `finishRequests` ends.
+    let requestsUnderWay = TrackedTasks()
     let watchers = Atomic<Int>(0)
     let whenQuiet: @Sendable () -> Void
     /// Whether the loop will call `whenQuiet` anyway, after activity it has seen.
@@ -93,6 +95,13 @@ final class SocketServer: Sendable {
         await withCheckedContinuation { waiter in
             if !inbox.post(.drain(grace: limits.shutdownGrace, waiter)) { waiter.resume() }
         }
+    }
+
+    /// After `closeConnections`: waits for the requests still being handled, those that
+    /// wait on something that will not come for at most the shutdown grace, then cancelled.
+    func finishRequests() async {
+        let cancelled = await requestsUnderWay.stopAndWait(cancellingAfter: limits.shutdownGrace)
+        if cancelled > 0 { logger.info("\(cancelled) request(s) still waiting were cancelled at the stop") }
     }
 
     var hasWatchers: Bool { watchers.load(ordering: .relaxed) > 0 }

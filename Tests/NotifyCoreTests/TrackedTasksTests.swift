@@ -1,0 +1,77 @@
+import Foundation
+import NotifyProtocol
+import NotifySystem
+import NotifyTestSupport
+import Synchronization
+import Testing
+@testable import NotifyCore
+
+/// What a part starts on its own ends before its stop returns, and nothing starts after.
+struct TrackedTasksTests {
+    /// A gate a task waits at until the test opens it.
+    final class Gate: Sendable {
+        private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+        func wait() async {
+            await withCheckedContinuation { waiter in
+                let now = state.withLock { state -> Bool in
+                    if !state.open { state.waiting.append(waiter) }
+                    return state.open
+                }
+                if now { waiter.resume() }
+            }
+        }
+        func open() {
+            for waiter in state.withLock({ state -> [CheckedContinuation<Void, Never>] in
+                state.open = true
+                defer { state.waiting = [] }
+                return state.waiting
+            }) { waiter.resume() }
+        }
+    }
+
+    @Test func aStopWaitsForWhatRunsAndStartsNothingAfter() async throws {
+        let tasks = TrackedTasks(), gate = Gate(), ended = Atomic<Int>(0)
+        for _ in 0..<3 {
+            #expect(tasks.start { await gate.wait(); ended.add(1, ordering: .relaxed) })
+        }
+        let stopped = Task { await tasks.stopAndWait() }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(ended.load(ordering: .relaxed) == 0)
+        #expect(!tasks.start { ended.add(100, ordering: .relaxed) }, "nothing starts once stopping")
+        gate.open()
+        await stopped.value
+        #expect(ended.load(ordering: .relaxed) == 3, "all three ended before the stop returned")
+        #expect(tasks.count == 0)
+    }
+
+    /// A task waiting on something that never comes holds the stop for the bound only,
+    /// and is cancelled.
+    @Test func aTaskThatNeverEndsIsCancelledAtTheBound() async throws {
+        let tasks = TrackedTasks(), gate = Gate(), sawCancellation = Atomic<Bool>(false)
+        tasks.start {
+            // Ends only once the test opens the gate, after the stop: it saw its cancellation then.
+            await gate.wait()
+            sawCancellation.store(Task.isCancelled, ordering: .relaxed)
+        }
+        let cancelled = await tasks.stopAndWait(cancellingAfter: 0.1)
+        #expect(cancelled == 1)
+        gate.open()
+        #expect(await eventually { sawCancellation.load(ordering: .relaxed) })
+    }
+
+    /// Once the recovery is stopped (the daemon's stop, first), a backend's answer or a
+    /// network change wakes no part any more.
+    @Test func aStoppedRecoveryWakesNothing() async throws {
+        let recovery = BackendRecovery()
+        let wakes = Atomic<Int>(0)
+        recovery.attach(.outbox, wake: { _ in wakes.add(1, ordering: .relaxed) }, networkChanged: { _ in wakes.add(1, ordering: .relaxed) })
+        recovery.setWaiting(.outbox, true)
+        recovery.backendAnswered("https://b.example")
+        #expect(await eventually { wakes.load(ordering: .relaxed) == 1 })
+        await recovery.stop()
+        recovery.backendAnswered("https://b.example")
+        recovery.networkChanged(.up)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(wakes.load(ordering: .relaxed) == 1)
+    }
+}
