@@ -21,7 +21,7 @@ extension Daemon {
     }
 
     private func reloadNow() async -> ReloadResult {
-        guard let source = configuration.settingsSource, let current = settingsInEffect.withLock({ $0 }) else {
+        guard let source = configuration.settingsSource else {
             return ReloadResult(config: "", applied: [], restartNeeded: [], problems: ["this notifyd was not started from a configuration"])
         }
         // Reading the file and opening the log block: not on the concurrency pool. The log
@@ -43,17 +43,13 @@ extension Daemon {
             return ReloadResult(config: settings.configPath, applied: [], restartNeeded: [], problems: problems.map(\.description))
         }
         if case .success(let file) = opened { logFile?.use(file) }
-        let (applied, restartNeeded) = current.changes(to: settings)
+        let current = self.settings.text
+        let (applied, restartNeeded) = settings.changes(from: current)
         // What cannot be applied stays as it was at start, to be compared with at the next reload.
-        var inEffect = settings
-        inEffect.stateDirectory = current.stateDirectory
-        for key in restartNeeded {
-            inEffect.values[key] = current.values[key]
-            inEffect.origins[key] = current.origins[key]
-        }
-        settingsInEffect.withLock { $0 = inEffect }
+        var inEffect = settings.values
+        for key in restartNeeded { inEffect[key] = current[key] }
         control.restartNeeded = restartNeeded
-        await self.settings.publish(settings.runtime)
+        await self.settings.publish(settings.runtime, text: inEffect)
         logger.notice("reloaded \(settings.configPath) (settings generation \(self.settings.generation)): " + (applied.isEmpty ? "nothing changed" : "applied " + applied.joined(separator: ", "))
                       + (restartNeeded.isEmpty ? "" : "; takes effect after a restart: " + restartNeeded.joined(separator: ", ")))
         return ReloadResult(config: settings.configPath, applied: applied, restartNeeded: restartNeeded, problems: [],

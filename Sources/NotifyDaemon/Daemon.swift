@@ -34,8 +34,6 @@ public final class Daemon: Sendable {
     /// The socket server between `start` and `stop`, which a reload resizes too.
     let server = Mutex<SocketServer?>(nil)
     let control: DaemonControl
-    /// The settings a reload compares with: those read at start, or at the last reload.
-    let settingsInEffect: Mutex<ResolvedSettings?>
     /// Reloads one after another, never interleaved.
     let reloads = Mutex<Task<ReloadResult, Never>?>(nil)
 
@@ -54,8 +52,7 @@ public final class Daemon: Sendable {
         let hub = EventHub()
         self.hub = hub
         self.running = Running()
-        self.settingsInEffect = Mutex(configuration.settingsSource?.current)
-        let settings = SettingsStore(configuration.settings)
+        let settings = SettingsStore(configuration.settings, text: configuration.settingsSource?.current.values ?? [:])
         // First, so that what the others log as they take new settings has the new level.
         settings.subscribe { logger.setLevel(settings[\.logLevel]) }
         let reloadBox = ReloadTarget()

@@ -5,12 +5,17 @@ import Synchronization
 /// from the settings (a timer armed, a pool sized, a cached password) subscribes where it
 /// is made, and a reload publishes the new settings once: no reload can forget a part.
 public final class SettingsStore: Sendable {
-    private let state: Mutex<(settings: RuntimeSettings, generation: UInt64)>
+    private let state: Mutex<(settings: RuntimeSettings, text: [String: String], generation: UInt64)>
     private let subscribers = Mutex<[@Sendable () async -> Void]>([])
 
-    public init(_ settings: RuntimeSettings = RuntimeSettings()) {
-        state = Mutex((settings, 0))
+    /// `text`: each setting as it was written (`retry_min` = `5s`), by key, so that a
+    /// reload can tell which it changes.
+    public init(_ settings: RuntimeSettings = RuntimeSettings(), text: [String: String] = [:]) {
+        state = Mutex((settings, text, 0))
     }
+
+    /// Each setting in effect as it was written, by key.
+    public var text: [String: String] { state.withLock { $0.text } }
 
     public var current: RuntimeSettings { state.withLock { $0.settings } }
 
@@ -30,10 +35,12 @@ public final class SettingsStore: Sendable {
         subscribers.withLock { $0.append(changed) }
     }
 
-    /// Makes `settings` the ones in effect, then tells each subscriber in turn.
-    public func publish(_ settings: RuntimeSettings) async {
+    /// Makes `settings` the ones in effect, then tells each subscriber in turn. `text`:
+    /// as written, when it is known.
+    public func publish(_ settings: RuntimeSettings, text: [String: String]? = nil) async {
         state.withLock { state in
             state.settings = settings
+            if let text { state.text = text }
             state.generation += 1
         }
         for changed in subscribers.withLock({ $0 }) { await changed() }

@@ -118,8 +118,8 @@ public struct ResolvedSettings: Sendable {
 
     /// The settings whose effective value differs in `other`, split into those a running
     /// notifyd takes up and those that wait for a restart.
-    public func changes(to other: ResolvedSettings) -> (reloadable: [String], restartNeeded: [String]) {
-        let changed = SettingKey.all.filter { values[$0.name] != other.values[$0.name] }
+    public func changes(from inEffect: [String: String]) -> (reloadable: [String], restartNeeded: [String]) {
+        let changed = SettingKey.all.filter { inEffect[$0.name] != values[$0.name] }
         return (changed.filter(\.reloadable).map(\.name), changed.filter { !$0.reloadable }.map(\.name))
     }
 
