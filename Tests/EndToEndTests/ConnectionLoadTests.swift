@@ -23,6 +23,9 @@ import Testing
         let daemon = try await DaemonUnderTest(backend: nil)
         let pid = daemon.child.pid
         let socket = daemon.socket
+        // Once notifyd serves, all its own sockets are open (the network monitor's is opened
+        // after the listening socket appears).
+        #expect(try await daemon.notifyctl(["ping"]).status == 0)
         let socketsBefore = Self.sockets(pid)
         let connections = 1000
         let (answered, threads) = try await onDedicatedThread { () -> (Int, Int) in
