@@ -136,8 +136,4 @@ public struct ResolvedSettings: Sendable {
 
     public static var keyNames: [String] { SettingKey.all.map(\.name) }
 
-    /// The flags that map to settings, for `main`'s parser.
-    public static var flagNames: [String: String] {
-        Dictionary(uniqueKeysWithValues: SettingKey.all.compactMap { key in key.flag.map { ($0, key.name) } })
-    }
 }
