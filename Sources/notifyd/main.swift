@@ -57,63 +57,21 @@ case .version:
 case .run, .checkConfig:
     break
 }
-let checkOnly = arguments.action == .checkConfig
-
-/// A configuration notifyd cannot start with. Under socket activation the clients that
-/// started it hear why before it exits (see PendingClients).
-@MainActor func failOnConfiguration(_ problems: [String], logHint: String = "") -> Never {
-    if !checkOnly, let listener = SocketActivation.systemdListener(environment: environment) {
-        let text = "notifyd cannot start with its configuration:\n" + problems.map { "  " + $0 }.joined(separator: "\n")
-            + "\nFix it (`notifyd --check-config` checks it); the next command starts notifyd again."
-        PendingClients.refuse(listener: listener, with: WireError(code: .configError, message: text))
-    }
-    fail(problems.joined(separator: "\nnotifyd: ") + logHint, code: DaemonExitStatus.configuration)
-}
-
-let (settings, problems) = ResolvedSettings.resolve(flags: arguments.settings, configFlag: arguments.configFile, environment: environment)
-var configuration: DaemonConfiguration
-do {
-    configuration = try settings.configuration(socketFlag: arguments.socket, environment: environment)
-} catch {
-    failOnConfiguration([error.message])
-}
-if checkOnly {
-    let check = ConfigCheck(settings: settings, problems: problems, configuration: configuration, environment: environment)
-    for problem in check.problems { writeToStandardError("notifyd: \(problem)\n") }
-    for line in check.report { print(line) }
-    exit(check.status)
-}
-// A setting that cannot be used stops the start: running with a value the user did not
-// mean (a default instead of their backend) would be worse than not running.
-if !problems.isEmpty {
-    failOnConfiguration(problems.map(\.description), logHint: "\n(run `notifyd --check-config` after fixing)")
-}
-
-// Before anything reads the state directory: the daemon reads it as it is made.
-if let problem = StateDirectoryCheck.problem(configuration.stateDirectory) { fail(problem, code: DaemonExitStatus.configuration) }
-
 ShutdownSignals.install()
-// Everything written to standard error goes to `log_file` when there is one, and to the
-// file of that name again after each reload.
-let logFile = LogFile(environment: environment)
+let configuration: DaemonConfiguration
+let logger: Logger
 do {
-    logFile.use(try logFile.prepare(settings.runtime.logFile))
+    switch try DaemonLaunch.prepare(arguments, environment: environment, requestStop: { ShutdownSignals.requestStop() }) {
+    case .checked(let check):
+        for problem in check.problems { writeToStandardError("notifyd: \(problem)\n") }
+        for line in check.report { print(line) }
+        exit(check.status)
+    case .ready(let ready, let readyLogger):
+        (configuration, logger) = (ready, readyLogger)
+    }
 } catch {
-    failOnConfiguration([error.description])
+    fail(error.message, code: error.status)
 }
-configuration.logFile = logFile
-configuration.requestStop = { ShutdownSignals.requestStop() }
-configuration.settingsSource = SettingsSource(current: settings) {
-    ResolvedSettings.resolve(flags: arguments.settings, configFlag: arguments.configFile, environment: environment)
-}
-configuration.activatedListener = SocketActivation.systemdListener(environment: environment) ?? SocketActivation.launchdListener(name: "Listeners")
-configuration.serviceManager = ServiceManagerNotifier.fromEnvironment(environment)
-// A systemd user manager sets MANAGERPID (and INVOCATION_ID) for its services: there, a
-// restart is its to do, or it would start notifyd again on its own terms.
-if environment["INVOCATION_ID"] != nil && environment["MANAGERPID"] != nil {
-    configuration.restartCommand = "systemctl --user restart notifyd"
-}
-let logger = Logger.standardError(level: configuration.settings.logLevel) { logFile.isJournal }
 // Before the daemon reads the credentials.
 if arguments.allowCoreDumps {
     logger.warning("core dumps are allowed (--allow-core-dumps): a core file of notifyd holds the password")
