@@ -117,7 +117,9 @@ struct OutboxTests {
         let answer = LaterAnswer(fixture, ids)
         #expect(await eventually { await fixture.outbox.waiters.all.capacity > 0 })
         fixture.backend.release()
-        #expect(await eventually { answer.value != nil })
+        // Two hundred sends to one recipient go one after another: on a loaded machine
+        // that takes a while, and only a stall of the sends fails the test.
+        #expect(await eventually(progressing: { fixture.backend.calls.count }) { answer.value != nil })
         #expect(answer.value?.allSatisfy { $0.state == .delivered } == true)
         #expect(await eventually { fixture.emptied.value == 1 })
         #expect(await fixture.outbox.queue.queued.capacity == 0)

@@ -11,3 +11,21 @@ public func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) as
     }
     return await condition()
 }
+
+/// `eventually` for work that goes on step by step (a burst delivered one message after
+/// another): gives up only once `progress` has not moved for `seconds`. How long the whole
+/// takes depends on the machine; a stall is what the test is after.
+public func eventually(progressing progress: () async -> Int, stalledFor seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
+    var last = await progress()
+    var deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+        let now = await progress()
+        if now != last {
+            last = now
+            deadline = Date().addingTimeInterval(seconds)
+        }
+    }
+    return await condition()
+}
