@@ -55,26 +55,41 @@ public enum UnixSocket {
         let fd = socket(AF_UNIX, streamSocketType, 0)
         guard fd >= 0 else { throw SocketError(.io, "cannot create a socket: \(errnoText())") }
         setCloseOnExec(fd)
-        guard withUnixAddress(path, { address, length in bind(fd, address, length) }) == 0 else {
+        // Bound under a name of its own and linked to `path` once it listens: a client that
+        // finds the path finds a listener, and is never refused by a socket bound but not
+        // yet listening (notifyctl run just after notifyd would say nothing listens). A link
+        // fails where a file is in the way, as bind does, so nothing already there is
+        // replaced. Where the name of its own would not fit, bound at `path` itself.
+        let own = Self.temporaryName(beside: path)
+        let bound = own ?? path
+        guard withUnixAddress(bound, { address, length in bind(fd, address, length) }) == 0 else {
             let code = errno
             close(fd)
             throw SocketError(.io, "cannot bind \(path): \(errnoText(code))")
         }
+        func fail(_ message: String, code: Int32) -> SocketError {
+            close(fd)
+            unlink(bound)
+            return SocketError(.io, "\(message): \(errnoText(code))")
+        }
         // The mode is set before listen(): until then nobody can connect, whatever the mode
         // was at bind. (A umask around bind would do it too, but the umask is process-wide
         // and would change the mode of anything another thread creates meanwhile.)
-        guard chmod(path, 0o600) == 0 else {
-            let code = errno
-            close(fd)
-            unlink(path)
-            throw SocketError(.io, "cannot make \(path) private: \(errnoText(code))")
-        }
-        guard Glibc_or_Darwin_listen(fd, backlog) == 0 else {
-            let code = errno
-            close(fd)
-            throw SocketError(.io, "cannot listen on \(path): \(errnoText(code))")
+        guard chmod(bound, 0o600) == 0 else { throw fail("cannot make \(path) private", code: errno) }
+        guard Glibc_or_Darwin_listen(fd, backlog) == 0 else { throw fail("cannot listen on \(path)", code: errno) }
+        if let own {
+            guard link(own, path) == 0 else { throw fail("cannot bind \(path)", code: errno) }
+            unlink(own)
         }
         return fd
+    }
+
+    /// A name in the directory of `path` for binding before the socket listens, or nil
+    /// when it would not fit in a socket address.
+    private static func temporaryName(beside path: String) -> String? {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let name = (directory.isEmpty ? "" : directory) + "/.binding-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        return name.utf8.count < socketPathCapacity ? name : nil
     }
 
     /// The uid of the process at the other end, or nil when the system will not say.

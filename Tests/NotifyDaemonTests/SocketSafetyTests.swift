@@ -16,6 +16,24 @@ import Testing
         Daemon(configuration: DaemonConfiguration(socket: socket, stateDirectory: state), logger: .silent)
     }
 
+    /// The socket's path appears only once it listens (bound under a name of its own and
+    /// linked into place), so a client never finds a socket that refuses it; nothing of
+    /// the name of its own is left, and a file already at the path is never replaced.
+    @Test func theSocketAppearsListeningAndTakesNoPathAlreadyTaken() throws {
+        let directory = "/tmp/nd-bind-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/s.sock"
+        let fd = try UnixSocket.listen(path: path)
+        defer { close(fd) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["s.sock"], "no name of its own is left")
+        #expect(try Self.mode(path) == 0o600)
+        let client = try UnixSocket.connect(path: path)
+        close(client)
+        #expect(throws: SocketError.self, "a path already taken is not replaced") { try UnixSocket.listen(path: path) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["s.sock"], "nor is anything left by the refused one")
+    }
+
     @Test func theSocketIsPrivateAndTheFilesToo() async throws {
         let fixture = try await DaemonFixture()
         _ = try await fixture.login()
