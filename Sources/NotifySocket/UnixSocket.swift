@@ -88,7 +88,7 @@ public enum UnixSocket {
     /// when it would not fit in a socket address.
     private static func temporaryName(beside path: String) -> String? {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let name = (directory.isEmpty ? "" : directory) + "/.binding-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let name = directory + "/.binding-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         return name.utf8.count < socketPathCapacity ? name : nil
     }
 

@@ -38,7 +38,7 @@ struct SettingDocumentationTests {
                 continue
             }
             #expect(row.defaultText == key.defaultText, "\(key.name): README says \(row.defaultText), the code \(key.defaultText)")
-            let flag = key.flag.map { $0 + (key.flagValue.map { " " + $0 } ?? "") } ?? ""
+            let flag = key.flagUsage ?? ""
             #expect(row.flag == flag, "\(key.name): README says flag '\(row.flag)', the code '\(flag)'")
         }
     }

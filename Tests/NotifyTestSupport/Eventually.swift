@@ -4,12 +4,7 @@ import Foundation
 /// that happen on other tasks, threads or processes. A bound, not a timing assertion: a
 /// condition that never holds fails the test after `seconds`, however fast the machine.
 public func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return await condition()
+    await eventually(progressing: { 0 }, stalledFor: seconds, condition)
 }
 
 /// `eventually` for work that goes on step by step (a burst delivered one message after

@@ -1,4 +1,4 @@
-import Foundation
+import NotifySystem
 
 /// Runs `body` on a thread of its own and hands back what it returns.
 ///
@@ -11,9 +11,5 @@ import Foundation
 ///
 /// `#expect` belongs to the test's task: have `body` return what it found and check that.
 public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try body() }) }
-        thread.stackSize = 8 << 20
-        thread.start()
-    }
+    try await NativeThread.run(name: "test-off-pool") { Result { try body() } }.get()
 }

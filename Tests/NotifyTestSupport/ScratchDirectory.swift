@@ -1,4 +1,5 @@
 import Foundation
+import NotifySystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -33,7 +34,7 @@ public struct ScratchDirectory: Sendable {
 /// which on the concurrency pool stalled every other test. Nothing waits for a scratch
 /// directory to go.
 public func removeInTheBackground(_ path: String) {
-    Thread { try? FileManager.default.removeItem(atPath: path) }.start()
+    NativeThread.startOrRunHere(name: "test-removal") { try? FileManager.default.removeItem(atPath: path) }
 }
 
 /// The permission bits of `path` (e.g. 0o600), read with stat(2).

@@ -1,4 +1,5 @@
 import Foundation
+import NotifySystem
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -88,14 +89,14 @@ public final class SpawnedProcess: Sendable {
     deinit {
         // On a thread of its own too: the last reference may go on the pool.
         let (pid, directory, running) = (pid, directory, isRunning)
-        Thread {
+        NativeThread.startOrRunHere(name: "test-child-reap") {
             if running {
                 kill(pid, SIGKILL)
                 var status: Int32 = 0
                 waitpid(pid, &status, 0)
             }
             try? FileManager.default.removeItem(atPath: directory)
-        }.start()
+        }
     }
 
     public var standardOutput: String { (try? String(contentsOfFile: directory + "/stdout", encoding: .utf8)) ?? "" }

@@ -74,16 +74,16 @@ public struct DaemonArguments: Sendable, Equatable {
 
     /// `notifyd --help`.
     public static var usage: String {
-        let settingFlags = SettingKey.all.filter { $0.flag != nil }
+        let settingFlags = SettingKey.all.compactMap { key in key.flagUsage.map { (usage: $0, key: key) } }
         let synopsis = (["[--socket PATH]", "[--config FILE]", "[--check-config]"]
-            + settingFlags.map { "[\($0.flag!)\($0.flagValue.map { " " + $0 } ?? "")]" }
+            + settingFlags.map { "[\($0.usage)]" }
             + ["[--allow-core-dumps]", "[--version]", "[--help]"])
         let options: [(String, String)] = [
             ("--socket PATH", "control socket (default $NOTIFYD_SOCKET, else $XDG_RUNTIME_DIR/notifyd/notifyd.sock)"),
             ("--config FILE", "the config file (default $NOTIFYD_CONFIG, else $XDG_CONFIG_HOME/notifyd/config, else ~/.config/notifyd/config)"),
             ("--check-config", "check the settings, print where each comes from, and exit"),
-        ] + settingFlags.map { key in
-            (key.flag! + (key.flagValue.map { " " + $0 } ?? ""), "\(key.summary) (default \(key.defaultText))")
+        ] + settingFlags.map { flag in
+            (flag.usage, "\(flag.key.summary) (default \(flag.key.defaultText))")
         } + [
             ("--allow-core-dumps", "let the system write a core file on a crash, and debuggers attach (off by default: a core file would hold the password)"),
             ("--version", "print the version and exit"),

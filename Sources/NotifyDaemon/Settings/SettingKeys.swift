@@ -24,6 +24,9 @@ struct SettingKey: Sendable {
 
     var environmentName: String { "NOTIFYD_" + name.uppercased() }
 
+    /// The flag as the usage writes it, with what it takes (`--retry-min D`).
+    var flagUsage: String? { flag.map { $0 + (flagValue.map { " " + $0 } ?? "") } }
+
     struct SettingError: Error {
         let message: String
         init(_ message: String) { self.message = message }
