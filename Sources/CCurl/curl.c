@@ -35,6 +35,7 @@ enum {
     OPT_FOLLOWLOCATION = OPTION_LONG + 52,
     OPT_POSTFIELDSIZE = OPTION_LONG + 60,
     OPT_FRESH_CONNECT = OPTION_LONG + 74,
+    OPT_CONNECT_ONLY = OPTION_LONG + 141,
     OPT_HEADERFUNCTION = OPTION_FUNCTION + 79,
     OPT_NOSIGNAL = OPTION_LONG + 99,
     OPT_PRIVATE = OPTION_POINTER + 103,
@@ -222,7 +223,7 @@ static size_t take_header(char *line, size_t size, size_t count, void *context) 
 
 void *ncurl_transfer_start(void *multi, const char *url, const char *method, const char *const *headers, size_t header_count,
                            const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit,
-                           int fresh_connection, long keep_alive_seconds) {
+                           int fresh_connection, long keep_alive_seconds, int connect_only) {
     struct transfer *transfer = calloc(1, sizeof *transfer);
     if (!transfer) return NULL;
     transfer->limit = limit;
@@ -258,6 +259,12 @@ void *ncurl_transfer_start(void *multi, const char *url, const char *method, con
         curl.easy_setopt(easy, OPT_COPYPOSTFIELDS, body_length ? body : "");
     }
     curl.easy_setopt(easy, OPT_CUSTOMREQUEST, method);
+    if (connect_only) {
+        // Connects (with the TLS handshake of an https URL) and ends there: no request is
+        // sent, and the connection is never lent to another transfer.
+        curl.easy_setopt(easy, OPT_CONNECT_ONLY, 1L);
+        curl.easy_setopt(easy, OPT_FRESH_CONNECT, 1L);
+    }
     if (curl.multi_add_handle(multi, easy) != 0) {
         curl.easy_cleanup(easy);
         curl.slist_free_all(transfer->headers);

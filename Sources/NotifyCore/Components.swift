@@ -12,7 +12,7 @@ import NotifyProtocol
 /// - one account keeper, the only owner of the login, asked by the registrar and the outbox;
 /// - one HTTP client for both, so that registrations and sends share its connections;
 /// - one `BackendRecovery`: a backend that answers either of them ends what waits on it in
-///   both, and so does a network that comes back;
+///   both, and so does a network that comes back, or a backend the probe sees back;
 /// - the registrar tells the outbox when the login changed.
 public struct Components: Sendable {
     public let settings: SettingsStore
@@ -44,6 +44,9 @@ public struct Components: Sendable {
                                   logger: logger, recovery: recovery, onStatus: onRegistration,
                                   onAccountChange: { await outbox.accountChanged() }, fileSystem: fileSystem)
         self.registrar = registrar
+        if backend.probes {
+            recovery.watchReachability(clock: clock) { await backend.probe($0, tls: $1) }
+        }
         recovery.attach(.outbox, wake: { await outbox.backendWorks($0) }, networkChanged: { await outbox.networkChanged($0) })
         recovery.attach(.registrar, wake: { await registrar.backendWorks($0) }, networkChanged: { await registrar.networkChanged($0) })
     }

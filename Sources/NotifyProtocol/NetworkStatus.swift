@@ -13,15 +13,25 @@ public struct NetworkStatus: Codable, Hashable, Sendable {
     /// do not. Meanwhile nothing counts as the backend's failure, and the next change of
     /// the network is when notifyd tries again.
     public var offlineSince: Date?
+    /// Since when the backend could not be reached at all (refused, no name, no connection
+    /// in time, TLS failed) while notifyd is online; absent once it answers or nothing
+    /// waits on it. Meanwhile notifyd checks, without an HTTP request, whether it is back.
+    public var backendUnreachableSince: Date?
+    /// Seconds between those checks now; they grow to 30.
+    public var checkingEvery: Double?
 
-    public init(monitor: String? = nil, offlineSince: Date? = nil) {
+    public init(monitor: String? = nil, offlineSince: Date? = nil, backendUnreachableSince: Date? = nil, checkingEvery: Double? = nil) {
         self.monitor = monitor
         self.offlineSince = offlineSince
+        self.backendUnreachableSince = backendUnreachableSince
+        self.checkingEvery = checkingEvery
     }
 
     enum CodingKeys: String, CodingKey {
         case monitor
         case offlineSince = "offline_since"
+        case backendUnreachableSince = "backend_unreachable_since"
+        case checkingEvery = "checking_every"
     }
 }
 
@@ -43,6 +53,10 @@ public struct NetworkChangeKind: OpenEnumeration {
     public static let resumed = NetworkChangeKind("resumed")
     /// The wall clock was set: timers are looked at again, as after `resumed`.
     public static let clockSet = NetworkChangeKind("clock_set")
+    /// The backend could not be reached (the network can): notifyd checks for its return.
+    public static let backendUnreachable = NetworkChangeKind("backend_unreachable")
+    /// The backend can be reached again, or nothing waits on it any more.
+    public static let backendReachable = NetworkChangeKind("backend_reachable")
 }
 
 extension EventName {

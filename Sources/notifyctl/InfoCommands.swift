@@ -61,6 +61,10 @@ enum Status: Subcommand {
             lines.append("user:         \(status.account?.user ?? "(not logged in)")")
             if let problem = status.account?.passwordProblem { lines.append("password:     \(problem); retrying") }
             lines.append("backend:      \(status.backend ?? "(none configured)")")
+            if let since = status.network?.backendUnreachableSince {
+                let every = status.network?.checkingEvery.map { "; checking every \(Int($0.rounded())) s" } ?? ""
+                lines.append("              unreachable since \(TimeText.stamped(since))\(every)")
+            }
             lines.append("token:        \(status.device.token ?? "(none)")")
             lines.append("platform:     \(status.device.platform)")
             lines.append("tags:         \(status.device.tags.isEmpty ? "(none)" : status.device.tags.joined(separator: " "))")

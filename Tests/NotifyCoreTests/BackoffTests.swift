@@ -8,7 +8,8 @@ struct BackoffTests {
         let standard = Backoff()
         #expect(standard.initial == 5)
         #expect(standard.multiplier == 4)
-        #expect(standard.maximum == 1800)
+        #expect(standard.maximum == 300)
+        #expect(standard.ceiling == 1800)
     }
 
     @Test func growsByTheMultiplier() {
@@ -61,14 +62,25 @@ struct BackoffTests {
         #expect(backoff.delay(failures: 9, retryAfter: 1, unit: 0) == 500)
     }
 
-    @Test func retryAfterIsCappedAtTheMaximumAndTheCapIsWorded() {
-        #expect(backoff.delay(failures: 1, retryAfter: 7 * 86400, unit: 0) == 1000)
-        #expect(backoff.delay(failures: 1, retryAfter: .infinity, unit: 0) == 1000)
-        #expect(Backoff().delay(failures: 1, retryAfter: 1e9, unit: 0) == 1800)
-        #expect(backoff.retryAfterNote(7 * 86400) == "the backend asked to wait 604800 s, capped at retry_max (1000 s)")
-        #expect(backoff.retryAfterNote(.infinity) == "the backend asked to wait practically forever, capped at retry_max (1000 s)")
-        #expect(backoff.retryAfterNote(1000) == nil)
+    /// A `Retry-After` is honoured past `retry_max`, up to 30 min or `retry_max` when longer.
+    @Test func retryAfterIsCappedAtTheCeilingAndTheCapIsWorded() {
+        #expect(backoff.delay(failures: 1, retryAfter: 1500, unit: 0) == 1500)
+        #expect(backoff.delay(failures: 1, retryAfter: 7 * 86400, unit: 0) == 1800)
+        #expect(backoff.delay(failures: 1, retryAfter: .infinity, unit: 0) == 1800)
+        #expect(Backoff(maximum: 7200).delay(failures: 1, retryAfter: 1e9, unit: 0) == 7200)
+        #expect(backoff.retryAfterNote(7 * 86400) == "the backend asked to wait 604800 s, capped at the larger of retry_max and 30 min (1800 s)")
+        #expect(backoff.retryAfterNote(.infinity) == "the backend asked to wait practically forever, capped at the larger of retry_max and 30 min (1800 s)")
+        #expect(backoff.retryAfterNote(1800) == nil)
+        #expect(backoff.retryAfterNote(1500) == nil)
         #expect(backoff.retryAfterNote(nil) == nil)
+    }
+
+    /// A wait the reachability probe watches may grow to the ceiling; others stop at `retry_max`.
+    @Test func aWatchedWaitGrowsToTheCeiling() {
+        #expect(backoff.delay(failures: 20, retryAfter: nil, unit: 1) == 1000)
+        #expect(backoff.delay(failures: 20, retryAfter: nil, unit: 1, watched: true) == 1800)
+        #expect(backoff.delay(failures: 2, retryAfter: nil, unit: 1, watched: true) == 30, "below the caps, the same step")
+        #expect(Backoff(maximum: 7200).delay(failures: 20, retryAfter: nil, unit: 1, watched: true) == 7200)
     }
 
     @Test func negativeRetryAfterFallsBackToBackoff() {

@@ -181,7 +181,7 @@ import Testing
         let backend = HTTPBackend(settings: SettingsStore(.init(allowInsecureHTTP: true, requestTimeout: 5)))
         let unroutable = BackendAccount(baseURL: URL(string: "http://224.0.0.1:9")!, user: "alice", password: Self.password)
         let result = await backend.sendNotification(pns: "apns", toTag: "bob", body: "hi", account: unroutable)
-        guard case .failure(.unreachable(let reason, let noRoute)) = result else {
+        guard case .failure(.unreachable(let reason, let noRoute, _)) = result else {
             Issue.record("expected no route, got \(result)")
             return
         }
@@ -193,7 +193,7 @@ import Testing
         let closed = BackendAccount(baseURL: server.baseURL, user: "alice", password: Self.password)
         server.stop()
         let refused = await backend.sendNotification(pns: "apns", toTag: "bob", body: "hi", account: closed)
-        guard case .failure(.transport(let refusal)) = refused else {
+        guard case .failure(.cannotConnect(let refusal, tls: false)) = refused else {
             Issue.record("expected a refused connection, got \(refused)")
             return
         }

@@ -135,7 +135,7 @@ struct NetworkChangeTests {
         let offline = await registrar.waitForOutcome(generation: generation, timeout: 10)
         #expect(offline.registration.state == .retrying)
         #expect(offline.registration.failures == 0)
-        #expect(offline.registration.nextAttemptAt == fixture.clock.now().addingTimeInterval(Backoff().maximum))
+        #expect(offline.registration.nextAttemptAt == fixture.clock.now().addingTimeInterval(Backoff().ceiling))
         #expect(fixture.monitor.recovery.networkStatus.offlineSince == fixture.clock.now())
 
         fixture.backend.failEverything(nil)

@@ -150,13 +150,44 @@ struct OutboxQueueTests {
         #expect(Self.ids(queue.takeReady(now: Self.at(123))) == [first.id])
     }
 
-    @Test func retryAfterIsCappedAtRetryMaxAndTheEntrySaysSo() throws {
-        var queue = Self.queue([Self.delivery(1)])
+    @Test func retryAfterIsHonouredPastRetryMaxUpTo30MinutesAndTheEntrySaysSo() throws {
+        var queue = Self.queue([Self.delivery(1), Self.delivery(2, to: "carol")])
         _ = queue.takeReady(now: Self.at(0))
         let failedResult = queue.finished(Self.delivery(1).id, .transient(retryAfter: 7 * 86400, error: Self.unavailable), now: Self.at(0))
         let failed = try #require(failedResult)
-        #expect(failed.nextAttemptAt == Self.at(Self.backoff.maximum))
-        #expect(failed.lastError?.message.hasSuffix("(the backend asked to wait 604800 s, capped at retry_max (1000 s))") == true)
+        #expect(failed.nextAttemptAt == Self.at(1800))
+        #expect(failed.lastError?.message.hasSuffix("(the backend asked to wait 604800 s, capped at the larger of retry_max and 30 min (1800 s))") == true)
+        let honouredResult = queue.finished(Self.delivery(2, to: "carol").id, .transient(retryAfter: 1500, error: Self.unavailable), now: Self.at(0))
+        let honoured = try #require(honouredResult)
+        #expect(honoured.nextAttemptAt == Self.at(1500), "longer than retry_max (1000 s), and honoured")
+    }
+
+    /// A backend that could not be reached is watched by the probe: the wait grows past
+    /// `retry_max`, and the probe's wake (`backendWorks`) ends it.
+    @Test func anUnreachableBackendsWaitGrowsPastRetryMaxAndItsReturnEndsIt() throws {
+        let first = Self.delivery(1)
+        var queue = Self.queue([first])
+        var now = Self.at(0)
+        var longest = 0.0
+        for _ in 0..<10 {
+            #expect(Self.ids(queue.takeReady(now: now)) == [first.id])
+            let failedResult = queue.finished(first.id, .unreachable(Self.unavailable), now: now)
+            let failed = try #require(failedResult)
+            let next = try #require(failed.nextAttemptAt)
+            longest = max(longest, next.timeIntervalSince(now))
+            now = next
+        }
+        #expect(longest > Self.backoff.maximum)
+        #expect(longest <= 1800)
+        let waits = queue.waitsOnBackend
+        #expect(waits)
+        let early = queue.takeReady(now: now.addingTimeInterval(-1))
+        #expect(early.isEmpty)
+        let backend = try #require(first.account?.backend)
+        let woken = queue.backendWorks(backend)
+        #expect(woken)
+        let ready = queue.takeReady(now: now.addingTimeInterval(-1))
+        #expect(Self.ids(ready) == [first.id])
     }
 
     @Test(arguments: [0.0, 0.001, -1])

@@ -225,13 +225,32 @@ struct RegistrationMachineTests {
         }
     }
 
-    @Test func aHugeRetryAfterIsCappedAtRetryMaxAndStatusSaysSo() {
+    @Test func aHugeRetryAfterIsCappedAt30MinutesAndStatusSaysSo() {
         var machine = RegistrationMachine(inputs: RegistrationInputs(), record: RegistrationRecord(), policy: Self.policy)
         _ = machine.update(Self.complete(), now: Self.start)
         let actions = machine.stepFinished(.failed(.transient(retryAfter: 1e9, reason: "HTTP 503 from the backend")), now: Self.start)
-        #expect(Self.wake(actions) == Self.start.addingTimeInterval(Self.policy.backoff.maximum))
+        #expect(Self.wake(actions) == Self.start.addingTimeInterval(1800))
         #expect(machine.status.state == .retrying)
-        #expect(machine.status.message?.contains("the backend asked to wait 1000000000 s, capped at retry_max (1000 s)") == true)
+        #expect(machine.status.message?.contains("the backend asked to wait 1000000000 s, capped at the larger of retry_max and 30 min (1800 s)") == true)
+    }
+
+    /// A backend that could not be reached is watched by the probe: its backoff grows past
+    /// `retry_max`, to 30 min, sparing the backend requests while it is gone.
+    @Test func anUnreachableBackendsBackoffGrowsPastRetryMax() {
+        var machine = RegistrationMachine(inputs: RegistrationInputs(), record: RegistrationRecord(), policy: Self.policy)
+        _ = machine.update(Self.complete(), now: Self.start)
+        var now = Self.start
+        var longest = 0.0
+        for _ in 0..<12 {
+            let actions = machine.stepFinished(.failed(.unreachable(reason: "connection refused", tls: false)), now: now)
+            let wake = try! #require(Self.wake(actions))
+            longest = max(longest, wake.timeIntervalSince(now))
+            #expect(machine.waitsOnBackend, "the probe may end the wait")
+            now = wake
+            _ = machine.wake(now: now)
+        }
+        #expect(longest > Self.policy.backoff.maximum)
+        #expect(longest <= 1800)
     }
 
     @Test func changesDuringACallCoalesceIntoOneFollowUp() {

@@ -37,40 +37,51 @@ import Testing
         #expect(!RegistrationMachineTests.performed(machine.wake(now: sooner)).isEmpty, "tried again then")
     }
 
-    /// A wait for the network is bounded by the longest backoff: a shorter retry_max
-    /// shortens it too.
+    /// A wait for the network, which the monitor ends, is bounded by the backoff's ceiling
+    /// (30 min, or `retry_max` when longer): a shorter retry_max shortens it down to 30 min.
     @Test func aShorterRetryMaxShortensARegistrationsWaitForTheNetwork() throws {
-        let policy = RegistrationPolicy(refreshInterval: 3600, backoff: Self.tenSeconds, debounce: 0)
+        let policy = RegistrationPolicy(refreshInterval: 3600, backoff: Self.patient, debounce: 0)
         var machine = RegistrationMachine(inputs: RegistrationInputs(), record: RegistrationRecord(), policy: policy)
         _ = machine.update(RegistrationMachineTests.complete(), now: Self.start)
         _ = machine.stepFinished(.failed(.offline(reason: "no route")), now: Self.start)
-        #expect(machine.retryAt == Self.at(1000))
+        #expect(machine.retryAt == Self.at(4000))
 
         var shorter = policy
+        shorter.backoff.maximum = 2000
+        #expect(RegistrationMachineTests.wake(machine.changePolicy(shorter, now: Self.at(1))) == Self.at(2000))
+        #expect(machine.retryAt == Self.at(2000))
         shorter.backoff.maximum = 60
-        #expect(RegistrationMachineTests.wake(machine.changePolicy(shorter, now: Self.at(1))) == Self.at(60))
-        #expect(machine.retryAt == Self.at(60))
+        #expect(RegistrationMachineTests.wake(machine.changePolicy(shorter, now: Self.at(2))) == Self.at(1800))
     }
 
+    /// A `retry_max` above 30 min, and so the cap of a `Retry-After`.
+    static let patient = Backoff(initial: 10, multiplier: 4, maximum: 4000)
+    static let capNote = "the backend asked to wait 9000 s, capped at the larger of retry_max and 30 min"
+
     /// `status` names the cap that cut the backend's `Retry-After` short: after a reload,
-    /// the one the wait now ends at.
+    /// the one the wait now ends at, which is never below 30 min.
     @Test func aShorterRetryMaxIsTheCapTheRegistrationsStatusNames() throws {
-        let policy = RegistrationPolicy(refreshInterval: 3600, backoff: Self.tenSeconds, debounce: 0)
+        let policy = RegistrationPolicy(refreshInterval: 3600, backoff: Self.patient, debounce: 0)
         var machine = RegistrationMachine(inputs: RegistrationInputs(), record: RegistrationRecord(), policy: policy)
         _ = machine.update(RegistrationMachineTests.complete(), now: Self.start)
-        _ = machine.stepFinished(.failed(.transient(retryAfter: 5000, reason: "HTTP 503 from the backend")), now: Self.start)
-        #expect(machine.lastReason == "HTTP 503 from the backend; the backend asked to wait 5000 s, capped at retry_max (1000 s)")
+        _ = machine.stepFinished(.failed(.transient(retryAfter: 9000, reason: "HTTP 503 from the backend")), now: Self.start)
+        #expect(machine.lastReason == "HTTP 503 from the backend; \(Self.capNote) (4000 s)")
 
         var longer = policy
-        longer.backoff.maximum = 2000
+        longer.backoff.maximum = 5000
         _ = machine.changePolicy(longer, now: Self.at(1))
-        #expect(machine.lastReason?.hasSuffix("capped at retry_max (1000 s)") == true, "the wait still ends at the old cap")
+        #expect(machine.lastReason?.hasSuffix("(4000 s)") == true, "the wait still ends at the old cap")
 
         var shorter = policy
-        shorter.backoff.maximum = 60
+        shorter.backoff.maximum = 2000
         _ = machine.changePolicy(shorter, now: Self.at(1))
-        #expect(machine.retryAt == Self.at(60))
-        #expect(machine.lastReason == "HTTP 503 from the backend; the backend asked to wait 5000 s, capped at retry_max (60 s)")
+        #expect(machine.retryAt == Self.at(2000))
+        #expect(machine.lastReason == "HTTP 503 from the backend; \(Self.capNote) (2000 s)")
+
+        shorter.backoff.maximum = 60
+        _ = machine.changePolicy(shorter, now: Self.at(2))
+        #expect(machine.retryAt == Self.at(1800), "a Retry-After is honoured up to 30 min whatever retry_max")
+        #expect(machine.lastReason == "HTTP 503 from the backend; \(Self.capNote) (1800 s)")
     }
 
     @Test func aNewRefreshIntervalReArmsTheRefresh() {
@@ -105,38 +116,37 @@ import Testing
 
     @Test func aShorterRetryMaxShortensAQueuedMessagesWaitForTheNetwork() throws {
         let first = OutboxQueueTests.delivery(1)
-        var queue = OutboxQueueTests.queue([first], backoff: Self.tenSeconds)
+        var queue = OutboxQueueTests.queue([first], backoff: Self.patient)
         _ = queue.takeReady(now: Self.start)
         queue.finished(first.id, .offline(OutboxQueueTests.unavailable), now: Self.start)
-        #expect(queue.delivery(first.id)?.nextAttemptAt == Self.at(1000))
+        #expect(queue.delivery(first.id)?.nextAttemptAt == Self.at(4000))
 
-        var shorter = Self.tenSeconds
+        var shorter = Self.patient
         shorter.maximum = 60
         let shortened = queue.changeSettings(backoff: shorter, concurrency: 4)
         #expect(shortened)
-        #expect(queue.delivery(first.id)?.nextAttemptAt == Self.at(60))
+        #expect(queue.delivery(first.id)?.nextAttemptAt == Self.at(1800))
     }
 
     @Test func aShorterRetryMaxIsTheCapAQueuedMessagesErrorNames() throws {
         let first = OutboxQueueTests.delivery(1)
-        var queue = OutboxQueueTests.queue([first], backoff: Self.tenSeconds)
+        var queue = OutboxQueueTests.queue([first], backoff: Self.patient)
         _ = queue.takeReady(now: Self.start)
-        queue.finished(first.id, .transient(retryAfter: 5000, error: OutboxQueueTests.unavailable), now: Self.start)
+        queue.finished(first.id, .transient(retryAfter: 9000, error: OutboxQueueTests.unavailable), now: Self.start)
         let before = try #require(queue.delivery(first.id)?.lastError?.message)
-        #expect(before.hasSuffix(" (the backend asked to wait 5000 s, capped at retry_max (1000 s))"))
+        #expect(before.hasSuffix(" (\(Self.capNote) (4000 s))"))
 
-        var longer = Self.tenSeconds
-        longer.maximum = 2000
+        var longer = Self.patient
+        longer.maximum = 5000
         _ = queue.changeSettings(backoff: longer, concurrency: 4)
         #expect(queue.delivery(first.id)?.lastError?.message == before, "the wait still ends at the old cap")
 
-        var shorter = Self.tenSeconds
+        var shorter = Self.patient
         shorter.maximum = 60
         let shortened = queue.changeSettings(backoff: shorter, concurrency: 4)
         #expect(shortened)
-        #expect(queue.delivery(first.id)?.nextAttemptAt == Self.at(60))
-        #expect(queue.delivery(first.id)?.lastError?.message
-                == before.replacingOccurrences(of: "capped at retry_max (1000 s)", with: "capped at retry_max (60 s)"))
+        #expect(queue.delivery(first.id)?.nextAttemptAt == Self.at(1800), "a Retry-After is honoured up to 30 min whatever retry_max")
+        #expect(queue.delivery(first.id)?.lastError?.message == before.replacingOccurrences(of: "(4000 s)", with: "(1800 s)"))
     }
 
     @Test func anotherConcurrencyBoundsWhatStartsNext() {

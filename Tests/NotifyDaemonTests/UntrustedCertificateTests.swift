@@ -26,12 +26,31 @@ import Testing
         let account = BackendAccount(baseURL: URL(string: "https://127.0.0.1:\(server.port)")!, user: "alice", password: "alice")
         let result = await backend.createRegistrationId(handle: "AA", account: account)
         try await onDedicatedThread { server.stop() }
-        guard case .failure(.transport(let reason)) = result else {
+        guard case .failure(.cannotConnect(let reason, tls: true)) = result else {
             Issue.record("expected a TLS failure, got \(result)")
             return
         }
         #expect(reason.contains("not trusted"))
         #expect(reason.contains("update-ca-certificates"))
+    }
+
+    /// A backend whose handshake failed is probed with the handshake: its port takes a
+    /// connection, but it is not back until its certificate is trusted.
+    @Test(.enabled(if: openssl != nil, "needs the openssl command to serve a self-signed certificate"))
+    func aTLSProbeFailsWhereTheCertificateIsNotTrustedAndATCPProbeDoesNot() async throws {
+        let openssl = try #require(Self.openssl)
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let server = try await onDedicatedThread { () -> SelfSignedServer in
+            try SelfSignedServer(openssl: openssl, directory: directory.path)
+        }
+        let backend = HTTPBackend(settings: SettingsStore(.init(requestTimeout: 10)))
+        let url = "https://127.0.0.1:\(server.port)"
+        let handshake = await backend.probe(url, tls: true)
+        let connect = await backend.probe(url, tls: false)
+        try await onDedicatedThread { server.stop() }
+        #expect(!handshake)
+        #expect(connect)
     }
 }
 

@@ -30,7 +30,7 @@ void ncurl_multi_limit(void *multi, long max_host_connections);
 /// idle for at most `keep_alive_seconds` may be.
 void *ncurl_transfer_start(void *multi, const char *url, const char *method, const char *const *headers, size_t header_count,
                            const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit,
-                           int fresh_connection, long keep_alive_seconds);
+                           int fresh_connection, long keep_alive_seconds, int connect_only);
 
 /// Moves every transfer as far as it goes without waiting; returns how many still run.
 int ncurl_multi_perform(void *multi);

@@ -31,11 +31,15 @@ public struct BackendAccount: Sendable, Equatable, CustomStringConvertible, Cust
 public enum BackendCallError: Error, Equatable, Sendable {
     /// The backend answered with a non-2xx status.
     case status(Int, retryAfter: Double?, body: String)
-    /// No answer: refused, reset, TLS.
+    /// No answer: the connection was lost midway, or the request could not be made.
     case transport(String)
+    /// No connection: refused, or its TLS handshake failed (`tls`). The backend is not
+    /// there, though its host is.
+    case cannotConnect(String, tls: Bool)
     /// No answer, and the network may be why: no route to the host (`noRoute`), or its
-    /// name not resolved or no answer in time, which a machine that lost its network sees too.
-    case unreachable(String, noRoute: Bool)
+    /// name not resolved or no answer in time, which a machine that lost its network sees
+    /// too; `connecting` when it struck before a connection was made.
+    case unreachable(String, noRoute: Bool, connecting: Bool = false)
     /// A 2xx whose body is not what the route promises.
     case invalidResponse(String)
     /// Not sent: an earlier request of its lane failed (see `BackendAPI.keepsLanes`).
@@ -53,6 +57,11 @@ public protocol BackendAPI: Sendable {
     func checkCredentials(account: BackendAccount) async -> Result<Void, BackendCallError>
     /// The network changed: connections kept alive from before may lead nowhere now.
     func networkChanged()
+    /// Whether `probe` can be carried out here.
+    var probes: Bool { get }
+    /// Whether the backend at `backend` (a base URL) can be connected to, at no cost to it
+    /// above the transport: no HTTP request. `tls`: with a TLS handshake.
+    func probe(_ backend: String, tls: Bool) async -> Bool
     /// True when `sendNotification(…lane:then:)` keeps its lanes' order: a request
     /// starts only once the one before it in its lane was accepted, straight from the HTTP
     /// thread; after a failure the rest of the lane fails with `notAttempted`, unsent.
@@ -67,6 +76,8 @@ public protocol BackendAPI: Sendable {
 
 extension BackendAPI {
     public func networkChanged() {}
+    public var probes: Bool { false }
+    public func probe(_ backend: String, tls: Bool) async -> Bool { false }
     public var keepsLanes: Bool { false }
 
     /// Without lanes: the caller sends one request of a lane at a time.

@@ -69,6 +69,9 @@ public enum DeliveryResult: Equatable, Sendable {
     case delivered
     /// Try again later (network, timeouts, 408, 429, 5xx, throttling).
     case transient(retryAfter: Double?, error: WireError)
+    /// The backend could not be reached at all: tried again when the reachability probe
+    /// sees it back, or at the end of a backoff that may grow past `retry_max`.
+    case unreachable(WireError)
     /// No route to the backend: tried again when the network changes; not counted against it.
     case offline(WireError)
     /// The credentials were refused: hold everything until the next login.

@@ -77,6 +77,8 @@ extension Outbox {
                 return .unauthorized(CoreError.unauthorized(user: account.user, status: status).wireError)
             case .transient(let retryAfter, let reason):
                 return .transient(retryAfter: retryAfter, error: CoreError.backendUnavailable(reason).wireError)
+            case .unreachable(let reason, _):
+                return .unreachable(CoreError.backendUnavailable(reason).wireError)
             case .offline(let reason):
                 return .offline(CoreError.backendUnavailable(reason + "; offline: sent when the network comes back").wireError)
             case .rejected(let status, let detail):

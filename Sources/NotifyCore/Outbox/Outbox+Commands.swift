@@ -22,7 +22,7 @@ extension Outbox {
             delivery.attempts = 1
             switch result {
             case .delivered: delivery.state = .delivered
-            case .transient(_, let error), .offline(let error), .unauthorized(let error), .failed(let error):
+            case .transient(_, let error), .unreachable(let error), .offline(let error), .unauthorized(let error), .failed(let error):
                 delivery.state = .failed
                 delivery.lastError = error
             case .accountGone:

@@ -68,7 +68,7 @@ extension OutboxQueue {
         var shortened = Set<String>()
         for (key, wait) in retryAt {
             let failures = self.failures[key] ?? 1
-            let delay = wait.unit.map { backoff.delay(failures: failures, retryAfter: wait.retryAfter, unit: $0) } ?? backoff.maximum
+            let delay = wait.unit.map { backoff.delay(failures: failures, retryAfter: wait.retryAfter, unit: $0, watched: wait.watched) } ?? backoff.ceiling
             let sooner = wait.failedAt.addingTimeInterval(delay)
             guard sooner < wait.until else { continue }
             retryAt[key]?.until = sooner

@@ -61,6 +61,8 @@ public struct OutboxQueue: Sendable {
         /// The backoff's draw of jitter, or nil for a wait for the network, which the
         /// longest backoff bounds.
         var unit: Double?
+        /// Watched by the reachability probe: its backoff may grow past `retry_max`.
+        var watched = false
     }
 
     public init(backoff: Backoff, concurrency: Int, seed: UInt64 = 0x6F75_7462_6F78) {
@@ -224,22 +226,14 @@ public struct OutboxQueue: Sendable {
             recoverable[key] = nil
             cutShort.remove(key)
             offline[key] = OfflineWait(backend: delivery.account?.backend ?? "", since: offline[key]?.since ?? now, waiting: true)
-            let next = now.addingTimeInterval(backoff.maximum)
+            let next = now.addingTimeInterval(backoff.ceiling)
             retryAt[key] = Wait(until: next, failedAt: now, retryAfter: nil, unit: nil)
             delivery.nextAttemptAt = next
             delivery.lastError = error
         case .transient(let retryAfter, let error):
-            offline[key] = nil
-            let count = (failures[key] ?? 0) + 1
-            failures[key] = count
-            let wasCutShort = cutShort.remove(key) != nil
-            recoverable[key] = retryAfter == nil && !wasCutShort ? delivery.account?.backend : nil
-            let unit = random.nextUnit()
-            let next = now.addingTimeInterval(backoff.delay(failures: count, retryAfter: retryAfter, unit: unit))
-            retryAt[key] = Wait(until: next, failedAt: now, retryAfter: retryAfter, unit: unit)
-            delivery.nextAttemptAt = next
-            delivery.lastError = error
-            delivery.lastError?.message = backoff.noted(error.message, retryAfter: retryAfter)
+            backOff(&delivery, retryAfter: retryAfter, error: error, watched: false, now: now)
+        case .unreachable(let error):
+            backOff(&delivery, retryAfter: nil, error: error, watched: true, now: now)
         case .unauthorized(let error) where !delivery.senderWaiting:
             offline[key] = nil
             paused = true
@@ -259,6 +253,24 @@ public struct OutboxQueue: Sendable {
         }
         queued[index] = delivery
         return delivery
+    }
+
+    /// A failure worth retrying: the backoff grows. `watched`: the backend could not be
+    /// reached, and the reachability probe ends the wait when it is back, so the wait may
+    /// grow past `retry_max` (`Backoff.ceiling`).
+    private mutating func backOff(_ delivery: inout Delivery, retryAfter: Double?, error: WireError, watched: Bool, now: Date) {
+        let key = delivery.orderKey
+        offline[key] = nil
+        let count = (failures[key] ?? 0) + 1
+        failures[key] = count
+        let wasCutShort = cutShort.remove(key) != nil
+        recoverable[key] = retryAfter == nil && !wasCutShort ? delivery.account?.backend : nil
+        let unit = random.nextUnit()
+        let next = now.addingTimeInterval(backoff.delay(failures: count, retryAfter: retryAfter, unit: unit, watched: watched))
+        retryAt[key] = Wait(until: next, failedAt: now, retryAfter: retryAfter, unit: unit, watched: watched)
+        delivery.nextAttemptAt = next
+        delivery.lastError = error
+        delivery.lastError?.message = backoff.noted(error.message, retryAfter: retryAfter)
     }
 
     private mutating func endRecoverableWait(_ key: String) {

@@ -24,6 +24,8 @@ extension Registrar {
             logger.warning("the backend refused the credentials (HTTP \(status)); waiting for `notifyctl login`")
         case .failed(.transient(_, let reason)):
             logger.warning("backend call failed: \(reason); will retry")
+        case .failed(.unreachable(let reason, _)):
+            logger.warning("backend call failed: \(reason); will retry when the backend is back")
         case .failed(.offline(let reason)):
             logger.notice("offline: \(reason); will retry when the network comes back")
         case .failed(.rejected(let status, let detail)):

@@ -37,7 +37,7 @@ extension Registrar {
         // The backend looked at the request itself only after the credentials passed.
         case .done, .failed(.rejected): .accepted
         case .failed(.unauthorized(let status)): .refused(user: user, status: status)
-        case .failed(.transient(_, let reason)), .failed(.offline(let reason)): unreachableVerdict(user: user, reason: reason)
+        case .failed(.transient(_, let reason)), .failed(.unreachable(let reason, _)), .failed(.offline(let reason)): unreachableVerdict(user: user, reason: reason)
         }
     }
 
@@ -49,7 +49,7 @@ extension Registrar {
         case .failure(let error):
             switch BackendFailure.classify(error, route: .create) {
             case .unauthorized(let status): return .refused(user: user, status: status)
-            case .transient(_, let reason), .offline(let reason): return unreachableVerdict(user: user, reason: reason)
+            case .transient(_, let reason), .unreachable(let reason, _), .offline(let reason): return unreachableVerdict(user: user, reason: reason)
             case .rejected(let status, let detail):
                 return .notSaved(.backendRejected(status: status, detail: detail.isEmpty
                     ? "the login could not be checked; is the backend URL right?" : detail))

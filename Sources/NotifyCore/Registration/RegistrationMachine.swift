@@ -39,7 +39,7 @@ public struct RegistrationMachine: Sendable {
     /// `retry_max` can shorten it (`changePolicy`): its backoff's draw of jitter, or nil
     /// for a wait for the network, which the longest backoff bounds; and its reason, to
     /// say again with the new cap.
-    private var lastFailure: (at: Date, retryAfter: Double?, unit: Double?, reason: String)?
+    private var lastFailure: (at: Date, retryAfter: Double?, unit: Double?, watched: Bool, reason: String)?
     /// The last attempt found no route to the backend: the retry waits for the network to
     /// change, and the backoff did not grow.
     private(set) var offlineWait = false
@@ -131,7 +131,8 @@ public struct RegistrationMachine: Sendable {
         guard newPolicy != policy else { return [] }
         policy = newPolicy
         if let retryAt, let failure = lastFailure {
-            let delay = failure.unit.map { policy.backoff.delay(failures: failures, retryAfter: failure.retryAfter, unit: $0) } ?? policy.backoff.maximum
+            let delay = failure.unit.map { policy.backoff.delay(failures: failures, retryAfter: failure.retryAfter, unit: $0, watched: failure.watched) }
+                ?? policy.backoff.ceiling
             let sooner = failure.at.addingTimeInterval(delay)
             if sooner < retryAt {
                 self.retryAt = sooner
@@ -243,6 +244,9 @@ public struct RegistrationMachine: Sendable {
         case (_, .failed(.transient(let retryAfter, let reason))):
             return backOff(finished, reason: reason, retryAfter: retryAfter, now: now)
 
+        case (_, .failed(.unreachable(let reason, _))):
+            return backOff(finished, reason: reason, retryAfter: nil, watched: true, now: now)
+
         default:
             // A result that does not fit the step (e.g. `.created` for an upsert): treat the
             // backend as misbehaving and try again later.
@@ -325,12 +329,14 @@ public struct RegistrationMachine: Sendable {
         return [.cancelWake, .perform(step)]
     }
 
-    private mutating func backOff(_ finished: InFlight, reason: String, retryAfter: Double?, now: Date) -> [RegistrationAction] {
+    /// `watched`: the backend could not be reached, and the reachability probe ends the
+    /// wait when it is back, so the wait may grow past `retry_max` (`Backoff.ceiling`).
+    private mutating func backOff(_ finished: InFlight, reason: String, retryAfter: Double?, watched: Bool = false, now: Date) -> [RegistrationAction] {
         failures += 1
         lastReason = described(reason, retryAfter: retryAfter)
         let unit = random.nextUnit()
-        lastFailure = (now, retryAfter, unit, reason)
-        let when = now.addingTimeInterval(policy.backoff.delay(failures: failures, retryAfter: retryAfter, unit: unit))
+        lastFailure = (now, retryAfter, unit, watched, reason)
+        let when = now.addingTimeInterval(policy.backoff.delay(failures: failures, retryAfter: retryAfter, unit: unit, watched: watched))
         retryAt = when
         backendWaitUntil = retryAfter == nil ? nil : when
         recoverableWait = retryAfter == nil && !waitCutShort
@@ -356,8 +362,8 @@ public struct RegistrationMachine: Sendable {
         recoverableWait = false
         waitCutShort = false
         backendWaitUntil = nil
-        lastFailure = (now, nil, nil, reason)
-        retryAt = now.addingTimeInterval(policy.backoff.maximum)
+        lastFailure = (now, nil, nil, false, reason)
+        retryAt = now.addingTimeInterval(policy.backoff.ceiling)
         settle(finished.generation)
         if generation > finished.generation { settle(generation) }
         return reconcile(now: now)

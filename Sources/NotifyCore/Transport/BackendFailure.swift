@@ -13,6 +13,11 @@ public enum BackendFailure: Equatable, Sendable {
     /// This machine has no route to the backend: not the backend's failure. Tried again
     /// when the network changes, without growing the backoff.
     case offline(reason: String)
+    /// The backend could not be reached at all: no connection (refused, no name, no route,
+    /// none in time) while this machine is online, or a failed TLS handshake (`tls`).
+    /// Retried like `transient` without `Retry-After`, and `BackendRecovery` watches for the
+    /// backend's return with a probe that costs it no request.
+    case unreachable(reason: String, tls: Bool)
 
     public enum Route: Sendable {
         case create, upsert, delete, send
@@ -21,13 +26,17 @@ public enum BackendFailure: Equatable, Sendable {
     /// `offline` judges a failure that the network may explain (see
     /// `BackendCallError.unreachable`): true when this machine is offline.
     public static func classify(_ error: BackendCallError, route: Route, offline: (_ noRoute: Bool) -> Bool) -> BackendFailure {
-        if case .unreachable(let reason, let noRoute) = error, offline(noRoute) { return .offline(reason: reason) }
+        if case .unreachable(let reason, let noRoute, _) = error, offline(noRoute) { return .offline(reason: reason) }
         return classify(error, route: route)
     }
 
     public static func classify(_ error: BackendCallError, route: Route) -> BackendFailure {
         switch error {
-        case .transport(let reason), .unreachable(let reason, _):
+        case .cannotConnect(let reason, let tls):
+            return .unreachable(reason: reason, tls: tls)
+        case .unreachable(let reason, let noRoute, let connecting) where noRoute || connecting:
+            return .unreachable(reason: reason, tls: false)
+        case .transport(let reason), .unreachable(let reason, _, _):
             return .transient(retryAfter: nil, reason: reason)
         case .invalidResponse(let reason):
             return .transient(retryAfter: nil, reason: reason)

@@ -8,9 +8,14 @@ import NotifySystem
 import Synchronization
 
 /// A backend that answered a request with a 2xx works: whatever waits on it because it was
-/// unreachable or failing is tried now, not at the end of its own backoff, which may be
-/// half an hour away. The registrar and the outbox say when they have such a wait and
-/// when a request of theirs succeeded; with nothing waiting, a success costs one lock.
+/// unreachable or failing is tried now, not at the end of its own backoff. The registrar
+/// and the outbox say when they have such a wait and when a request of theirs succeeded;
+/// with nothing waiting, a success costs one lock.
+///
+/// A backend that could not be reached at all is watched (`ReachabilityWatch`): a probe
+/// that costs it no request sees it return, and wakes what waits on it the same way. One
+/// that answered with an error (5xx, 429, 403 with `Retry-After`) is up and asked for
+/// less: nothing probes it, and its backoff and `Retry-After` stand.
 ///
 /// The network is watched the same way: when a monitor sees a link, an address or a
 /// default route come up, or the machine wake, every party is woken and tries again what
@@ -34,32 +39,39 @@ public final class BackendRecovery: Sendable {
         /// Since when each party's attempts have found no route to the backend.
         var offline: [Party: Date] = [:]
 
+        /// The backend watched longest, as the watch last said; its interval is read anew for `status`.
+        var unreachable: ReachabilityWatch.Earliest?
+
         var status: NetworkStatus {
-            NetworkStatus(monitor: network.monitor, offlineSince: offline.values.min())
+            NetworkStatus(monitor: network.monitor, offlineSince: offline.values.min(),
+                          backendUnreachableSince: unreachable?.since, checkingEvery: unreachable?.interval)
         }
     }
 
     private let state = Mutex(State())
+    /// Set once, by `watchReachability`.
+    private let reachability = Mutex<ReachabilityWatch?>(nil)
     private let statusChanges: StatusChanges?
     private let onEvent: @Sendable (NetworkEvent) -> Void
 
-    /// `statusChanges` is told of every change `status` shows; `onEvent` gets a `network`
-    /// event for each.
     /// The wakes started and not yet ended, which `stop` waits for.
     private let wakesUnderWay = TrackedTasks()
 
+    /// `statusChanges` is told of every change `status` shows; `onEvent` gets a `network`
+    /// event for each.
     public init(statusChanges: StatusChanges? = nil, onEvent: @escaping @Sendable (NetworkEvent) -> Void = { _ in }) {
         self.statusChanges = statusChanges
         self.onEvent = onEvent
     }
 
-    /// `wake` ends the waits of `party` on the backend at the URL it is given;
-    /// `networkChanged` those on the network, and looks at its timers again.
-    /// Wakes no more parties, and returns once the wakes under way have ended.
+    /// Wakes no more parties, probes no more, and returns once the wakes under way have ended.
     public func stop() async {
+        await watch?.stop()
         await wakesUnderWay.stopAndWait()
     }
 
+    /// `wake` ends the waits of `party` on the backend at the URL it is given;
+    /// `networkChanged` those on the network, and looks at its timers again.
     public func attach(_ party: Party, wake: @escaping @Sendable (String) async -> Void,
                        networkChanged: @escaping @Sendable (NetworkChange) async -> Void = { _ in }) {
         state.withLock { $0.wakes[party] = Wakes(backendAnswered: wake, networkChanged: networkChanged) }
@@ -71,8 +83,31 @@ public final class BackendRecovery: Sendable {
         }
     }
 
+    /// Watches a backend that could not be reached for its return, with `probe` (see
+    /// `BackendAPI.probe`) and intervals on `clock`.
+    public func watchReachability(clock: any WakeClock, probe: @escaping @Sendable (String, Bool) async -> Bool) {
+        let watch = ReachabilityWatch(
+            clock: clock, probe: probe,
+            anythingWaits: { [weak self] in self?.state.withLock { !$0.waiting.isEmpty } ?? false },
+            changed: { [weak self] backend, watched, earliest in self?.watchChanged(backend, watched: watched, earliest: earliest) },
+            returned: { [weak self] backend in self?.backendAnswered(backend) })
+        reachability.withLock { $0 = watch }
+    }
+
+    private var watch: ReachabilityWatch? { reachability.withLock { $0 } }
+
+    /// Called under the watch's lock, so events come in the order the changes happened.
+    private func watchChanged(_ backend: String, watched: Bool, earliest: ReachabilityWatch.Earliest?) {
+        state.withLock { state in
+            state.unreachable = earliest
+            onEvent(NetworkEvent(time: Date(), change: watched ? .backendUnreachable : .backendReachable, network: state.status))
+        }
+        statusChanges?.bump()
+    }
+
     /// The backend at `backend` answered a request with a 2xx.
     public func backendAnswered(_ backend: String) {
+        watch?.reached(backend)
         let wakes = state.withLock { state in state.waiting.compactMap { state.wakes[$0]?.backendAnswered } }
         guard !wakes.isEmpty else { return }
         wakesUnderWay.start {
@@ -98,9 +133,17 @@ public final class BackendRecovery: Sendable {
 
     /// What a failed request to `backend` means: `BackendFailure.classify`, except that a
     /// failure this machine's lack of a route explains is `offline`.
+    /// A backend that could not be reached is watched from now on; one that answered, with
+    /// whatever status, is not.
     public func classify(_ error: BackendCallError, route: BackendFailure.Route, backend: String) -> BackendFailure {
         let network = state.withLock { $0.network }
-        return BackendFailure.classify(error, route: route) { network.isOffline(reaching: backend, noRoute: $0) }
+        let failure = BackendFailure.classify(error, route: route) { network.isOffline(reaching: backend, noRoute: $0) }
+        if case .unreachable(_, let tls) = failure {
+            watch?.cannotReach(backend, tls: tls)
+        } else if case .status = error {
+            watch?.reached(backend)
+        }
+        return failure
     }
 
     /// Since when the attempts of `party` have found no route to the backend (nil: they
@@ -119,7 +162,13 @@ public final class BackendRecovery: Sendable {
         }
     }
 
-    public var networkStatus: NetworkStatus { state.withLock { $0.status } }
+    public var networkStatus: NetworkStatus {
+        let earliest = watch?.earliest
+        var status = state.withLock { $0.status }
+        status.backendUnreachableSince = earliest?.since
+        status.checkingEvery = earliest?.interval
+        return status
+    }
 
     /// The monitor saw the network change, after its burst of messages was over: unless
     /// all it saw went away, every party tries again what waited on the network, and looks

@@ -291,7 +291,7 @@ final class CurlLoop: @unchecked Sendable {
                 ncurl_transfer_start(multi, request.url.absoluteString, request.method, headers, headers.count,
                                      body.baseAddress, body.count, request.body == nil ? 0 : 1,
                                      job.timeoutMilliseconds, job.timeoutMilliseconds, replyLimit, staleConnections || job.resent ? 1 : 0,
-                                     Self.wholeSeconds(keepAlive()))
+                                     Self.wholeSeconds(keepAlive()), request.connectOnly ? 1 : 0)
             }
         }
         guard let transfer else {

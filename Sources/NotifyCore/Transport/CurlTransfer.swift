@@ -23,7 +23,7 @@ extension HTTPOutcome {
         let code = ncurl_transfer_result(transfer, &status)
         guard code == NCURL_OK else {
             let words = String(cString: ncurl_transfer_error_text(transfer))
-            let kind = HTTPFailure.Kind(curlCode: code, systemError: ncurl_transfer_os_errno(transfer))
+            let kind = HTTPFailure.Kind(curlCode: code, systemError: ncurl_transfer_os_errno(transfer), words: words)
             self = .failed(HTTPFailure(kind: kind, detail: words.isEmpty ? "libcurl error \(code)" : words))
             return
         }
@@ -37,8 +37,12 @@ extension HTTPOutcome {
 extension HTTPFailure.Kind {
     /// libcurl reports every failed connect as `CURLE_COULDNT_CONNECT`; the system's error
     /// behind it tells a machine without a route to the backend from a backend that is down.
-    init(curlCode code: Int32, systemError: Int32) {
+    /// A timeout is `CURLE_OPERATION_TIMEDOUT` whenever it struck; only its words tell one
+    /// before a connection was made ("Connection timed out after …", "Resolving timed out
+    /// after …", as libcurl has worded them since 7.x) from one waiting for an answer.
+    init(curlCode code: Int32, systemError: Int32, words: String = "") {
         self = switch code {
+        case Int32(NCURL_OPERATION_TIMEDOUT) where words.hasPrefix("Connection timed out") || words.hasPrefix("Resolving timed out"): .connectTimedOut
         case Int32(NCURL_OPERATION_TIMEDOUT): .timedOut
         case Int32(NCURL_COULDNT_CONNECT) where systemError == ENETUNREACH || systemError == ENETDOWN: .noRoute
         case Int32(NCURL_COULDNT_CONNECT): .connectionRefused

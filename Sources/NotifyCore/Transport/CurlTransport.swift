@@ -47,6 +47,8 @@ final class CurlTransport: HTTPTransport {
 
     var keepsLanes: Bool { true }
 
+    var connectsOnly: Bool { true }
+
     func perform(_ request: HTTPRequest, lane: UInt64, then: @escaping @Sendable (HTTPOutcome) -> Void) {
         loop.hand(request, lane: lane, timeoutMilliseconds: timeoutMilliseconds, then: then)
     }

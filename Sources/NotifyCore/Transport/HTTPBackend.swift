@@ -94,6 +94,34 @@ public final class HTTPBackend: BackendAPI {
         await call("POST", "api/register", query: [], body: nil, account: account).map { _ in () }
     }
 
+    /// Connects to `backend` and sends nothing: a TCP connect to its host and port, with a
+    /// TLS handshake when `tls` (an https backend whose handshake failed). The connection is
+    /// a fresh one, closed at once, so a pooled connection cannot answer for the backend.
+    public var probes: Bool { transport.connectsOnly }
+
+    public func probe(_ backend: String, tls: Bool) async -> Bool {
+        guard transport.connectsOnly, let url = Self.probeURL(backend, tls: tls) else { return false }
+        let outcome = await transport.perform(HTTPRequest(method: "GET", url: url, headers: [], body: nil, connectOnly: true))
+        if case .response = outcome { return true }
+        return false
+    }
+
+    /// The backend's URL, or, without `tls`, a plain http URL of its host and port: libcurl
+    /// then only connects.
+    static func probeURL(_ backend: String, tls: Bool) -> URL? {
+        guard var parts = URLComponents(string: backend), let scheme = parts.scheme?.lowercased(), parts.host != nil else { return nil }
+        parts.user = nil
+        parts.password = nil
+        parts.path = "/"
+        parts.query = nil
+        parts.fragment = nil
+        if scheme == "https" && !tls {
+            parts.port = parts.port ?? 443
+            parts.scheme = "http"
+        }
+        return parts.url
+    }
+
     private func call(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount) async -> Result<Data, BackendCallError> {
         switch request(method, path, query: query, body: body, account: account) {
         case .failure(let error): .failure(error)
@@ -130,7 +158,10 @@ public final class HTTPBackend: BackendAPI {
             let reason = Self.describe(failure, reaching: account.baseURL)
             switch failure.kind {
             case .noRoute: return .failure(.unreachable(reason, noRoute: true))
-            case .hostNotFound, .timedOut: return .failure(.unreachable(reason, noRoute: false))
+            case .hostNotFound, .connectTimedOut: return .failure(.unreachable(reason, noRoute: false, connecting: true))
+            case .timedOut: return .failure(.unreachable(reason, noRoute: false))
+            case .connectionRefused: return .failure(.cannotConnect(reason, tls: false))
+            case .tlsFailed, .untrustedCertificate: return .failure(.cannotConnect(reason, tls: true))
             default: return .failure(.transport(reason))
             }
         }
@@ -156,6 +187,7 @@ public final class HTTPBackend: BackendAPI {
         let detail: String
         switch failure.kind {
         case .timedOut: detail = "the request timed out"
+        case .connectTimedOut: detail = "no connection in time"
         case .connectionRefused: detail = "connection refused"
         case .noRoute: detail = "no route to the host (the network is unreachable)"
         case .hostNotFound: detail = "host not found"

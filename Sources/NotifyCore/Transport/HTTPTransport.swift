@@ -28,6 +28,8 @@ protocol HTTPTransport: Sendable {
     /// used before, which may lead nowhere (the link it went over is gone) and would hold a
     /// request until its timeout instead of failing it at once.
     func networkChanged()
+    /// False where `HTTPRequest.connectOnly` is not carried out (URLSession).
+    var connectsOnly: Bool { get }
 }
 
 struct HTTPRequest: Sendable {
@@ -37,6 +39,9 @@ struct HTTPRequest: Sendable {
     var headers: [String]
     /// Sent with a Content-Length even when empty; nil sends no body at all.
     var body: Data?
+    /// Only connect, on a connection of its own (with the TLS handshake of an https URL),
+    /// and send nothing: a `response` with status 0 means the connection was made.
+    var connectOnly = false
 }
 
 enum HTTPOutcome: Sendable {
@@ -51,6 +56,8 @@ enum HTTPOutcome: Sendable {
 
 extension HTTPTransport {
     var keepsLanes: Bool { false }
+
+    var connectsOnly: Bool { false }
 
     /// Where lanes are not kept: one request after the other only if the caller waits.
     func perform(_ request: HTTPRequest, lane: UInt64, then: @escaping @Sendable (HTTPOutcome) -> Void) {
@@ -73,7 +80,10 @@ extension HTTPOutcome {
 /// Why no response came, in the kinds notifyd explains differently.
 struct HTTPFailure: Error, Sendable, Equatable {
     enum Kind: Sendable, Equatable {
+        /// No answer in time, on a connection that was made: the backend may have taken the request.
         case timedOut
+        /// The name was not resolved, or no connection was made, in time.
+        case connectTimedOut
         case connectionRefused
         /// No route to the host: this machine is offline, or off the backend's network
         /// (`ENETUNREACH`, `ENETDOWN`; URLSession's "not connected to the internet").
@@ -92,6 +102,6 @@ struct HTTPFailure: Error, Sendable, Equatable {
 
     /// Failures of reaching the backend at all, as opposed to losing it midway.
     var isConnecting: Bool {
-        [.connectionRefused, .noRoute, .hostNotFound, .untrustedCertificate, .tlsFailed].contains(kind)
+        [.connectionRefused, .noRoute, .hostNotFound, .connectTimedOut, .untrustedCertificate, .tlsFailed].contains(kind)
     }
 }

@@ -71,7 +71,7 @@ struct SettingKey: Sendable {
             let seconds = try duration(value, atLeast: 0.01)
             settings.runtime.retry.initial = seconds
         },
-        SettingKey(name: "retry_max", flag: "--retry-max", summary: "longest wait between failed attempts", defaultText: "30m", flagValue: "D") { settings, value throws(SettingError) in
+        SettingKey(name: "retry_max", flag: "--retry-max", summary: "longest wait between failed attempts", defaultText: "5m", flagValue: "D") { settings, value throws(SettingError) in
             let seconds = try duration(value, atLeast: 0.01)
             settings.runtime.retry.maximum = seconds
         },

@@ -1,0 +1,153 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import NotifySystem
+import Synchronization
+
+/// Watches for the return of a backend that could not be reached at all, so that what
+/// waits on it goes out within 30 s of its return even when nothing else talks to it (a
+/// quiet desktop makes no other request that could notice).
+///
+/// One probe loop per backend, never one per message, and one probe at a time: a TCP
+/// connect (with a TLS handshake where the handshake was what failed), no HTTP request,
+/// so the backend pays nothing above its transport. The intervals grow from about 2 s to
+/// 30 s, as tailscale's control client caps its reconnects, jittered on the way up so
+/// that devices that lost the backend together do not come back together; at the cap
+/// they stay exactly 30 s, so a watch costs one probe per 30 s on average. The loop ends
+/// when the backend is reached (by the probe or by any request), and when nothing waits
+/// on a backend any more.
+final class ReachabilityWatch: Sendable {
+    /// The longest interval between probes: how late a backend's return may be seen.
+    static let longestInterval: Double = 30
+    static let firstInterval: Double = 2
+
+    struct Watched: Sendable {
+        var since: Date
+        var tls: Bool
+        /// The interval the loop waits now.
+        var interval: Double
+        /// Tells the loop watching this backend from an older one still asleep.
+        var loop: Int
+    }
+
+    /// Whether `backend` can be connected to (with TLS when asked).
+    typealias Probe = @Sendable (_ backend: String, _ tls: Bool) async -> Bool
+
+    private struct State {
+        var watched: [String: Watched] = [:]
+        var nextLoop = 0
+
+        var earliest: Earliest? {
+            watched.values.min { $0.since < $1.since }.map { ($0.since, $0.interval) }
+        }
+    }
+
+    private let state = Mutex(State())
+    private let loops = TrackedTasks()
+    private let clock: any WakeClock
+    private let probe: Probe
+    private let anythingWaits: @Sendable () -> Bool
+    private let changed: @Sendable (_ backend: String, _ watched: Bool, _ earliest: Earliest?) -> Void
+    private let returned: @Sendable (_ backend: String) -> Void
+
+    /// The backend watched longest: since when, and the interval between its probes now.
+    typealias Earliest = (since: Date, interval: Double)
+
+    /// `anythingWaits` says whether a party still waits on a backend; `changed` is told when
+    /// a backend starts or stops being watched, with the watch's `earliest` then, under the
+    /// watch's lock (so in order; it must not call back); `returned` when a probe reached it.
+    init(clock: any WakeClock, probe: @escaping Probe, anythingWaits: @escaping @Sendable () -> Bool,
+         changed: @escaping @Sendable (String, Bool, Earliest?) -> Void, returned: @escaping @Sendable (String) -> Void) {
+        self.clock = clock
+        self.probe = probe
+        self.anythingWaits = anythingWaits
+        self.changed = changed
+        self.returned = returned
+    }
+
+    /// A request found no connection to `backend`: watch it, unless already watched (a TLS
+    /// failure makes the probes include the handshake).
+    func cannotReach(_ backend: String, tls: Bool) {
+        let loop = state.withLock { state -> Int? in
+            if state.watched[backend] != nil {
+                if tls { state.watched[backend]?.tls = true }
+                return nil
+            }
+            let loop = state.nextLoop
+            state.nextLoop += 1
+            state.watched[backend] = Watched(since: clock.now(), tls: tls, interval: Self.firstInterval, loop: loop)
+            changed(backend, true, state.earliest)
+            return loop
+        }
+        guard let loop else { return }
+        loops.start { [self] in await watch(backend, loop: loop) }
+    }
+
+    /// `backend` answered: it is not watched any more. Returns whether it was.
+    @discardableResult
+    func reached(_ backend: String) -> Bool {
+        state.withLock { state in
+            guard state.watched.removeValue(forKey: backend) != nil else { return false }
+            changed(backend, false, state.earliest)
+            return true
+        }
+    }
+
+    /// The backend watched longest, since when, and the interval between its probes now.
+    var earliest: Earliest? { state.withLock { $0.earliest } }
+
+    var watchedBackends: [String] { state.withLock { Array($0.watched.keys) } }
+
+    /// Ends every loop, and returns once they have ended.
+    func stop() async {
+        await loops.stopAndWait(cancellingAfter: 0)
+    }
+
+    private func watch(_ backend: String, loop: Int) async {
+        var random = SplitMix64(seed: UInt64.random(in: 0...UInt64.max))
+        var step = Self.firstInterval
+        while true {
+            // Jittered on the way up; exact at the cap, so that the average is one per cap.
+            let interval = step < Self.longestInterval ? step * (0.5 + 0.5 * random.nextUnit()) : Self.longestInterval
+            do {
+                try await clock.sleep(until: clock.now().addingTimeInterval(interval))
+            } catch {
+                return
+            }
+            guard let tls = current(backend, loop: loop) else { return }
+            guard anythingWaits() else {
+                end(backend, loop: loop)
+                return
+            }
+            if await probe(backend, tls) {
+                if end(backend, loop: loop) { returned(backend) }
+                return
+            }
+            step = min(step * 2, Self.longestInterval)
+            state.withLock { state in
+                if state.watched[backend]?.loop == loop { state.watched[backend]?.interval = step }
+            }
+        }
+    }
+
+    /// Whether this loop still watches `backend`, and with TLS or not.
+    private func current(_ backend: String, loop: Int) -> Bool? {
+        state.withLock { state in
+            guard let watched = state.watched[backend], watched.loop == loop else { return nil }
+            return watched.tls
+        }
+    }
+
+    /// Stops watching `backend`, if this loop still does; returns whether it did.
+    @discardableResult
+    private func end(_ backend: String, loop: Int) -> Bool {
+        state.withLock { state in
+            guard state.watched[backend]?.loop == loop else { return false }
+            state.watched[backend] = nil
+            changed(backend, false, state.earliest)
+            return true
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import DevBackend
+import Foundation
+import NotifyTestSupport
+import Testing
+
+/// The built notifyd and a dev backend that goes away and comes back on the same port
+/// while nothing else talks to it: the message queued meanwhile goes out once the backend
+/// is back, seen by the probe, not at the end of a backoff.
+@Suite struct BackendReturnTests {
+    @Test func aMessageQueuedWhileTheBackendWasDownGoesOnceItIsBackWithNoOtherTraffic() async throws {
+        let first = DevBackendServer(options: .init(quiet: true))
+        let port = try first.start()
+        let url = first.baseURL.absoluteString
+        // The first retry at least 2.5 min away: only the probe can send it within this test.
+        let daemon = try await DaemonUnderTest(backend: url, extraArguments: ["--retry-min", "5m"])
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(login.status == 0, "\(login.output)\(login.error)")
+        try await offThePool { first.stop() }
+
+        let send = try await daemon.notifyctl(["send", "--to", "bob", "sent while the backend was down"])
+        #expect(send.status == 4, "accepted and queued: \(send.output)\(send.error)")
+        #expect((send.output + send.error).contains("connection refused"), "\(send.output)\(send.error)")
+        let down = try await daemon.notifyctl(["status"])
+        #expect(down.output.contains("unreachable since"), "\(down.output)")
+        #expect(down.output.contains("checking every"), "\(down.output)")
+        let json = try await daemon.notifyctl(["status", "--json"])
+        #expect(json.output.contains("\"backend_unreachable_since\""), "\(json.output)")
+
+        try await Task.sleep(for: .seconds(2))
+        let second = DevBackendServer(options: .init(port: port, quiet: true))
+        _ = try second.start()
+        defer { second.stop() }
+        #expect(await eventually(60) { second.pushes().count == 1 }, "delivered once the backend was back")
+        #expect(second.requestCount(route: .send) == 1, "one request: the delivery; the probe sends none")
+        let up = try await daemon.notifyctl(["status"])
+        #expect(!up.output.contains("unreachable since"), "\(up.output)")
+        #expect(up.output.contains("outbox:       empty") || !up.output.contains("queued"), "\(up.output)")
+        await daemon.cleanUp()
+    }
+
+    /// A backend that answers 503 is up and asked for less: no probe, no extra request.
+    @Test func aBackendAnswering503IsNotProbed() async throws {
+        let backend = DevBackendServer(options: .init(quiet: true))
+        try backend.start()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: ["--retry-min", "5m"])
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(login.status == 0, "\(login.output)\(login.error)")
+        try backend.addFault(.init(route: .send, status: 503))
+        let connectionsBefore = backend.acceptedConnections
+        let send = try await daemon.notifyctl(["send", "--to", "bob", "hello"])
+        #expect(send.status == 4, "\(send.output)\(send.error)")
+        try await Task.sleep(for: .seconds(5))
+        let status = try await daemon.notifyctl(["status"])
+        #expect(!status.output.contains("unreachable since"), "\(status.output)")
+        #expect(backend.requestCount(route: .send) == 1)
+        #expect(backend.acceptedConnections - connectionsBefore <= 1, "no probe: the kept connection, or one new one")
+        await daemon.cleanUp()
+    }
+}
