@@ -13,7 +13,8 @@ import NotifyProtocol
 /// - one HTTP client for both, so that registrations and sends share its connections;
 /// - one `BackendRecovery`: a backend that answers either of them ends what waits on it in
 ///   both, and so does a network that comes back, or a backend the probe sees back;
-/// - the registrar tells the outbox when the login changed.
+/// - the registrar tells the outbox when the login changed, and hands a registration left
+///   at a backend no longer used to `retired`, which deletes it there.
 public struct Components: Sendable {
     public let settings: SettingsStore
     public let accounts: AccountKeeper
@@ -21,6 +22,7 @@ public struct Components: Sendable {
     public let recovery: BackendRecovery
     public let outbox: Outbox
     public let registrar: Registrar
+    public let retired: RetiredRegistrations
 
     /// `backend` stands in for the HTTP client (a test's scripted one); the callbacks are
     /// what the daemon publishes to its watchers.
@@ -40,8 +42,11 @@ public struct Components: Sendable {
         let outbox = Outbox(settings: settings, stateDirectory: stateDirectory, backend: backend, clock: clock, logger: logger,
                             accounts: accounts, recovery: recovery, onEvent: onDelivery, onEmptied: onOutboxEmptied, fileSystem: fileSystem)
         self.outbox = outbox
+        let retired = RetiredRegistrations(stateDirectory: stateDirectory, backend: backend, accounts: accounts, settings: settings, clock: clock,
+                                           logger: logger, recovery: recovery, fileSystem: fileSystem)
+        self.retired = retired
         let registrar = Registrar(settings: settings, stateDirectory: stateDirectory, backend: backend, accounts: accounts, clock: clock,
-                                  logger: logger, recovery: recovery, onStatus: onRegistration,
+                                  logger: logger, recovery: recovery, retired: retired, onStatus: onRegistration,
                                   onAccountChange: { await outbox.accountChanged() }, fileSystem: fileSystem)
         self.registrar = registrar
         if backend.probes {
@@ -49,12 +54,14 @@ public struct Components: Sendable {
         }
         recovery.attach(.outbox, wake: { await outbox.backendWorks($0) }, networkChanged: { await outbox.networkChanged($0) })
         recovery.attach(.registrar, wake: { await registrar.backendWorks($0) }, networkChanged: { await registrar.networkChanged($0) })
+        recovery.attach(.retirement, wake: { await retired.backendWorks($0) }, networkChanged: { _ in await retired.networkChanged() })
     }
 
     /// Loads what the last run left and takes up the work: the registration, then the queue.
     public func start() async {
         await registrar.start()
         await outbox.start()
+        await retired.start()
     }
 
     /// Stops starting work, waits briefly for what is under way, and saves what is kept.
@@ -63,5 +70,6 @@ public struct Components: Sendable {
         await recovery.stop()
         await outbox.shutdown()
         await registrar.shutdown()
+        await retired.shutdown()
     }
 }

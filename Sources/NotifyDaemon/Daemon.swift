@@ -98,8 +98,8 @@ public final class Daemon: Sendable {
         let server: SocketServer
         let (network, watch) = startNetworkWatch()
         do {
-            let router = CommandRouter(registrar: registrar, outbox: outbox, recovery: recovery, hub: hub, info: info, control: control,
-                                       settings: settings)
+            let router = CommandRouter(registrar: registrar, outbox: outbox, recovery: recovery, retired: components.retired, hub: hub, info: info,
+                                       control: control, settings: settings)
             var limits = configuration.serverLimits
             limits.descriptorsForTheDaemon = descriptorsKept(connections: settings[\.maxConnections])
             // The end of a burst of requests or sends is when the memory it freed can go back.

@@ -108,9 +108,12 @@ public struct StatusResult: Codable, Hashable, Sendable {
     public var outbox: OutboxSummary?
     /// Absent from daemons older than the network monitor.
     public var network: NetworkStatus?
+    /// Registrations of this device at backends it no longer uses, still to be deleted
+    /// there; absent when there are none.
+    public var retiredRegistrations: [RetiredRegistration]?
 
     public init(daemon: Daemon, backend: String?, account: Account?, device: Device, registration: RegistrationStatus, outbox: OutboxSummary? = nil,
-                network: NetworkStatus? = nil) {
+                network: NetworkStatus? = nil, retiredRegistrations: [RetiredRegistration]? = nil) {
         self.daemon = daemon
         self.backend = backend
         self.account = account
@@ -118,6 +121,43 @@ public struct StatusResult: Codable, Hashable, Sendable {
         self.registration = registration
         self.outbox = outbox
         self.network = network
+        self.retiredRegistrations = retiredRegistrations
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case daemon, backend, account, device, registration, outbox, network
+        case retiredRegistrations = "retired_registrations"
+    }
+}
+
+/// A registration left at a backend this device no longer uses (the backend changed):
+/// notifyd deletes it there with the login that made it, retrying until it is gone or
+/// it gives up.
+public struct RetiredRegistration: Codable, Hashable, Sendable {
+    public var backend: String
+    public var id: String
+    public var user: String
+    /// When the backend changed.
+    public var since: Date
+    public var failures: Int
+    public var nextAttemptAt: Date?
+    /// Why the last attempt failed.
+    public var error: String?
+
+    public init(backend: String, id: String, user: String, since: Date, failures: Int = 0, nextAttemptAt: Date? = nil, error: String? = nil) {
+        self.backend = backend
+        self.id = id
+        self.user = user
+        self.since = since
+        self.failures = failures
+        self.nextAttemptAt = nextAttemptAt
+        self.error = error
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case backend, id, user, since, failures
+        case nextAttemptAt = "next_attempt_at"
+        case error
     }
 }
 

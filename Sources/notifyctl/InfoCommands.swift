@@ -65,6 +65,12 @@ enum Status: Subcommand {
                 let every = status.network?.checkingEvery.map { "; checking every \(Int($0.rounded())) s" } ?? ""
                 lines.append("              unreachable since \(TimeText.stamped(since))\(every)")
             }
+            for old in status.retiredRegistrations ?? [] {
+                lines.append("old backend:  \(old.backend): deleting registration \(old.id) (made as \(old.user))")
+                if let next = old.nextAttemptAt {
+                    lines.append("              next attempt \(TimeText.stamped(next))\(old.error.map { ": last failed: \($0)" } ?? "")")
+                }
+            }
             lines.append("token:        \(status.device.token ?? "(none)")")
             lines.append("platform:     \(status.device.platform)")
             lines.append("tags:         \(status.device.tags.isEmpty ? "(none)" : status.device.tags.joined(separator: " "))")

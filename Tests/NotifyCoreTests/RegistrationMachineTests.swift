@@ -36,6 +36,27 @@ struct RegistrationMachineTests {
         return machine
     }
 
+    /// Another backend: the id made at the old one is retired (deleted there) before the
+    /// state that forgets it is saved, then a new id is made at the new one.
+    @Test func aNewBackendRetiresTheOldIdBeforeForgettingIt() {
+        var machine = Self.registered()
+        let actions = machine.update(Self.complete(backend: "https://other.example"), now: Self.start.addingTimeInterval(1))
+        #expect(actions.prefix(2) == [.retire(id: "id-1", backend: Self.backend, user: "alice"), .persist])
+        #expect(Self.performed(actions) == [.createId(handle: "AA", backend: "https://other.example")])
+        #expect(machine.record.id == nil && machine.record.registered == nil)
+    }
+
+    /// A state saved with the old id (notifyd killed before it retired it) retires it at start.
+    @Test func anIdLeftAtAnotherBackendIsRetiredAtStart() {
+        var record = Self.registered().record
+        record.idBackend = "https://old.example"
+        record.registered?.backend = "https://old.example"
+        var machine = RegistrationMachine(inputs: Self.complete(), record: record, policy: Self.policy)
+        let actions = machine.start(now: Self.start.addingTimeInterval(10))
+        #expect(actions.prefix(2) == [.retire(id: "id-1", backend: "https://old.example", user: "alice"), .persist])
+        #expect(Self.performed(actions) == [.createId(handle: "AA", backend: Self.backend)])
+    }
+
     @Test func firstRegistrationCreatesAnIdThenUpserts() {
         var machine = RegistrationMachine(inputs: RegistrationInputs(), record: RegistrationRecord(), policy: Self.policy)
         let inputs = Self.complete(token: "ABCD", tags: ["news"])

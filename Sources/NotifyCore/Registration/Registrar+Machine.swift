@@ -74,6 +74,7 @@ extension Registrar {
                 wakeTask = nil
                 wakeAt = nil
             case .persist: await persist()
+            case .retire(let id, let backend, let user): await retire(id: id, at: backend, madeAs: user)
             }
         }
         let status = machine.status
@@ -147,6 +148,20 @@ extension Registrar {
         wakeTask = nil
         wakeAt = nil
         await apply(machine.wake(now: clock.now()))
+    }
+
+    /// Hands the registration left at `backend` over for deletion there, with the saved
+    /// login when it is the one that made it (a login on trial at another backend is not
+    /// saved yet), else with the one in use.
+    func retire(id: String, at backend: String, madeAs user: String?) async {
+        let candidates = [credentials, trial].compactMap { $0 }
+        guard let login = candidates.first(where: { $0.user == user }) ?? candidates.first else {
+            logger.warning("registration \(id) at \(backend) is no longer used, but no login is left to delete it with; it stays there until deleted by hand")
+            return
+        }
+        if let retired {
+            await retired.retire(id: id, backend: backend, credentials: login)
+        }
     }
 
     /// Saves the state as it stands; the steps that follow wait for it (a new registration

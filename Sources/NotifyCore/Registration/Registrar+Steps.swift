@@ -37,8 +37,15 @@ extension Registrar {
             let result: StepResult
             switch step {
             case .createId(let handle, _):
+                // Back at a backend whose registration is still waiting to be deleted: that one.
+                if let id = await self.retired?.reclaim(backend: backendText) {
+                    result = .created(id: id)
+                    break
+                }
                 switch await backend.createRegistrationId(handle: handle, account: account) {
-                case .success(let id): result = .created(id: id)
+                case .success(let id):
+                    await self.retired?.inUse(id: id, backend: backendText)
+                    result = .created(id: id)
                 case .failure(let error): result = .failed(self.classify(error, route: .create, backend: backendText))
                 }
             case .upsert(let id, let target):

@@ -46,6 +46,8 @@ public actor Registrar {
     let onAccountChange: @Sendable () async -> Void
     /// Told of each backend call that succeeded, and of whether a retry waits on a failed backend.
     let recovery: BackendRecovery?
+    /// Deletes the registrations left at a backend no longer used.
+    let retired: RetiredRegistrations?
 
     // What `status` reports: each change is counted (`StatusChanges`).
     var device: DeviceState {
@@ -92,7 +94,7 @@ public actor Registrar {
 
     public init(
         settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, accounts: AccountKeeper,
-        clock: any WakeClock = SystemWakeClock(), logger: Logger, recovery: BackendRecovery? = nil,
+        clock: any WakeClock = SystemWakeClock(), logger: Logger, recovery: BackendRecovery? = nil, retired: RetiredRegistrations? = nil,
         onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in },
         onAccountChange: @escaping @Sendable () async -> Void = {}, fileSystem: FileSystemCalls = .system
     ) {
@@ -105,6 +107,7 @@ public actor Registrar {
         self.onStatus = onStatus
         self.onAccountChange = onAccountChange
         self.recovery = recovery
+        self.retired = retired
         let (state, stateWarning) = stateStore.load()
         let credentials = accounts.loggedIn
         if let stateWarning { logger.warning(stateWarning) }

@@ -313,13 +313,22 @@ public struct RegistrationMachine: Sendable {
         return continuePass(now: now)
     }
 
-    /// The next call of a registration pass, for the latest inputs.
+    /// The next call of a registration pass, for the latest inputs. An id made at another
+    /// backend is retired: deleted there, not left for that backend to push to.
     private mutating func continuePass(now: Date) -> [RegistrationAction] {
         guard let target = inputs.target else { return reconcile(now: now) }
         if let id = record.id, record.idBackend == target.backend {
             return begin(.upsert(id: id, target: target), now: now)
         }
-        return begin(.createId(handle: target.handle, backend: target.backend), now: now)
+        var retired: [RegistrationAction] = []
+        if let id = record.id, let backend = record.idBackend {
+            retired = [.retire(id: id, backend: backend, user: record.registered?.user), .persist]
+            record.id = nil
+            record.idBackend = nil
+            record.registered = nil
+            record.registeredAt = nil
+        }
+        return retired + begin(.createId(handle: target.handle, backend: target.backend), now: now)
     }
 
     private mutating func begin(_ step: RegistrationStep, now: Date) -> [RegistrationAction] {

@@ -120,6 +120,10 @@ public enum RegistrationAction: Equatable, Sendable {
     case cancelWake
     /// Write `record` to disk.
     case persist
+    /// The registration `id` at `backend`, made as `user`, is no longer this device's
+    /// (the backend changed): have it deleted there. Comes before the `persist` that
+    /// forgets it, so that a crash between the two loses neither.
+    case retire(id: String, backend: String, user: String?)
 }
 
 /// The end of an `unregister`.

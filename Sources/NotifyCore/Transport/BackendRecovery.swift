@@ -24,7 +24,7 @@ import Synchronization
 /// without growing their backoff, and `status` says since when notifyd is offline.
 public final class BackendRecovery: Sendable {
     public enum Party: Sendable, Hashable {
-        case registrar, outbox
+        case registrar, outbox, retirement
     }
 
     private struct Wakes {

@@ -11,6 +11,7 @@ struct CommandRouter: RequestHandler {
     let registrar: Registrar
     let outbox: Outbox
     let recovery: BackendRecovery
+    let retiredRegistrations: RetiredRegistrations
     let hub: EventHub
     let info: DaemonInfo
     let control: DaemonControl
@@ -20,11 +21,12 @@ struct CommandRouter: RequestHandler {
     let pingResult: [UInt8]
     let statusCopy: StatusCopy
 
-    init(registrar: Registrar, outbox: Outbox, recovery: BackendRecovery, hub: EventHub, info: DaemonInfo, control: DaemonControl,
-         settings: SettingsStore) {
+    init(registrar: Registrar, outbox: Outbox, recovery: BackendRecovery, retired: RetiredRegistrations, hub: EventHub, info: DaemonInfo,
+         control: DaemonControl, settings: SettingsStore) {
         self.registrar = registrar
         self.outbox = outbox
         self.recovery = recovery
+        self.retiredRegistrations = retired
         self.hub = hub
         self.info = info
         self.control = control
@@ -170,6 +172,7 @@ struct CommandRouter: RequestHandler {
 
     private func status() async -> StatusResult {
         let snapshot = await registrar.snapshot()
+        let retired = await retiredRegistrations.summary
         let passwordSource = settings[\.passwordSource].name
         let restartNeeded = control.restartNeeded
         return StatusResult(
@@ -179,7 +182,8 @@ struct CommandRouter: RequestHandler {
             backend: snapshot.backend,
             account: snapshot.user.map { StatusResult.Account(user: $0, passwordSource: passwordSource, passwordProblem: snapshot.passwordProblem) },
             device: .init(token: snapshot.device.token, platform: snapshot.device.platform, tags: snapshot.device.tags),
-            registration: snapshot.registration, outbox: await outbox.summary(), network: recovery.networkStatus)
+            registration: snapshot.registration, outbox: await outbox.summary(), network: recovery.networkStatus,
+            retiredRegistrations: retired.isEmpty ? nil : retired)
     }
 }
 

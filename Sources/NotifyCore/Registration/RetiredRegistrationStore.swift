@@ -1,0 +1,99 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A registration left at a backend this device no longer uses, with the login that made
+/// it: what its deletion there needs, kept across restarts.
+struct RetiredEntry: Codable, Equatable, Sendable {
+    var id: String
+    var backend: String
+    var user: String
+    /// As `credentials.json` keeps it: the password, or nothing when a password command or
+    /// systemd credential gives it.
+    var password: String
+    var retiredAt: Date
+    var failures = 0
+    var nextAttemptAt: Date?
+    var lastError: String?
+
+    struct Key: Equatable {
+        var id: String
+        var backend: String
+    }
+
+    var key: Key { Key(id: id, backend: backend) }
+
+    /// The login the deletion is made with: that user, at that backend.
+    var credentials: Credentials {
+        Credentials(user: user, password: password, backend: backend, revision: "retired-" + id, savedAt: retiredAt)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, backend, user, password
+        case retiredAt = "retired_at"
+        case failures
+        case nextAttemptAt = "next_attempt_at"
+        case lastError = "last_error"
+    }
+}
+
+/// `retired-registrations.json` in the state directory, mode 0600 like `credentials.json`,
+/// since it holds the password of the login each registration was made with. Absent when
+/// nothing is left to delete.
+struct RetiredRegistrationStore: Sendable {
+    let path: String
+    private let calls: FileSystemCalls
+
+    static let currentVersion = 1
+    /// A few entries of a few hundred bytes: a larger file is not one notifyd wrote.
+    static let largestFile = FileContents.mebibyte
+
+    private struct Record: Codable {
+        var version: Int?
+        var registrations: [RetiredEntry]
+    }
+
+    init(directory: String, calls: FileSystemCalls = .system) {
+        path = FilePath.join(directory, "retired-registrations.json")
+        self.calls = calls
+    }
+
+    /// The entries, and a warning when the file could not be used (then there are none:
+    /// the registrations it named stay at their backends, as they did before notifyd
+    /// deleted them).
+    func load() -> ([RetiredEntry], warning: String?) {
+        do {
+            let data = try FileContents.load(path, limit: Self.largestFile)
+            _ = try DiskFormat.checkVersion(of: data, supported: Self.currentVersion)
+            return (try JSONDecoder.decodeStateFile(Record.self, from: data).registrations, nil)
+        } catch FileContents.Problem.missing {
+            return ([], nil)
+        } catch {
+            return ([], "\(path) could not be read (\(error)); the registrations it names are not deleted at their old backends")
+        }
+    }
+
+    func save(_ entries: [RetiredEntry]) throws(CoreError) {
+        guard !entries.isEmpty else {
+            if calls.unlink(path) != 0 && errno != ENOENT {
+                throw .storage("cannot remove \(path): \(String(cString: strerror(errno)))")
+            }
+            AtomicFile.syncDirectory(FilePath.directory(of: path), using: calls)
+            return
+        }
+        let data: Data
+        do {
+            data = try JSONEncoder.state.encode(Record(version: Self.currentVersion, registrations: entries))
+        } catch {
+            throw .storage("cannot encode the retired registrations")
+        }
+        try AtomicFile.write(data, to: path, using: calls)
+    }
+}

@@ -1,0 +1,226 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import NotifyProtocol
+
+/// The registrations of this device at backends it no longer uses. When the backend
+/// changes (a reload with another `backend`, a login at another one), the registration at
+/// the old backend is deleted there with the login that made it, as `logout` does, so the
+/// old backend cannot go on pushing to this device for the old user.
+///
+/// A deletion that fails for a reason that may pass (the old backend down, throttling, no
+/// network) is retried with the backoff, woken like the other parties when the backend is
+/// seen back, kept across restarts (`retired-registrations.json`), and shown in `status`.
+/// One the backend refuses for good, or one still failing after `giveUpAfter`, is given up
+/// with a warning naming the id, so that it can be deleted by hand. Switching back to the
+/// old backend before the deletion happened cancels it: the registration is used again
+/// (`reclaim`).
+public actor RetiredRegistrations {
+    /// A backend unreachable for a week has most likely been retired itself; the log then
+    /// names what is left there.
+    public static let giveUpAfter: Double = 7 * 86400
+
+    private var entries: [RetiredEntry]
+    private let store: RetiredRegistrationStore
+    /// The file is written there, so that an fsync never holds a thread of the pool.
+    private let writer = FileWriter(name: "notifyd-retired")
+    private let backend: any BackendAPI
+    private let accounts: AccountKeeper
+    private let settings: SettingsStore
+    private let clock: any WakeClock
+    private let logger: Logger
+    private let recovery: BackendRecovery?
+    /// The entry whose deletion is under way: never reclaimed meanwhile.
+    private var deleting: RetiredEntry?
+    private var deletion: Task<Void, Never>?
+    private var wakeTask: Task<Void, Never>?
+    private var wakeAt: Date?
+    private var stopped = false
+    private var random = SplitMix64(seed: UInt64.random(in: 0...UInt64.max))
+
+    public init(stateDirectory: String, backend: any BackendAPI, accounts: AccountKeeper, settings: SettingsStore,
+                clock: any WakeClock = SystemWakeClock(), logger: Logger, recovery: BackendRecovery? = nil, fileSystem: FileSystemCalls = .system) {
+        store = RetiredRegistrationStore(directory: stateDirectory, calls: fileSystem)
+        let (entries, warning) = store.load()
+        if let warning { logger.warning(warning) }
+        self.entries = entries
+        self.backend = backend
+        self.accounts = accounts
+        self.settings = settings
+        self.clock = clock
+        self.logger = logger
+        self.recovery = recovery
+    }
+
+    /// Takes up the deletions the last run left.
+    public func start() {
+        schedule()
+    }
+
+    /// Deletes nothing more, and returns once the deletion under way, if any, has ended.
+    public func shutdown() async {
+        stopped = true
+        wakeTask?.cancel()
+        wakeTask = nil
+        await deletion?.value
+    }
+
+    /// What `status` shows.
+    public var summary: [RetiredRegistration] {
+        entries.map { entry in
+            RetiredRegistration(backend: entry.backend, id: entry.id, user: entry.user, since: entry.retiredAt, failures: entry.failures,
+                                nextAttemptAt: entry.nextAttemptAt, error: entry.lastError)
+        }
+    }
+
+    /// The registration `id` at `backend` is no longer this device's: it is deleted there
+    /// with `credentials`. Returns once that is on disk, so the state that forgets the id
+    /// can be saved after it.
+    func retire(id: String, backend: String, credentials: Credentials) async {
+        guard !entries.contains(where: { $0.key == RetiredEntry.Key(id: id, backend: backend) }) else { return }
+        let entry = RetiredEntry(id: id, backend: backend, user: credentials.user, password: credentials.password, retiredAt: clock.now())
+        entries.append(entry)
+        logger.notice("the backend changed: deleting registration \(id) at \(backend), made as \(credentials.user)")
+        await save()
+        schedule()
+    }
+
+    /// A registration is wanted at `backend` again: the retired one there, if its deletion
+    /// has not started, is taken back instead of deleted. Returns its id.
+    func reclaim(backend: String) async -> String? {
+        guard let index = entries.firstIndex(where: { $0.backend == backend && $0.key != deleting?.key }) else { return nil }
+        let entry = entries.remove(at: index)
+        logger.notice("back at \(backend): registration \(entry.id) is used again, not deleted")
+        await save()
+        schedule()
+        return entry.id
+    }
+
+    /// The backend gave `id` for this device's new registration (the tutorial's backend
+    /// hands back the registration it has for the device): it is in use, not deleted.
+    func inUse(id: String, backend: String) async {
+        guard let index = entries.firstIndex(where: { $0.key == RetiredEntry.Key(id: id, backend: backend) && $0.key != deleting?.key }) else { return }
+        entries.remove(at: index)
+        logger.notice("registration \(id) at \(backend) is this device's again, not deleted")
+        await save()
+        schedule()
+    }
+
+    /// `backend` answered (or was seen back): its deletions waiting their backoff go now.
+    func backendWorks(_ backend: String) {
+        wakeWaits { $0.backend == backend }
+    }
+
+    /// The network may be back: every deletion waiting its backoff goes now.
+    func networkChanged() {
+        wakeWaits { _ in true }
+    }
+
+    private func wakeWaits(_ which: (RetiredEntry) -> Bool) {
+        var woken = false
+        for index in entries.indices where entries[index].nextAttemptAt != nil && which(entries[index]) {
+            entries[index].nextAttemptAt = nil
+            woken = true
+        }
+        if woken { schedule() }
+    }
+
+    // MARK: Deleting
+
+    /// Starts the deletion that is due, or sleeps until the next one is.
+    private func schedule() {
+        recovery?.setWaiting(.retirement, !entries.isEmpty)
+        guard !stopped, deleting == nil else { return }
+        let now = clock.now()
+        if let due = entries.first(where: { ($0.nextAttemptAt ?? now) <= now }) {
+            deleting = due
+            deletion = Task { await self.delete(due) }
+            return
+        }
+        guard let next = entries.compactMap(\.nextAttemptAt).min() else { return }
+        if wakeTask != nil, wakeAt == next { return }
+        wakeTask?.cancel()
+        wakeAt = next
+        wakeTask = Task { [clock] in
+            do { try await clock.sleep(until: next) } catch { return }
+            await self.wokeUp()
+        }
+    }
+
+    private func wokeUp() {
+        wakeTask = nil
+        wakeAt = nil
+        schedule()
+    }
+
+    private func delete(_ entry: RetiredEntry) async {
+        let outcome: Result<Void, BackendCallError>
+        do throws(CoreError) {
+            let account = try await accounts.backendAccount(entry.credentials)
+            outcome = await backend.deleteRegistration(id: entry.id, account: account)
+        } catch {
+            outcome = .failure(.transport(error.description))
+        }
+        let failure: BackendFailure? = switch outcome {
+        case .success: nil
+        case .failure(let error): recovery?.classify(error, route: .delete, backend: entry.backend) ?? BackendFailure.classify(error, route: .delete)
+        }
+        finished(entry, failure)
+        await save()
+        deleting = nil
+        deletion = nil
+        schedule()
+    }
+
+    private func finished(_ entry: RetiredEntry, _ failure: BackendFailure?) {
+        guard let index = entries.firstIndex(where: { $0.key == entry.key }) else { return }
+        let place = "registration \(entry.id) at \(entry.backend)"
+        switch failure {
+        case nil:
+            recovery?.backendAnswered(entry.backend)
+            entries.remove(at: index)
+            logger.notice("deleted \(place)")
+        case .gone?:
+            entries.remove(at: index)
+            logger.notice("\(place) was already gone")
+        case .unauthorized(let status)?:
+            entries.remove(at: index)
+            logger.warning("cannot delete \(place): the backend refused the login of \(entry.user) (HTTP \(status)); it stays there until deleted by hand")
+        case .rejected(let status, let detail)?:
+            entries.remove(at: index)
+            logger.warning("cannot delete \(place): the backend refused (HTTP \(status)\(detail.isEmpty ? "" : ": \(detail)")); it stays there until deleted by hand")
+        case .transient(let retryAfter, let reason)?:
+            backOff(index, reason: reason, retryAfter: retryAfter, watched: false)
+        case .unreachable(let reason, _)?, .offline(let reason)?:
+            backOff(index, reason: reason, retryAfter: nil, watched: true)
+        }
+    }
+
+    private func backOff(_ index: Int, reason: String, retryAfter: Double?, watched: Bool) {
+        let now = clock.now()
+        var entry = entries[index]
+        guard now.timeIntervalSince(entry.retiredAt) < Self.giveUpAfter else {
+            entries.remove(at: index)
+            logger.warning("gave up deleting registration \(entry.id) at \(entry.backend) after 7 days of failures (\(reason)): that backend may be gone for good; it stays there until deleted by hand")
+            return
+        }
+        let backoff = settings[\.policy].backoff
+        entry.failures += 1
+        entry.lastError = backoff.noted(reason, retryAfter: retryAfter)
+        entry.nextAttemptAt = now.addingTimeInterval(backoff.delay(failures: entry.failures, retryAfter: retryAfter, unit: random.nextUnit(), watched: watched))
+        entries[index] = entry
+        logger.warning("cannot delete registration \(entry.id) at \(entry.backend) yet: \(reason); will retry")
+    }
+
+    private func save() async {
+        let (store, entries) = (self.store, self.entries)
+        do {
+            try await writer.run { () throws(CoreError) in try store.save(entries) }
+        } catch {
+            logger.error("\(error.description); the registrations left at old backends may not be deleted after a restart")
+        }
+        accounts.statusChanges.bump()
+    }
+}

@@ -1,0 +1,154 @@
+import DevBackend
+import Foundation
+import NotifyTestSupport
+import Testing
+
+/// The built notifyd moved from one dev backend to another by a reload: the registration
+/// at the old backend is deleted there, also when that backend is down during the switch
+/// and notifyd restarts meanwhile; a switch back before that keeps it.
+@Suite struct BackendSwitchTests {
+    /// Two backends, a config naming the first, and alice registered there.
+    struct Setup {
+        let old: DevBackendServer
+        let new: DevBackendServer
+        let scratch: ScratchDirectory
+        let daemon: DaemonUnderTest
+        let id: String
+
+        var config: String { scratch.file("config") }
+        var stateDirectory: String { scratch.file("state") }
+
+        init() async throws {
+            old = DevBackendServer(options: .init(quiet: true))
+            new = DevBackendServer(options: .init(quiet: true))
+            try old.start()
+            try new.start()
+            scratch = try ScratchDirectory()
+            try Data("backend = \(old.baseURL.absoluteString)\n".utf8).write(to: URL(fileURLWithPath: scratch.file("config")))
+            daemon = try await Self.daemon(config: scratch.file("config"), state: scratch.file("state"))
+            let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+            #expect(login.status == 0, "\(login.output)\(login.error)")
+            let token = try await daemon.notifyctl(["set-token", "3f2a1b"])
+            #expect(token.status == 0, "\(token.output)\(token.error)")
+            id = try #require(old.registrations().first?.id)
+        }
+
+        static func daemon(config: String, state: String) async throws -> DaemonUnderTest {
+            try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config], stateDirectory: state)
+        }
+
+        func switchTo(_ backend: DevBackendServer, with daemon: DaemonUnderTest? = nil) async throws {
+            try Data("backend = \(backend.baseURL.absoluteString)\n".utf8).write(to: URL(fileURLWithPath: config))
+            let reload = try await (daemon ?? self.daemon).notifyctl(["reload"])
+            #expect(reload.status == 0, "\(reload.output)\(reload.error)")
+        }
+
+        func deletions(at backend: DevBackendServer) -> Int {
+            backend.requests().filter { $0.method == "DELETE" && $0.path == "/api/register/" + id }.count
+        }
+
+        func end(_ daemons: DaemonUnderTest...) async {
+            for daemon in [self.daemon] + daemons { await daemon.cleanUp() }
+            old.stop()
+            new.stop()
+            scratch.remove()
+        }
+    }
+
+    @Test func aReloadToAnotherBackendDeletesTheRegistrationAtTheOldOne() async throws {
+        let setup = try await Setup()
+        try await setup.switchTo(setup.new)
+        #expect(await eventually { setup.new.registrations().count == 1 && setup.old.registrations().isEmpty },
+                "old: \(setup.old.registrations()), new: \(setup.new.registrations())")
+        #expect(setup.deletions(at: setup.old) == 1)
+        #expect(setup.old.requests().last { $0.method == "DELETE" }?.user == "alice", "with the login that made it")
+        let status = try await setup.daemon.notifyctl(["status"])
+        #expect(!status.output.contains("old backend"), "\(status.output)")
+        #expect(!FileManager.default.fileExists(atPath: setup.stateDirectory + "/retired-registrations.json"))
+        await setup.end()
+    }
+
+    @Test func anOldBackendDownDuringTheSwitchHasItsRegistrationDeletedOnceBackAcrossARestart() async throws {
+        let setup = try await Setup()
+        let port = setup.old.port
+        try await offThePool { setup.old.stop() }
+        try await setup.switchTo(setup.new)
+        #expect(await eventually { setup.new.registrations().count == 1 })
+
+        let down = try await setup.daemon.notifyctl(["status"])
+        #expect(down.output.contains("old backend:  \(setup.old.baseURL.absoluteString): deleting registration \(setup.id)"), "\(down.output)")
+        let json = try await setup.daemon.notifyctl(["status", "--json"])
+        #expect(json.output.contains("\"retired_registrations\""), "\(json.output)")
+        let file = setup.stateDirectory + "/retired-registrations.json"
+        var info = stat()
+        #expect(stat(file, &info) == 0 && info.st_mode & 0o777 == 0o600, "it holds the old login's password: 0600 like credentials.json")
+
+        // Restarted while the old backend is still down: the deletion is remembered.
+        #expect(await setup.daemon.stop() == 0)
+        let restarted = try await Setup.daemon(config: setup.config, state: setup.stateDirectory)
+        let again = try await restarted.notifyctl(["status"])
+        #expect(again.output.contains("deleting registration \(setup.id)"), "\(again.output)")
+
+        let back = DevBackendServer(options: .init(port: port, quiet: true))
+        _ = try back.start()
+        defer { back.stop() }
+        #expect(await eventually(60) { setup.deletions(at: back) == 1 }, "deleted once the old backend is back")
+        #expect(await eventually { !FileManager.default.fileExists(atPath: file) })
+        let done = try await restarted.notifyctl(["status"])
+        #expect(!done.output.contains("old backend"), "\(done.output)")
+        #expect(setup.new.registrations().count == 1, "the new registration stays")
+        await setup.end(restarted)
+    }
+
+    /// A login as someone else at another backend: alice's registration at the first one
+    /// is deleted there as alice, once bob's login is accepted.
+    @Test func aLoginAtAnotherBackendDeletesTheOldRegistrationWithTheOldLogin() async throws {
+        let setup = try await Setup()
+        let login = try await setup.daemon.notifyctl(["login", "--backend", setup.new.baseURL.absoluteString, "--password-stdin", "bob"],
+                                                     stdin: Data("bob\n".utf8))
+        #expect(login.status == 0, "\(login.output)\(login.error)")
+        #expect(await eventually { setup.old.registrations().isEmpty && setup.new.registrations().count == 1 })
+        #expect(setup.old.requests().last { $0.method == "DELETE" }?.user == "alice")
+        #expect(setup.new.registrations().first?.tags.contains("username:bob") == true)
+        await setup.end()
+    }
+
+    /// Killed while the DELETE waits for the old backend: the deletion is still on disk,
+    /// and the restarted notifyd makes it.
+    @Test func aKillDuringTheDeletionLosesNothing() async throws {
+        let setup = try await Setup()
+        try setup.old.addFault(.init(route: .delete, delay: 5, count: 1))
+        try await setup.switchTo(setup.new)
+        #expect(await eventually { setup.new.registrations().count == 1 })
+        #expect(await eventually { setup.old.faults().isEmpty }, "the DELETE reached the old backend and waits there")
+        setup.daemon.child.signal(SIGKILL)
+        _ = await setup.daemon.child.wait(seconds: 10)
+        let restarted = try await Setup.daemon(config: setup.config, state: setup.stateDirectory)
+        #expect(await eventually(60) { setup.deletions(at: setup.old) == 2 }, "asked again after the restart")
+        #expect(setup.old.registrations().isEmpty)
+        #expect(await eventually { !FileManager.default.fileExists(atPath: setup.stateDirectory + "/retired-registrations.json") })
+        #expect(setup.new.registrations().count == 1)
+        await setup.end(restarted)
+    }
+
+    @Test func switchingBackBeforeTheDeletionKeepsTheRegistration() async throws {
+        let setup = try await Setup()
+        try setup.old.addFault(.init(route: .delete, status: 503, count: 1000))
+        try await setup.switchTo(setup.new)
+        #expect(await eventually { setup.new.registrations().count == 1 && setup.deletions(at: setup.old) >= 1 })
+        let pending = try await setup.daemon.notifyctl(["status"])
+        #expect(pending.output.contains("deleting registration \(setup.id)"), "\(pending.output)")
+
+        setup.old.clearFaults()
+        let creates = setup.old.requestCount(route: .create)
+        try await setup.switchTo(setup.old)
+        #expect(await eventually { setup.new.registrations().isEmpty }, "the new backend's registration is the one retired now")
+        var status = ""
+        #expect(await eventually { status = (try? await setup.daemon.notifyctl(["status"]).output) ?? ""; return status.contains("registration: registered") }, "\(status)")
+        #expect(!status.contains("deleting registration \(setup.id)"), "\(status)")
+        #expect(setup.old.registrations().map(\.id) == [setup.id], "the old registration is this device's again")
+        #expect(setup.deletions(at: setup.old) == 1, "only the attempt made before the switch back")
+        #expect(setup.old.requestCount(route: .create) == creates, "taken back without asking the backend for an id")
+        await setup.end()
+    }
+}

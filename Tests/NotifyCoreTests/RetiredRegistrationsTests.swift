@@ -1,0 +1,107 @@
+import Foundation
+import NotifyTestSupport
+import Testing
+@testable import NotifyCore
+
+/// `RetiredRegistrations` with a scripted backend and a clock the test moves: a deletion
+/// that fails is retried with the backoff and kept on disk; one refused for good, or
+/// failing for 7 days, is given up; a reclaim cancels it.
+struct RetiredRegistrationsTests {
+    static let old = "https://old.example"
+    static let alice = Credentials(user: "alice", password: "alice-password", backend: nil)
+
+    struct Fixture {
+        let directory: ScratchDirectory
+        let backend = FakeBackend()
+        let clock = ManualClock()
+        let accounts: AccountKeeper
+        let settings = SettingsStore(.init(backend: "https://new.example"))
+
+        init() throws {
+            directory = try ScratchDirectory()
+            accounts = AccountKeeper(stateDirectory: directory.path, settings: settings)
+        }
+
+        func retired() -> RetiredRegistrations {
+            RetiredRegistrations(stateDirectory: directory.path, backend: backend, accounts: accounts, settings: settings, clock: clock, logger: .silent)
+        }
+
+        var deletions: Int { backend.calls.filter { if case .delete = $0 { true } else { false } }.count }
+        var file: String { directory.file("retired-registrations.json") }
+    }
+
+    @Test func aFailedDeletionIsRetriedWithTheBackoffAndKeptAcrossARestart() async throws {
+        let fixture = try Fixture()
+        defer { fixture.directory.remove() }
+        fixture.backend.failNextDelete(.status(503, retryAfter: nil, body: ""))
+        let retired = fixture.retired()
+        await retired.retire(id: "id-1", backend: Self.old, credentials: Self.alice)
+        #expect(await eventually { await retired.summary.first?.failures == 1 })
+        let entry = try #require(await retired.summary.first)
+        #expect(entry.error == "HTTP 503 from the backend")
+        let next = try #require(entry.nextAttemptAt)
+        #expect(next > fixture.clock.now() && next <= fixture.clock.now().addingTimeInterval(5))
+        let saved = try String(contentsOfFile: fixture.file, encoding: .utf8)
+        #expect(saved.contains("id-1") && saved.contains("alice-password"), "what the deletion needs, in a 0600 file")
+        await retired.shutdown()
+
+        let again = fixture.retired()
+        #expect(await again.summary.map(\.id) == ["id-1"], "kept across a restart")
+        await again.start()
+        fixture.clock.advance(by: 5)
+        #expect(await eventually { await again.summary.isEmpty })
+        #expect(fixture.deletions == 2)
+        #expect(!FileManager.default.fileExists(atPath: fixture.file))
+        await again.shutdown()
+    }
+
+    @Test func aRefusedLoginIsGivenUpNotRetried() async throws {
+        let fixture = try Fixture()
+        defer { fixture.directory.remove() }
+        fixture.backend.failNextDelete(.status(403, retryAfter: nil, body: ""))
+        let retired = fixture.retired()
+        await retired.retire(id: "id-1", backend: Self.old, credentials: Self.alice)
+        #expect(await eventually { await retired.summary.isEmpty })
+        #expect(fixture.deletions == 1)
+        await retired.shutdown()
+    }
+
+    @Test func aDeletionStillFailingAfterSevenDaysIsGivenUp() async throws {
+        let fixture = try Fixture()
+        defer { fixture.directory.remove() }
+        fixture.backend.failEverything(.cannotConnect("connection refused", tls: false))
+        let retired = fixture.retired()
+        await retired.retire(id: "id-1", backend: Self.old, credentials: Self.alice)
+        var attempts = 0
+        while await !retired.summary.isEmpty, attempts < 1000 {
+            let done = fixture.deletions
+            #expect(await eventually { fixture.deletions > done || fixture.clock.sleeperCount == 1 })
+            guard let next = await retired.summary.first?.nextAttemptAt else { break }
+            fixture.clock.advance(by: max(0.001, next.timeIntervalSince(fixture.clock.now())))
+            _ = await eventually { fixture.deletions > done }
+            attempts += 1
+        }
+        #expect(await eventually { await retired.summary.isEmpty }, "given up")
+        let elapsed = fixture.clock.now().timeIntervalSince(Date(timeIntervalSince1970: 1_800_000_000))
+        #expect(elapsed >= RetiredRegistrations.giveUpAfter && elapsed < RetiredRegistrations.giveUpAfter + 1800)
+        // Each wait between half and all of 30 min: at retry_max (5 min) it would be four times as many.
+        #expect(fixture.deletions < 7 * 86400 / 900 + 20, "unreachable: the backoff grew to 30 min")
+        await retired.shutdown()
+    }
+
+    @Test func aReclaimCancelsTheDeletion() async throws {
+        let fixture = try Fixture()
+        defer { fixture.directory.remove() }
+        fixture.backend.failNextDelete(.status(503, retryAfter: nil, body: ""))
+        let retired = fixture.retired()
+        await retired.retire(id: "id-1", backend: Self.old, credentials: Self.alice)
+        #expect(await eventually { await retired.summary.first?.failures == 1 })
+        #expect(await retired.reclaim(backend: "https://another.example") == nil)
+        #expect(await retired.reclaim(backend: Self.old) == "id-1")
+        #expect(await retired.summary.isEmpty)
+        fixture.clock.advance(by: 3600)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(fixture.deletions == 1, "no deletion after the reclaim")
+        await retired.shutdown()
+    }
+}
