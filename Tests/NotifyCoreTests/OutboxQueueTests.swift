@@ -188,6 +188,10 @@ struct OutboxQueueTests {
         #expect(woken)
         let ready = queue.takeReady(now: now.addingTimeInterval(-1))
         #expect(Self.ids(ready) == [first.id])
+        // Failing again after the wake: still the probe's to end, unlike a wait cut short after an error answer.
+        queue.finished(first.id, .unreachable(Self.unavailable), now: now)
+        let stillWatched = queue.waitsOnBackend
+        #expect(stillWatched)
     }
 
     @Test(arguments: [0.0, 0.001, -1])

@@ -114,6 +114,28 @@ struct ReachabilityWatchTests {
         #expect(fixture.probe.calls.count == 2)
     }
 
+    /// Lost again soon after its return: probed from where the last watch had got, so a
+    /// backend that flaps costs no more probes than one that stays down.
+    @Test func aBackendLostAgainSoonIsProbedAtTheIntervalReached() async throws {
+        let fixture = Fixture()
+        _ = fixture.failed(Self.refused)
+        for _ in 0..<5 { _ = try #require(await fixture.nextProbe()) }
+        fixture.probe.setUp(true)
+        _ = try #require(await fixture.nextProbe())
+        #expect(await eventually { fixture.recovery.networkStatus.backendUnreachableSince == nil })
+        fixture.probe.setUp(false)
+        _ = fixture.failed(Self.refused)
+        #expect(fixture.recovery.networkStatus.checkingEvery == 30)
+        let interval = try #require(await fixture.nextProbe())
+        #expect(abs(interval - 30) <= 0.25, "\(interval)")
+
+        // Long after: from the start again.
+        _ = fixture.failed(.status(503, retryAfter: nil, body: ""))
+        fixture.clock.advance(by: 600)
+        _ = fixture.failed(Self.refused)
+        #expect(fixture.recovery.networkStatus.checkingEvery == 2)
+    }
+
     @Test func aTLSFailureIsProbedWithTheHandshake() async throws {
         let fixture = Fixture()
         #expect(fixture.failed(.cannotConnect("TLS failed", tls: true)) == .unreachable(reason: "TLS failed", tls: true))
@@ -169,6 +191,13 @@ struct ReachabilityWatchTests {
         #expect(fixture.probe.calls.count == 1, "no probe once nothing waits")
         #expect(fixture.events.changes == [.backendUnreachable, .backendReachable])
         #expect(fixture.clock.sleeperCount == 0)
+
+        // A wait that begins soon after (its failure judged before the party said it
+        // waits) takes the watch up again.
+        fixture.recovery.setWaiting(.outbox, true)
+        #expect(fixture.recovery.networkStatus.backendUnreachableSince != nil)
+        _ = try #require(await fixture.nextProbe())
+        #expect(fixture.probe.calls.count == 2)
     }
 
     /// A 2 h outage: at most one probe per 30 s on average, the few of the ramp aside.

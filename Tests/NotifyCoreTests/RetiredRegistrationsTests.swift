@@ -41,9 +41,9 @@ struct RetiredRegistrationsTests {
         #expect(entry.error == "HTTP 503 from the backend")
         let next = try #require(entry.nextAttemptAt)
         #expect(next > fixture.clock.now() && next <= fixture.clock.now().addingTimeInterval(5))
+        await retired.shutdown()
         let saved = try String(contentsOfFile: fixture.file, encoding: .utf8)
         #expect(saved.contains("id-1") && saved.contains("alice-password"), "what the deletion needs, in a 0600 file")
-        await retired.shutdown()
 
         let again = fixture.retired()
         #expect(await again.summary.map(\.id) == ["id-1"], "kept across a restart")
@@ -51,7 +51,7 @@ struct RetiredRegistrationsTests {
         fixture.clock.advance(by: 5)
         #expect(await eventually { await again.summary.isEmpty })
         #expect(fixture.deletions == 2)
-        #expect(!FileManager.default.fileExists(atPath: fixture.file))
+        #expect(await eventually { !FileManager.default.fileExists(atPath: fixture.file) })
         await again.shutdown()
     }
 

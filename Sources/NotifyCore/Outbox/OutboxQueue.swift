@@ -264,7 +264,9 @@ public struct OutboxQueue: Sendable {
         let count = (failures[key] ?? 0) + 1
         failures[key] = count
         let wasCutShort = cutShort.remove(key) != nil
-        recoverable[key] = retryAfter == nil && !wasCutShort ? delivery.account?.backend : nil
+        // A watched wait stays one the probe ends, however often: the probe, not another
+        // recipient's success, wakes it, and only once the backend connects.
+        recoverable[key] = retryAfter == nil && (watched || !wasCutShort) ? delivery.account?.backend : nil
         let unit = random.nextUnit()
         let next = now.addingTimeInterval(backoff.delay(failures: count, retryAfter: retryAfter, unit: unit, watched: watched))
         retryAt[key] = Wait(until: next, failedAt: now, retryAfter: retryAfter, unit: unit, watched: watched)

@@ -348,7 +348,8 @@ public struct RegistrationMachine: Sendable {
         let when = now.addingTimeInterval(policy.backoff.delay(failures: failures, retryAfter: retryAfter, unit: unit, watched: watched))
         retryAt = when
         backendWaitUntil = retryAfter == nil ? nil : when
-        recoverableWait = retryAfter == nil && !waitCutShort
+        // A watched wait stays one the probe ends, however often (see `OutboxQueue`).
+        recoverableWait = retryAfter == nil && (watched || !waitCutShort)
         waitCutShort = false
         offlineSince = nil
         settle(finished.generation)

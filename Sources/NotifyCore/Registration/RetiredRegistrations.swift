@@ -168,8 +168,8 @@ public actor RetiredRegistrations {
         case .failure(let error): recovery?.classify(error, route: .delete, backend: entry.backend) ?? BackendFailure.classify(error, route: .delete)
         }
         finished(entry, failure)
-        await save()
         deleting = nil
+        await save()
         deletion = nil
         schedule()
     }

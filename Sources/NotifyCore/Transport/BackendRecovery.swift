@@ -78,9 +78,14 @@ public final class BackendRecovery: Sendable {
     }
 
     public func setWaiting(_ party: Party, _ waiting: Bool) {
-        state.withLock { state in
-            if waiting { state.waiting.insert(party) } else { state.waiting.remove(party) }
+        let began = state.withLock { state -> Bool in
+            guard waiting else {
+                state.waiting.remove(party)
+                return false
+            }
+            return state.waiting.insert(party).inserted
         }
+        if began { watch?.somethingWaits() }
     }
 
     /// Watches a backend that could not be reached for its return, with `probe` (see
@@ -107,13 +112,18 @@ public final class BackendRecovery: Sendable {
 
     /// The backend at `backend` answered a request with a 2xx.
     public func backendAnswered(_ backend: String) {
-        watch?.reached(backend)
         let wakes = state.withLock { state in state.waiting.compactMap { state.wakes[$0]?.backendAnswered } }
-        guard !wakes.isEmpty else { return }
-        wakesUnderWay.start {
-            for wake in wakes { await wake(backend) }
+        if !wakes.isEmpty {
+            wakesUnderWay.start {
+                for wake in wakes { await wake(backend) }
+            }
         }
+        // After the wakes are under way: nothing in between looks idle.
+        watch?.reached(backend)
     }
+
+    /// The wakes started and not yet ended.
+    var wakesInProgress: Int { wakesUnderWay.count }
 
     // MARK: The network
 

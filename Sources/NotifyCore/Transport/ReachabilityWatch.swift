@@ -22,6 +22,9 @@ final class ReachabilityWatch: Sendable {
     /// The longest interval between probes: how late a backend's return may be seen.
     static let longestInterval: Double = 30
     static let firstInterval: Double = 2
+    /// A backend lost again within this long of its return is probed at the interval its
+    /// last watch had reached: a flapping backend costs no more than one long outage.
+    static let flapWindow: Double = 5 * 60
 
     struct Watched: Sendable {
         var since: Date
@@ -38,6 +41,12 @@ final class ReachabilityWatch: Sendable {
     private struct State {
         var watched: [String: Watched] = [:]
         var nextLoop = 0
+        /// Where the probes of a backend were when its watch last ended, and when: a backend
+        /// lost again soon after (one that flaps) is probed from there, not from 2 s.
+        var ended: [String: (at: Date, interval: Double)] = [:]
+        /// Watches ended because nothing waited, with their TLS: taken up again when a wait
+        /// begins soon after (a party may say it waits only after its failure was judged).
+        var idle: [String: (at: Date, tls: Bool)] = [:]
 
         var earliest: Earliest? {
             watched.values.min { $0.since < $1.since }.map { ($0.since, $0.interval) }
@@ -57,7 +66,8 @@ final class ReachabilityWatch: Sendable {
 
     /// `anythingWaits` says whether a party still waits on a backend; `changed` is told when
     /// a backend starts or stops being watched, with the watch's `earliest` then, under the
-    /// watch's lock (so in order; it must not call back); `returned` when a probe reached it.
+    /// watch's lock (so in order; it must not call back); `returned` when a probe reached
+    /// it, and must end its watch (`reached`).
     init(clock: any WakeClock, probe: @escaping Probe, anythingWaits: @escaping @Sendable () -> Bool,
          changed: @escaping @Sendable (String, Bool, Earliest?) -> Void, returned: @escaping @Sendable (String) -> Void) {
         self.clock = clock
@@ -77,7 +87,10 @@ final class ReachabilityWatch: Sendable {
             }
             let loop = state.nextLoop
             state.nextLoop += 1
-            state.watched[backend] = Watched(since: clock.now(), tls: tls, interval: Self.firstInterval, loop: loop)
+            let now = clock.now()
+            let recent = state.ended[backend].flatMap { now.timeIntervalSince($0.at) < Self.flapWindow ? $0.interval : nil }
+            state.ended[backend] = nil
+            state.watched[backend] = Watched(since: now, tls: tls, interval: recent ?? Self.firstInterval, loop: loop)
             changed(backend, true, state.earliest)
             return loop
         }
@@ -85,11 +98,31 @@ final class ReachabilityWatch: Sendable {
         loops.start { [self] in await watch(backend, loop: loop) }
     }
 
+    /// Forgets `backend`'s watch, keeping how far its probes had got. Under the lock.
+    private static func endWatch(_ backend: String, in state: inout State, at now: Date) -> Bool {
+        guard let watched = state.watched.removeValue(forKey: backend) else { return false }
+        state.ended[backend] = (now, watched.interval)
+        state.ended = state.ended.filter { now.timeIntervalSince($0.value.at) < flapWindow }
+        return true
+    }
+
+    /// A party waits on a backend again: the watches that ended for want of one, lately,
+    /// are taken up again.
+    func somethingWaits() {
+        let now = clock.now()
+        let resumed = state.withLock { state -> [(String, Bool)] in
+            defer { state.idle = [:] }
+            return state.idle.compactMap { now.timeIntervalSince($0.value.at) < Self.flapWindow ? ($0.key, $0.value.tls) : nil }
+        }
+        for (backend, tls) in resumed { cannotReach(backend, tls: tls) }
+    }
+
     /// `backend` answered: it is not watched any more. Returns whether it was.
     @discardableResult
     func reached(_ backend: String) -> Bool {
         state.withLock { state in
-            guard state.watched.removeValue(forKey: backend) != nil else { return false }
+            state.idle[backend] = nil
+            guard Self.endWatch(backend, in: &state, at: clock.now()) else { return false }
             changed(backend, false, state.earliest)
             return true
         }
@@ -107,7 +140,7 @@ final class ReachabilityWatch: Sendable {
 
     private func watch(_ backend: String, loop: Int) async {
         var random = SplitMix64(seed: UInt64.random(in: 0...UInt64.max))
-        var step = Self.firstInterval
+        var step = state.withLock { $0.watched[backend]?.interval } ?? Self.firstInterval
         while true {
             // Jittered on the way up; exact at the cap, so that the average is one per cap.
             let interval = step < Self.longestInterval ? step * (0.5 + 0.5 * random.nextUnit()) : Self.longestInterval
@@ -118,11 +151,13 @@ final class ReachabilityWatch: Sendable {
             }
             guard let tls = current(backend, loop: loop) else { return }
             guard anythingWaits() else {
-                end(backend, loop: loop)
+                let now = clock.now()
+                if end(backend, loop: loop) { state.withLock { $0.idle[backend] = (now, tls) } }
                 return
             }
             if await probe(backend, tls) {
-                if end(backend, loop: loop) { returned(backend) }
+                // Ends this watch too (`reached`), once what waited is woken.
+                if current(backend, loop: loop) != nil { returned(backend) }
                 return
             }
             step = min(step * 2, Self.longestInterval)
@@ -144,8 +179,7 @@ final class ReachabilityWatch: Sendable {
     @discardableResult
     private func end(_ backend: String, loop: Int) -> Bool {
         state.withLock { state in
-            guard state.watched[backend]?.loop == loop else { return false }
-            state.watched[backend] = nil
+            guard state.watched[backend]?.loop == loop, Self.endWatch(backend, in: &state, at: clock.now()) else { return false }
             changed(backend, false, state.earliest)
             return true
         }

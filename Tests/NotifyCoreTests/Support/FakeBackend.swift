@@ -32,6 +32,20 @@ final class FakeBackend: BackendAPI {
     }
 
     private let state = Mutex(State())
+    /// Whether it answers `probe`: a reachability probe connects while nothing fails everything.
+    let probes: Bool
+    private let probeCount = Mutex(0)
+
+    init(probing: Bool = false) {
+        probes = probing
+    }
+
+    func probe(_ backend: String, tls: Bool) async -> Bool {
+        probeCount.withLock { $0 += 1 }
+        return state.withLock { $0.alwaysFail == nil }
+    }
+
+    var probesMade: Int { probeCount.withLock { $0 } }
 
     func checkCredentials(account: BackendAccount) async -> Result<Void, BackendCallError> {
         await Task.yield()
