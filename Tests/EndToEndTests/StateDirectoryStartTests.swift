@@ -66,6 +66,32 @@ import Testing
         #expect(FileManager.default.createFile(atPath: state + "/outbox/0000000001-apns.json", contents: Data(entry.utf8), attributes: [.posixPermissions: 0o600]))
     }
 
+    /// A credentials file a restore left readable by others: made 0600 at start, with a
+    /// warning that the password may have been read, and the login still works.
+    @Test func aCredentialsFileOthersCanReadIsMadePrivateWithAWarning() async throws {
+        let backend = try CommandLineTests.backend()
+        defer { backend.stop() }
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let state = directory.file("state")
+        let first = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, stateDirectory: state)
+        let login = try await first.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(login.status == 0, "\(login.output)\(login.error)")
+        _ = await first.stop()
+        await first.cleanUp()
+        let credentials = state + "/credentials.json"
+        #expect(chmod(credentials, 0o644) == 0)
+
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, stateDirectory: state)
+        #expect(await eventually { daemon.child.standardError.contains("could be read by others (mode 0644); it is 0600 now") },
+                "\(daemon.child.standardError)")
+        var info = stat()
+        #expect(stat(credentials, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        let status = try await daemon.notifyctl(["status"])
+        #expect(status.output.contains("user:         alice"), "\(status.output)")
+        await daemon.cleanUp()
+    }
+
     @Test func aStateFileFromANewerNotifydStopsTheStartWithStatus78() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }

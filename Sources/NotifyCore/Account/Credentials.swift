@@ -67,9 +67,10 @@ public struct CredentialStore: Sendable {
 
     public func load() -> (Credentials?, warning: String?) {
         do {
+            let exposed = try makePrivate()
             let data = try FileContents.load(path, limit: Self.largestFile)
             _ = try DiskFormat.checkVersion(of: data, supported: CredentialsRecord.currentVersion)
-            return (try JSONDecoder.decodeStateFile(CredentialsRecord.self, from: data).credentials, nil)
+            return (try JSONDecoder.decodeStateFile(CredentialsRecord.self, from: data).credentials, exposed)
         } catch FileContents.Problem.missing {
             return (nil, nil)
         } catch let newer as DiskFormat.NewerFormat {
@@ -79,6 +80,21 @@ public struct CredentialStore: Sendable {
             let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? ""
             return (nil, "credentials file \(path) could not be read\(reason); log in again with `notifyctl login USER`")
         }
+    }
+
+    /// A file others may read (a restore or a copy that lost its mode) is made 0600 again,
+    /// and said so: unlike ssh with a private key, notifyd cannot ask for the secret again,
+    /// and refusing would only stop it; but the password may have been read meanwhile, and
+    /// the warning says to change it. Throws when it cannot be made private: then it is
+    /// not used.
+    private func makePrivate() throws -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0 else { return nil }
+        let mode = String(info.st_mode & 0o777, radix: 8)
+        guard chmod(path, 0o600) == 0 else {
+            throw FileContents.Problem.system(errno)
+        }
+        return "credentials file \(path) could be read by others (mode 0\(mode)); it is 0600 now, but the password in it may have been read: change it and log in again"
     }
 
     /// Throws when the file was written by a newer notifyd, which a start must not overwrite.
