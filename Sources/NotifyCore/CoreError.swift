@@ -24,6 +24,8 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
     /// `login` could not be checked (the backend cannot be reached) while another login is
     /// in force: it is not saved, and the one in force stays.
     case loginUnchecked(user: String, reason: String, previous: String?)
+    /// `login` was replaced by a later one before the backend answered.
+    case loginSuperseded(user: String)
 
     public var description: String {
         switch self {
@@ -55,6 +57,8 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .loginUnchecked(let user, let reason, let previous):
             let kept = previous.map { "'\($0)' stays logged in" } ?? "no one is logged in"
             return "the password of '\(user)' could not be checked (\(reason)); the login was not saved and \(kept): log in again once the backend can be reached"
+        case .loginSuperseded(let user):
+            return "the login of '\(user)' was replaced by a later login before the backend answered; the later one is checked and kept"
         case .stillLoggedIn(let reason):
             return "the registration could not be deleted (\(reason)), so you are still logged in; try again later, or run `notifyctl logout --force` to forget the credentials anyway"
         }
@@ -78,6 +82,7 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .passwordUnavailable: code = .internalError
         case .loginRefused: code = .unauthorized
         case .loginUnchecked: code = .backendUnavailable
+        case .loginSuperseded: code = .loginSuperseded
         }
         return WireError(code: code, message: description)
     }

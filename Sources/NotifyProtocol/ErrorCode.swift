@@ -17,6 +17,9 @@ public struct ErrorCode: OpenEnumeration {
     public static let notLoggedIn = ErrorCode("not_logged_in")
     public static let noBackend = ErrorCode("no_backend")
     public static let noToken = ErrorCode("no_token")
+    /// A later login replaced this one before the backend answered: the later one is the
+    /// one checked and kept.
+    public static let loginSuperseded = ErrorCode("login_superseded")
 
     // What the backend said.
     public static let unauthorized = ErrorCode("unauthorized")

@@ -44,6 +44,28 @@ import NotifyTestSupport
         await daemon.cleanUp()
     }
 
+    /// A login replaced by a later one before the backend answered is not a usage error:
+    /// exit 1, with its own code.
+    @Test func aLoginReplacedBeforeTheBackendAnsweredExits1WithItsOwnCode() async throws {
+        let backend = DevBackendServer(options: .init(quiet: true))
+        try backend.start()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
+        try backend.addFault(.init(route: .create, delay: 3, count: 1))
+        async let first = daemon.notifyctl(["--json", "login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(await eventually { backend.faults().isEmpty }, "alice's check waits at the backend")
+        let second = try await daemon.notifyctl(["login", "--password-stdin", "bob"], stdin: Data("bob\n".utf8))
+        let replaced = try await first
+        #expect(second.status == 0, "\(second.output)\(second.error)")
+        #expect(replaced.status == 1, "\(replaced.output)\(replaced.error)")
+        #expect(replaced.output.contains("\"login_superseded\""), "\(replaced.output)")
+        #expect(replaced.output.contains("replaced by a later login"), "\(replaced.output)")
+        // Bob's check, which waited for alice's, is made once hers ended: he is logged in.
+        #expect(await eventually { (try? await daemon.notifyctl(["status"]).output.contains("user:         bob")) == true })
+        #expect(backend.requestCount(route: .create) == 2, "alice's check, then bob's")
+        await daemon.cleanUp()
+    }
+
     @Test func aLogoutWhileTheBackendIsDownKeepsTheRegistrationGoing() async throws {
         let (backend, daemon, _) = try await Self.aliceRegistered()
         defer { backend.stop() }

@@ -24,7 +24,7 @@ extension Registrar {
         case uncheckable(user: String, reason: String)
         case refused(user: String, status: Int)
         case notSaved(CoreError)
-        case superseded
+        case superseded(user: String)
 
         var isSaved: Bool { self == .accepted || self == .unchecked }
     }
@@ -137,5 +137,7 @@ extension Registrar {
         if verdict == .accepted, let backend = accounts.backend(of: candidate) { recovery?.backendAnswered(backend) }
         if case .refused = verdict { await accounts.passwordRefused() }
         await decide(candidate, verdict)
+        // A later login that arrived while this check ran waited for it: its own now.
+        checkTrialIfNoPassWill()
     }
 }

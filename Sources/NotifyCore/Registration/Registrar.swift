@@ -168,7 +168,7 @@ public actor Registrar {
         await accounts.loginStarted()
         await turns.begin()
         defer { turns.end() }
-        if let earlier = trial { loginVerdicts[earlier.revision] = .superseded }
+        if let earlier = trial { loginVerdicts[earlier.revision] = .superseded(user: earlier.user) }
         trial = candidate
         logger.notice("checking the credentials of \(user) at \(shown)")
         var actions = machine.update(inputs, now: clock.now())
@@ -198,8 +198,8 @@ public actor Registrar {
             throw .loginUnchecked(user: user, reason: reason, previous: credentials?.user)
         case .notSaved(let error):
             throw error
-        case .superseded:
-            throw .invalidArgument("a later login replaced this one before the backend answered")
+        case .superseded(let user):
+            throw .loginSuperseded(user: user)
         case .accepted, .unchecked:
             var outcome = await waitForOutcome(generation: generation, timeout: timeout)
             if outcome.registration.state == .noToken {
