@@ -138,6 +138,13 @@ import NotifyTestSupport
         #expect(good.output.contains("refresh_interval = 6h (from \(config):2)"))
         #expect(good.output.contains("log_level = debug (from --log-level)"))
         #expect(good.output.contains("settings OK"))
+
+        // A config file named but missing is one problem, and not "defaults apply".
+        let missing = try await run(BuiltProducts.path("notifyd"), ["--config", directory + "/nothing", "--check-config"])
+        #expect(missing.status == 78)
+        #expect(missing.output.contains("config file: \(directory)/nothing (missing)"), "\(missing.output)")
+        #expect(!missing.output.contains("defaults apply"), "\(missing.output)")
+        #expect(missing.error.contains("\(directory)/nothing: the config file does not exist (it was named by --config or $NOTIFYD_CONFIG)"))
     }
 
     @Test func withAPasswordCommandLoginAsksForNoPassword() async throws {

@@ -122,7 +122,7 @@ import Testing
 
     @Test func aConfigFileTheUserNamedMustExist() {
         let (_, named) = Self.resolve(file: nil, configFlag: "/etc/notifyd.conf")
-        #expect(named.map(\.description) == ["/etc/notifyd.conf: the config file cannot be read"])
+        #expect(named.map(\.description) == ["/etc/notifyd.conf: the config file does not exist (it was named by --config or $NOTIFYD_CONFIG)"])
         let (settings, fromEnvironment) = Self.resolve(file: nil, environment: Self.home.merging(["NOTIFYD_CONFIG": "/x/config"]) { $1 })
         #expect(settings.configPath == "/x/config")
         #expect(fromEnvironment.count == 1)

@@ -17,7 +17,8 @@ public struct ConfigCheck: Sendable, Equatable {
     public init(settings: ResolvedSettings, problems settingProblems: [SettingProblem], configuration: DaemonConfiguration, environment: [String: String]) {
         problems = settingProblems.map(\.description) + [StateDirectoryCheck.problem(configuration.stateDirectory)].compactMap { $0 }
         let exists = FileManager.default.fileExists(atPath: settings.configPath)
-        report = ["config file: \(settings.configPath)\(exists ? "" : " (none; defaults apply)")"]
+        let absence = settings.configNamed ? " (missing)" : " (none; defaults apply)"
+        report = ["config file: \(settings.configPath)\(exists ? "" : absence)"]
             + settings.summary(environment: environment).map { "  " + $0 }
             + ["socket: \(configuration.socket.path)",
                "state directory: \(configuration.stateDirectory)",

@@ -18,6 +18,8 @@ public struct ResolvedSettings: Sendable {
     public var stateDirectory: String?
     /// Which file was read (or looked for), and where each effective value came from.
     public var configPath: String
+    /// True when `--config` or `$NOTIFYD_CONFIG` named it: then it must exist.
+    public var configNamed = false
     public var origins: [String: String] = [:]
     public var values: [String: String] = [:]
 
@@ -28,6 +30,7 @@ public struct ResolvedSettings: Sendable {
                                readFile: (String) throws(FileContents.Problem) -> Data = ResolvedSettings.readConfigFile) -> (ResolvedSettings, [SettingProblem]) {
         let (configPath, explicit) = ConfigFile.location(flag: configFlag, environment: environment)
         var settings = ResolvedSettings(configPath: configPath)
+        settings.configNamed = explicit
         var problems: [SettingProblem] = []
         var values: [SettingValue] = []
 
@@ -36,7 +39,7 @@ public struct ResolvedSettings: Sendable {
             values += parsed.values
             problems += parsed.problems
         } catch .missing {
-            if explicit { problems.append(SettingProblem(origin: configPath, key: nil, message: "the config file cannot be read")) }
+            if explicit { problems.append(SettingProblem(origin: configPath, key: nil, message: "the config file does not exist (it was named by --config or $NOTIFYD_CONFIG)")) }
         } catch {
             // Present but unusable, named or not: starting without the settings it holds
             // would run notifyd with values the user did not mean. (A default file in a
