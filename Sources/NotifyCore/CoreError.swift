@@ -17,6 +17,8 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
     case shuttingDown
     /// A queued message's account is no longer the one logged in: it is held, not re-attributed.
     case accountGone(user: String)
+    /// A queued message's user is logged in, but at another backend than the one it was queued for.
+    case heldForBackend(user: String, backend: String)
     /// The password command or systemd credential failed; tried again later.
     case passwordUnavailable(String)
     /// `login` was refused by the backend; the previous credentials stay in force.
@@ -49,6 +51,8 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
             return "notifyd is shutting down"
         case .accountGone(let user):
             return "queued by \(user), who is no longer logged in: sent once \(user) logs in again, or dropped with `notifyctl outbox --purge`"
+        case .heldForBackend(let user, let backend):
+            return "queued by \(user) for \(backend), which notifyd no longer uses: sent once \(user) uses that backend again (a login there, or the backend setting back), or dropped with `notifyctl outbox --purge`"
         case .passwordUnavailable(let message):
             return message
         case .loginRefused(let user, let status, let previous):
@@ -78,7 +82,7 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .messageTooLarge: code = .messageTooLarge
         case .storage: code = .internalError
         case .shuttingDown: code = .shuttingDown
-        case .accountGone: code = .notLoggedIn
+        case .accountGone, .heldForBackend: code = .notLoggedIn
         case .passwordUnavailable: code = .internalError
         case .loginRefused: code = .unauthorized
         case .loginUnchecked: code = .backendUnavailable

@@ -72,8 +72,12 @@ import Testing
         let setup = try await Setup()
         let port = setup.old.port
         try await offThePool { setup.old.stop() }
+        let queued = try await setup.daemon.notifyctl(["send", "--to", "bob", "queued for the old backend"])
+        #expect(queued.status == 4, "\(queued.output)\(queued.error)")
         try await setup.switchTo(setup.new)
         #expect(await eventually { setup.new.registrations().count == 1 })
+        let outbox = try await setup.daemon.notifyctl(["outbox"])
+        #expect(outbox.output.contains("queued by alice for \(setup.old.baseURL.absoluteString), which notifyd no longer uses"), "\(outbox.output)")
 
         let down = try await setup.daemon.notifyctl(["status"])
         #expect(down.output.contains("old backend:  \(setup.old.baseURL.absoluteString): deleting registration \(setup.id)"), "\(down.output)")

@@ -41,9 +41,18 @@ extension Outbox {
         var status = delivery.status
         if queue.isHeld(delivery) {
             status.nextAttemptAt = nil
-            status.error = CoreError.accountGone(user: delivery.account?.user ?? "an earlier login").wireError
+            status.error = Self.heldReason(delivery.account, current: accounts.currentKey).wireError
         }
         return status
+    }
+
+    /// Why a message queued for `key` is held while `current` is logged in.
+    static func heldReason(_ key: AccountKey?, current: AccountKey?) -> CoreError {
+        guard let key else { return .accountGone(user: "an earlier login") }
+        if let current, current.user == key.user, current.backend != key.backend {
+            return .heldForBackend(user: key.user, backend: key.backend)
+        }
+        return .accountGone(user: key.user)
     }
 
     private func isSettled(_ ids: [String], untilFinal: Bool) -> Bool {
