@@ -71,5 +71,6 @@ public struct Components: Sendable {
         await outbox.shutdown()
         await registrar.shutdown()
         await retired.shutdown()
+        await accounts.shutdown()
     }
 }

@@ -71,11 +71,24 @@ import Testing
         #expect(await eventually { kill(-group, 0) == -1 && errno == ESRCH })
     }
 
-    /// A command that prints more than anyone reads is not left blocked on a full pipe.
-    @Test func aFloodOfOutputIsReadToTheEndAndCut() async throws {
-        let finished = try #require(await ChildProcess.run(shell: "head -c 300000 /dev/zero | tr '\\0' a", timeout: 10))
-        #expect(finished.status == 0)
+    /// A command that prints more than a password is stopped at once, not read to its end
+    /// (`yes` has none) or left blocked on a full pipe.
+    @Test func aFloodOfOutputIsCutAndTheCommandStopped() async throws {
+        let started = Date()
+        let finished = try #require(await ChildProcess.run(shell: "yes alice", timeout: 30))
+        #expect(finished.ending == .killedForOutput)
         #expect(finished.output.count == ChildProcess.outputLimit)
+        #expect(Date().timeIntervalSince(started) < 20, "stopped at the bound, not at the deadline")
+    }
+
+    @Test func cancellingTheWaitKillsTheCommandAndWhatItStarted() async throws {
+        let marker = "\(Int.random(in: 100_000...999_999))"
+        let run = Task { await ChildProcess.run(shell: "sleep 1\(marker)", timeout: 60) }
+        #expect(await eventually { processes(matching: "sleep 1\(marker)") > 0 })
+        run.cancel()
+        let finished = await run.value
+        #expect(finished?.ending == .killedWhenCancelled)
+        #expect(await eventually { processes(matching: "sleep 1\(marker)") == 0 })
     }
 
     /// notifyd ignores SIGPIPE; the command must not inherit that.
@@ -85,6 +98,14 @@ import Testing
         let mask = String(decoding: finished.output, as: UTF8.self).split(separator: "\t").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         let ignored = try #require(mask.flatMap { UInt64($0, radix: 16) })
         #expect(ignored & (1 << (UInt64(SIGPIPE) - 1)) == 0, "SIGPIPE is ignored in the child")
+    }
+
+    private func processes(matching text: String) -> Int {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.filter { entry in
+            guard Int(entry) != nil, let line = try? String(contentsOfFile: "/proc/\(entry)/cmdline", encoding: .utf8) else { return false }
+            return line.replacingOccurrences(of: "\0", with: " ").contains(text)
+        }.count
     }
 
     @Test func aCommandThatCannotRunSaysSo() async throws {

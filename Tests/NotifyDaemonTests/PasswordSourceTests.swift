@@ -7,7 +7,7 @@ import NotifyTestSupport
 /// A password from a command or a systemd credential instead of the credentials file.
 @Suite(.stopsFixtures) struct PasswordSourceTests {
     @Test func aPasswordCommandIsUsedAndNothingIsStored() async throws {
-        let fixture = try await DaemonFixture(settings: .fast { $0.passwordSource = .command("printf 'alice\\nsecond line ignored\\n'") })
+        let fixture = try await DaemonFixture(settings: .fast { $0.passwordSource = .command("printf 'alice\\n'") })
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
         let outcome = try await fixture.call(LoginCommand(user: "alice", password: nil))
         #expect(outcome.registration.state == .registered)

@@ -71,7 +71,8 @@ import Testing
         let status = try await fixture.status()
         #expect(status.backend == other.baseURL.absoluteString)
         #expect(status.outbox?.held == 1, "queued as alice at the old backend: held, as after a login")
-        #expect(try await fixture.call(OutboxCommand()).deliveries.first?.error?.message.contains("no longer logged in") == true)
+        #expect(try await fixture.call(OutboxCommand()).deliveries.first?.error?.message.contains("which notifyd no longer uses") == true)
+        #expect(await eventually { fixture.backend.registrations().isEmpty }, "deleted at the old backend")
         #expect(try await fixture.call(SendCommand(to: "bob", message: "for the new one")).deliveries.first?.state == .delivered)
         #expect(other.pushes().map(\.displayedText) == ["From alice: for the new one"])
     }

@@ -25,8 +25,11 @@ public actor AccountKeeper {
     private let settings: SettingsStore
     private let passwords: PasswordProvider
     private let login: Mutex<Credentials?>
-    /// The password source's run under way, and the source it runs.
-    private var fetching: (source: PasswordSource, run: Task<Result<String, CoreError>, Never>)?
+    /// The password source's run under way, the source it runs, and since when.
+    private var fetching: (source: PasswordSource, run: Task<Result<String, CoreError>, Never>, since: Date)?
+    /// Since when the password source has been running, while it runs: `status` says so
+    /// rather than "talking to the backend".
+    public var passwordRunningSince: Date? { fetching?.since }
     /// Why the password source failed last, until it works again.
     public private(set) var passwordProblem: String? {
         didSet { statusChanges.bump() }
@@ -121,6 +124,12 @@ public actor AccountKeeper {
         return BackendAccount(baseURL: url, user: credentials.user, password: try await password(stored: credentials.password))
     }
 
+    /// notifyd stops: a password command still running is stopped with what it started.
+    public func shutdown() {
+        fetching?.run.cancel()
+        fetching = nil
+    }
+
     /// The backend refused the password: an external one is fetched anew next time.
     public func passwordRefused() {
         passwords.forget()
@@ -134,7 +143,11 @@ public actor AccountKeeper {
         let source = passwords.source
         if source != sourceInEffect { passwords.forget() }
         sourceInEffect = source
-        if let fetching, fetching.source != source { self.fetching = nil }
+        if let fetching, fetching.source != source {
+            // A command replaced while it runs (one that hangs, say) is stopped, with what it started.
+            fetching.run.cancel()
+            self.fetching = nil
+        }
         if passwordProblem != nil, problemSource != source { passwordProblem = nil }
         statusChanges.bump()
     }
@@ -154,7 +167,7 @@ public actor AccountKeeper {
                     return .failure(error)
                 }
             }
-            fetching = (source, run)
+            fetching = (source, run, Date())
         }
         let result = await run.value
         if fetching?.run == run {

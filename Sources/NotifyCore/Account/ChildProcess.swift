@@ -14,14 +14,26 @@ import NotifySystem
 /// Runs a shell command and collects what it prints, as the password command needs: the
 /// environment notifyd was given (`LibraryEnvironment`), standard input and error on
 /// /dev/null, SIGPIPE back to its default (notifyd ignores it, and an ignored signal would
-/// stay ignored in the child), and killed, with whatever it started, if it runs past
-/// `timeout`. FoundationEssentials has no `Process`; this is the one child notifyd starts.
+/// stay ignored in the child), and killed, with whatever it started (its process group),
+/// if it runs past `timeout`, prints more than `outputLimit`, or the task waiting for it is
+/// cancelled. FoundationEssentials has no `Process`; this is the one child notifyd starts.
 enum ChildProcess {
     struct Finished: Sendable {
-        /// The exit status, or nil when it was killed for running too long.
-        var status: Int32?
+        enum Ending: Sendable, Equatable {
+            case exited(Int32)
+            case killedAtDeadline
+            case killedForOutput
+            case killedWhenCancelled
+        }
+
+        var ending: Ending
         /// Standard output, at most `outputLimit` bytes of it.
         var output: Data
+
+        /// The exit status, or nil when it was killed.
+        var status: Int32? {
+            if case .exited(let status) = ending { status } else { nil }
+        }
     }
 
     static let outputLimit = 64 * 1024
@@ -43,15 +55,19 @@ enum ChildProcess {
         let child = Child(pid: pid)
         let timer = Task {
             try? await Task.sleep(for: .seconds(timeout))
-            if !Task.isCancelled { child.killUnlessReaped() }
+            if !Task.isCancelled { child.killUnlessReaped(.killedAtDeadline) }
         }
-        let finished: Finished = await withCheckedContinuation { continuation in
-            NativeThread.start(name: "notifyd-child") {
-                let output = readAll(readEnd)
-                close(readEnd)
-                let code = child.reap()
-                continuation.resume(returning: Finished(status: code, output: output))
+        let finished: Finished = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                NativeThread.start(name: "notifyd-child") {
+                    let output = readAll(readEnd) { child.killUnlessReaped(.killedForOutput) }
+                    close(readEnd)
+                    let ending = child.reap()
+                    continuation.resume(returning: Finished(ending: ending, output: output))
+                }
             }
+        } onCancel: {
+            child.killUnlessReaped(.killedWhenCancelled)
         }
         timer.cancel()
         return finished
@@ -61,31 +77,31 @@ enum ChildProcess {
     /// reaped, so that a kill can never reach another process that reused its pid.
     private final class Child: Sendable {
         let pid: pid_t
-        /// Reaped, and whether it was killed for running too long.
-        private let state = Mutex((reaped: false, killed: false))
+        /// Reaped, and why it was killed, if it was.
+        private let state = Mutex<(reaped: Bool, killed: Finished.Ending?)>((false, nil))
 
         init(pid: pid_t) { self.pid = pid }
 
-        func killUnlessReaped() {
+        func killUnlessReaped(_ why: Finished.Ending) {
             state.withLock { state in
-                guard !state.reaped else { return }
-                state.killed = true
+                guard !state.reaped, state.killed == nil else { return }
+                state.killed = why
                 // The whole group: a command's own children (`sleep` under `sh -c`) would
                 // otherwise live on, holding the output pipe open.
                 kill(-pid, SIGKILL)
             }
         }
 
-        /// Waits for the child; its exit status, or nil when it was killed for its time.
-        func reap() -> Int32? {
+        /// Waits for the child: how it ended.
+        func reap() -> Finished.Ending {
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
             let killed = state.withLock { state in
                 state.reaped = true
                 return state.killed
             }
-            if killed { return nil }
-            return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+            if let killed { return killed }
+            return .exited(status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F))
         }
     }
 
@@ -121,15 +137,20 @@ enum ChildProcess {
         return pid
     }
 
-    private static func readAll(_ fd: Int32) -> Data {
+    /// Reads to the end, keeping the first `outputLimit` bytes; past them, `tooMuch` (which
+    /// kills the command, so the end comes) is called once.
+    private static func readAll(_ fd: Int32, tooMuch: () -> Void) -> Data {
         var output = Data()
+        var overflowed = false
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = read(fd, &buffer, buffer.count)
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return output }
-            // Read to the end whatever its size, so the child never blocks on a full pipe;
-            // keep only the start.
+            if output.count + count > outputLimit, !overflowed {
+                overflowed = true
+                tooMuch()
+            }
             if output.count < outputLimit { output.append(contentsOf: buffer[..<min(count, outputLimit - output.count)]) }
         }
     }

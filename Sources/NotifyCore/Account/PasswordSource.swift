@@ -43,11 +43,9 @@ public final class PasswordProvider: Sendable {
     private let settings: SettingsStore
     /// What the command gave, with the source it came from.
     private let cached = Mutex<(source: PasswordSource, password: String)?>(nil)
-    private let timeout: Double
 
-    public init(settings: SettingsStore, timeout: Double = 60) {
+    public init(settings: SettingsStore) {
         self.settings = settings
-        self.timeout = timeout
     }
 
     /// `password_command` (or the systemd credential) in effect now.
@@ -64,7 +62,7 @@ public final class PasswordProvider: Sendable {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw .passwordUnavailable("cannot read the systemd credential \(path)")
             }
-            return Self.firstLine(data)
+            return try PasswordText.line(data, from: "the systemd credential \(path)")
         case .command(let command):
             if let password = cached.withLock({ $0?.source == source ? $0?.password : nil }) { return password }
             let password = try await run(command)
@@ -78,24 +76,24 @@ public final class PasswordProvider: Sendable {
         cached.withLock { $0 = nil }
     }
 
+    /// Runs `command` within `password_timeout`; cancelling the task that waits for it
+    /// (a reload that changed the command, a stop) kills it with whatever it started.
     private func run(_ command: String) async throws(CoreError) -> String {
+        let timeout = settings[\.passwordTimeout]
         guard let finished = await ChildProcess.run(shell: command, timeout: timeout) else {
             throw .passwordUnavailable("cannot run the password command")
         }
-        guard let status = finished.status else {
-            throw .passwordUnavailable("the password command took longer than \(Int(timeout)) s")
+        switch finished.ending {
+        case .killedAtDeadline:
+            throw .passwordUnavailable("the password command did not finish within password_timeout (\(CFormat.string("%g", timeout)) s) and was stopped")
+        case .killedForOutput:
+            throw .passwordUnavailable("the password command printed more than \(ChildProcess.outputLimit / 1024) KiB and was stopped; a password is one line")
+        case .killedWhenCancelled:
+            throw .passwordUnavailable("the password command was stopped: the configuration changed, or notifyd is stopping")
+        case .exited(let status) where status != 0:
+            throw .passwordUnavailable("the password command failed (exit status \(status))")
+        case .exited:
+            return try PasswordText.line(finished.output, from: "the password command")
         }
-        guard status == 0 else { throw .passwordUnavailable("the password command failed (exit status \(status))") }
-        let password = Self.firstLine(finished.output)
-        guard !password.isEmpty else { throw .passwordUnavailable("the password command printed nothing") }
-        return password
-    }
-
-    private static func firstLine(_ data: Data) -> String {
-        let text = String(decoding: data, as: UTF8.self)
-        var line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        while line.hasSuffix("\r") { line.removeLast() }
-        while line.hasPrefix("\r") { line.removeFirst() }
-        return String(line)
     }
 }

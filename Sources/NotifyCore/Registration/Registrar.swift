@@ -300,7 +300,12 @@ public actor Registrar {
 
     public func snapshot() async -> Snapshot {
         let passwordProblem = await accounts.passwordProblem
-        return Snapshot(device: device, user: credentials?.user, backend: effectiveBackend, registration: machine.status,
+        var registration = machine.status
+        // What a step in flight waits for: the password command before the backend.
+        if machine.isBusy || checkTask != nil, let since = await accounts.passwordRunningSince {
+            registration.message = "waiting for the password command (\(Int(Date().timeIntervalSince(since))) s)"
+        }
+        return Snapshot(device: device, user: credentials?.user, backend: effectiveBackend, registration: registration,
                         passwordProblem: passwordProblem)
     }
 

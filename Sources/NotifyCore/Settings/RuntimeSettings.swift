@@ -29,6 +29,8 @@ public struct RuntimeSettings: Sendable, Equatable {
     public var keepAlive: Double
     /// `password_command`, or the systemd credential that wins over it.
     public var passwordSource: PasswordSource
+    /// `password_timeout`: seconds the password command may take before it is stopped.
+    public var passwordTimeout: Double
     /// `log_level`
     public var logLevel: LogLevel
     /// `log_file`: where the log goes instead of standard error.
@@ -45,7 +47,8 @@ public struct RuntimeSettings: Sendable, Equatable {
     public init(backend: String? = nil, allowInsecureHTTP: Bool = false, platform: Platform = .apns, sendPlatforms: [Platform] = [.apns],
                 androidName: Platform = .fcm, escaping: NotificationText.Escaping = .tutorial, policy: RegistrationPolicy = RegistrationPolicy(),
                 requestTimeout: Double = 30, outboxExpiry: Double = 7 * 86400, maxConnections: Int = RuntimeSettings.defaultConnections,
-                keepAlive: Double = RuntimeSettings.defaultKeepAlive, passwordSource: PasswordSource = .stored, logLevel: LogLevel = .notice, logFile: String? = nil) {
+                keepAlive: Double = RuntimeSettings.defaultKeepAlive, passwordSource: PasswordSource = .stored, passwordTimeout: Double = 60,
+                logLevel: LogLevel = .notice, logFile: String? = nil) {
         self.backend = backend
         self.allowInsecureHTTP = allowInsecureHTTP
         self.platform = platform
@@ -58,6 +61,7 @@ public struct RuntimeSettings: Sendable, Equatable {
         self.maxConnections = maxConnections
         self.keepAlive = keepAlive
         self.passwordSource = passwordSource
+        self.passwordTimeout = passwordTimeout
         self.logLevel = logLevel
         self.logFile = logFile
     }

@@ -111,6 +111,9 @@ struct SettingKey: Sendable {
             guard !value.trimmingSpaces().isEmpty else { throw SettingError("is empty") }
             settings.passwordCommand = value
         },
+        SettingKey(name: "password_timeout", flag: nil, summary: "how long the password command may take before it is stopped", defaultText: "60s") { settings, value throws(SettingError) in
+            settings.runtime.passwordTimeout = try duration(value, atLeast: 0.1)
+        },
         SettingKey(name: "state_dir", flag: "--state-dir", summary: "state, credentials and outbox; ~/.local/state/notifyd without $XDG_STATE_HOME", defaultText: "$XDG_STATE_HOME/notifyd",
                    reloadable: false, flagValue: "DIR") { settings, value throws(SettingError) in
             guard value.hasPrefix("/") else { throw SettingError("must be an absolute path") }
