@@ -49,14 +49,15 @@ struct BackendOutageTests {
         }
 
         /// Returns once what the last second woke is done and asleep again: no wake under
-        /// way, no send in flight, the probe loop asleep while the backend is watched and the
-        /// outbox's timer while anything is queued.
+        /// way, no send in flight or outcome being written (the outbox looks at its queue
+        /// again after each write), the probe loop asleep while the backend is watched and
+        /// the outbox's timer while anything is queued.
         func settle() async {
             // However long a loaded machine takes, as long as the work goes on.
             _ = await eventually(progressing: { self.sends + self.backend.probesMade + self.clock.sleepsStarted }) {
                 let watched = components.recovery.networkStatus.backendUnreachableSince != nil
-                let (queued, inFlight) = await components.outbox.inFlightAndQueued
-                return components.recovery.wakesInProgress == 0 && inFlight == 0
+                let (queued, busy) = await components.outbox.queuedAndBusy
+                return components.recovery.wakesInProgress == 0 && !busy
                     && clock.sleeperCount >= (watched ? 1 : 0) + (queued > 0 ? 1 : 0)
             }
         }
@@ -128,8 +129,9 @@ struct BackendOutageTests {
 }
 
 extension Outbox {
-    /// Read in one hop, so the two agree.
-    var inFlightAndQueued: (queued: Int, inFlight: Int) {
-        (queue.queued.count, queue.inFlightCount)
+    /// Read in one hop, so the two agree: how many are queued, and whether a send or the
+    /// writing of its outcome is under way.
+    var queuedAndBusy: (queued: Int, busy: Bool) {
+        (queue.queued.count, queue.inFlightCount > 0 || !outcomesBeingWritten.isEmpty)
     }
 }

@@ -233,6 +233,7 @@ public actor Outbox {
             }
             guard let delivery = queue.finished(id, result, now: clock.now()) else { continue }
             if delivery.state == .delivered, let backend = delivery.account?.backend { recovery?.backendAnswered(backend) }
+            if case .unreachable = result, let backend = delivery.account?.backend { recovery?.watchForReturn(of: backend) }
             recovery?.setWaiting(.outbox, queue.waitsOnBackend)
             outcomesBeingWritten.insert(id)
             // Delivered, or refused at once (the sender has the answer): nothing to keep.

@@ -77,6 +77,7 @@ extension Registrar {
         // starts meanwhile, and the machine goes on with the login that is then in force.
         if let checking, let verdict { await decide(checking, verdict) }
         await apply(machine.stepFinished(result, now: clock.now()))
+        if case .failed(.unreachable) = result { recovery?.watchForReturn(of: step.backend) }
     }
 
     nonisolated func stepResult(_ outcome: Result<Void, BackendCallError>, route: BackendFailure.Route, backend: String) -> StepResult {

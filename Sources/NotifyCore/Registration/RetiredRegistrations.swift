@@ -193,7 +193,10 @@ public actor RetiredRegistrations {
             logger.warning("cannot delete \(place): the backend refused (HTTP \(status)\(detail.isEmpty ? "" : ": \(detail)")); it stays there until deleted by hand")
         case .transient(let retryAfter, let reason)?:
             backOff(index, reason: reason, retryAfter: retryAfter, watched: false)
-        case .unreachable(let reason, _)?, .offline(let reason)?:
+        case .unreachable(let reason, _)?:
+            backOff(index, reason: reason, retryAfter: nil, watched: true)
+            recovery?.watchForReturn(of: entry.backend)
+        case .offline(let reason)?:
             backOff(index, reason: reason, retryAfter: nil, watched: true)
         }
     }

@@ -110,6 +110,14 @@ public final class BackendRecovery: Sendable {
         statusChanges?.bump()
     }
 
+    /// A party now waits on `backend`, which could not be reached: it is watched. Its
+    /// failure started a watch already when it was judged (`classify`), but another
+    /// request's answer may have ended that watch before the party recorded its wait, and
+    /// the wake that came with it found nothing waiting yet.
+    public func watchForReturn(of backend: String) {
+        watch?.cannotReach(backend, tls: false)
+    }
+
     /// The backend at `backend` answered a request with a 2xx.
     public func backendAnswered(_ backend: String) {
         let wakes = state.withLock { state in state.waiting.compactMap { state.wakes[$0]?.backendAnswered } }
