@@ -38,6 +38,9 @@ public struct ResolvedSettings: Sendable {
             let parsed = ConfigFile.parse([UInt8](try readFile(configPath)), path: configPath)
             values += parsed.values
             problems += parsed.problems
+            if let unsafe = ConfigFileCheck.problem(configPath) {
+                problems.append(SettingProblem(origin: configPath, key: nil, message: unsafe))
+            }
         } catch .missing {
             if explicit { problems.append(SettingProblem(origin: configPath, key: nil, message: "the config file does not exist (it was named by --config or $NOTIFYD_CONFIG)")) }
         } catch {

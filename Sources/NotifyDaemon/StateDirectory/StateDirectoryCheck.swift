@@ -52,19 +52,9 @@ public enum StateDirectoryCheck {
 
     static func checkOwnership(_ directory: String, home: String, uid: UInt32) throws(DaemonError) {
         let resolved = resolvedPath(directory)
-        let resolvedHome = resolvedPath(home)
-        let underHome = resolvedHome != "/" && (resolved == resolvedHome || resolved.hasPrefix(resolvedHome + "/"))
-        let top = underHome ? resolvedHome : "/"
         // Those that do not exist yet are made by notifyd, 0700; the nearest that does is checked.
-        var path = resolved
-        var isStateDirectory = true
-        while true {
-            if FileManager.default.fileExists(atPath: path) {
-                try checkDirectory(path, of: directory, uid: uid, stickyAllowed: !isStateDirectory)
-            }
-            if path == top || path == "/" { break }
-            path = FilePath.directory(of: path)
-            isStateDirectory = false
+        for (index, path) in pathsUp(from: resolved, home: home).enumerated() where FileManager.default.fileExists(atPath: path) {
+            try checkDirectory(path, of: directory, uid: uid, stickyAllowed: index > 0)
         }
         guard FileManager.default.fileExists(atPath: resolved) else { return }
         let outbox = OutboxStore(stateDirectory: resolved).directory
@@ -105,6 +95,20 @@ public enum StateDirectoryCheck {
         case .writableByOthers(let mode):
             throw .configuration("\(path) is writable by other users (mode \(mode)), who could change what notifyd reads from it; run `chmod go-w \(path)`")
         }
+    }
+
+    /// `resolved` and the directories above it, up to and including the home directory
+    /// when it is inside it (as ssh stops there: what is above home is the system's), up
+    /// to `/` when it is not.
+    static func pathsUp(from resolved: String, home: String) -> [String] {
+        let resolvedHome = resolvedPath(home)
+        let underHome = resolvedHome != "/" && (resolved == resolvedHome || resolved.hasPrefix(resolvedHome + "/"))
+        let top = underHome ? resolvedHome : "/"
+        var paths = [resolved]
+        while let last = paths.last, last != top, last != "/" {
+            paths.append(FilePath.directory(of: last))
+        }
+        return paths
     }
 
     /// The path with symbolic links, `.` and `..` resolved, as far as it exists; what does not
