@@ -92,6 +92,35 @@ import Testing
         await daemon.cleanUp()
     }
 
+    /// What was reported: an id counter near Int64's end crashed notifyd (SIGILL) at every
+    /// start or send, a crash loop under systemd; a negative one made ids start again at 1.
+    /// Either is a damaged file now: moved aside with a warning, and ids go on after those
+    /// on disk.
+    @Test(arguments: ["9223372036854775000", "-5"])
+    func aDamagedIdCounterIsMovedAsideAndSendsGoOn(mark: String) async throws {
+        let backend = try CommandLineTests.backend()
+        defer { backend.stop() }
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let state = directory.file("state")
+        try FileManager.default.createDirectory(atPath: state + "/outbox", withIntermediateDirectories: true)
+        #expect(chmod(state, 0o700) == 0)
+        let counter = state + "/outbox-ids"
+        try Data("{\"version\":1,\"reserved_through\":\(mark)}".utf8).write(to: URL(fileURLWithPath: counter))
+        #expect(chmod(counter, 0o600) == 0)
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, stateDirectory: state)
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(login.status == 0, "\(login.output)\(login.error)")
+        let send = try await daemon.notifyctl(["--json", "send", "--to", "bob", "after the damage"])
+        #expect(send.status == 0, "\(send.output)\(send.error)")
+        #expect(send.output.contains("\"state\":\"delivered\""), "\(send.output)")
+        #expect(daemon.child.isRunning)
+        #expect(daemon.child.standardError.contains("outbox id counter \(counter) could not be read (it holds \(mark), not an id number notifyd hands out"),
+                "\(daemon.child.standardError)")
+        #expect(FileManager.default.fileExists(atPath: counter + ".unreadable"))
+        await daemon.cleanUp()
+    }
+
     @Test func aStateFileFromANewerNotifydStopsTheStartWithStatus78() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }

@@ -23,6 +23,14 @@ final class OutboxIDCounter: Sendable {
     static let step = 1000
     /// The file holds one number: anything larger is not one notifyd wrote.
     static let largestFile = 4096
+    /// The highest id number notifyd hands out (ids are ten digits): a number read from a
+    /// file above it, or below 0, is not one notifyd wrote, and would overflow or reuse ids.
+    static let largestSequence = 9_999_999_000
+
+    struct OutOfRange: Error, CustomStringConvertible {
+        var value: Int
+        var description: String { "it holds \(value), not an id number notifyd hands out (0 to \(OutboxIDCounter.largestSequence))" }
+    }
 
     let path: String
     private let calls: FileSystemCalls
@@ -57,6 +65,9 @@ final class OutboxIDCounter: Sendable {
             let current = value ?? read().mark
             value = current
             guard sequence > current else { return }
+            guard sequence < Self.largestSequence else {
+                throw .storage("the outbox has handed out every id it can (\(Self.largestSequence)); move \(path) and the outbox aside to start again")
+            }
             let mark = (sequence / Self.step + 1) * Self.step
             let data: Data
             do {
@@ -77,7 +88,9 @@ final class OutboxIDCounter: Sendable {
         do {
             let data = try FileContents.load(path, limit: Self.largestFile)
             _ = try DiskFormat.checkVersion(of: data, supported: Record.currentVersion)
-            return (max(0, try JSONDecoder.decodeStateFile(Record.self, from: data).reservedThrough), nil)
+            let mark = try JSONDecoder.decodeStateFile(Record.self, from: data).reservedThrough
+            guard (0...Self.largestSequence).contains(mark) else { throw OutOfRange(value: mark) }
+            return (mark, nil)
         } catch FileContents.Problem.missing {
             return (0, nil)
         } catch let newer as DiskFormat.NewerFormat {
@@ -86,7 +99,7 @@ final class OutboxIDCounter: Sendable {
         } catch {
             let aside = path + ".unreadable"
             rename(path, aside)
-            let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? ""
+            let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? (error as? OutOfRange).map { " (\($0))" } ?? ""
             return (0, "outbox id counter \(path) could not be read\(reason); moved it to \(aside). New ids continue after the highest in the outbox, and may repeat the id of a message already delivered")
         }
     }

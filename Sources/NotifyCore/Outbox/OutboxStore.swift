@@ -121,7 +121,8 @@ public struct OutboxStore: Sendable {
         let named = names.compactMap { name in
             let entry = name.hasPrefix(Self.batchPrefix) ? name.dropFirst(Self.batchPrefix.count) : name[...]
             return Int(entry.prefix { $0.isASCII && $0.isNumber })
-        }.max() ?? 0
+        // A name past the ids notifyd hands out is not one it wrote, and cannot be taken by one.
+        }.filter { $0 <= OutboxIDCounter.largestSequence }.max() ?? 0
         return max(named, ids.highest)
     }
 

@@ -13,9 +13,16 @@ enum DiskFormat {
 
     /// Reads the file's `version` (1 when absent: files from before it was recorded) and
     /// refuses one newer than `supported`.
+    struct UnknownVersion: Error, CustomStringConvertible {
+        var version: Int
+        var description: String { "its format version \(version) is not one notifyd writes" }
+    }
+
     static func checkVersion(of data: Data, supported: Int) throws -> Int {
         let version = try JSONDecoder.decodeStateFile(Header.self, from: data).version ?? 1
         guard version <= supported else { throw NewerFormat(version: version, supported: supported) }
+        // No notifyd wrote a version below 1: the file is damaged.
+        guard version >= 1 else { throw UnknownVersion(version: version) }
         return version
     }
 
