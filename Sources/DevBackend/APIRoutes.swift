@@ -106,14 +106,19 @@ struct APIRoutes: Sendable {
         )
         let verdict = PayloadValidator.check(payload, service: service)
         let tags: Set<String> = ["username:" + toTag, "from:" + user]
-        let push = state.withLock { state in
+        // A second copy of a send the backend already took (its reply was lost) is answered
+        // as the first was, and not pushed again; checked and remembered under one lock, so
+        // that two copies at once push once.
+        let key = request.header("Idempotency-Key").flatMap { $0.isEmpty ? nil : $0 }
+        let taken: DevBackend.Push? = state.withLock { state in
+            if let key, state.tookIdempotencyKey(key, user: user) { return nil }
             let recipients: [String]
             if case .valid = verdict {
                 recipients = state.store.targets(anyOf: tags, platforms: service.platforms).map(\.id)
             } else {
                 recipients = []
             }
-            return state.recordPush { sequence in
+            let push = state.recordPush { sequence in
                 var text: String?
                 if case .valid(let displayed) = verdict { text = displayed }
                 return DevBackend.Push(
@@ -121,6 +126,12 @@ struct APIRoutes: Sendable {
                     valid: text != nil, displayedText: text, recipients: recipients, accepted: text != nil
                 )
             }
+            if let key, push.accepted { state.rememberIdempotencyKey(key, user: user) }
+            return push
+        }
+        guard let push = taken else {
+            if !options.quiet { ConsoleOutput.line("already sent (Idempotency-Key \(key ?? "")): not pushed again") }
+            return WebAPIResponses.ok
         }
         if !options.quiet {
             ConsoleOutput.line(PushDescription.line(for: push, verdict: verdict))

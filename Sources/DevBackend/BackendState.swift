@@ -10,6 +10,24 @@ struct BackendState: Sendable {
     private var pushHistory = History<DevBackend.Push>(limit: historyLimit)
     private var requestHistory = History<DevBackend.LoggedRequest>(limit: historyLimit)
     private var nextPushSequence = 1
+    /// The `Idempotency-Key`s of the sends taken, per user, oldest first, the last `historyLimit`.
+    private var idempotencyKeys: Set<String> = []
+    private var idempotencyOrder: [String] = []
+
+    /// Whether a send of `user` with `key` was taken already.
+    func tookIdempotencyKey(_ key: String, user: String) -> Bool {
+        idempotencyKeys.contains(user + "\u{0}" + key)
+    }
+
+    /// A send of `user` with `key` was taken.
+    mutating func rememberIdempotencyKey(_ key: String, user: String) {
+        let entry = user + "\u{0}" + key
+        guard idempotencyKeys.insert(entry).inserted else { return }
+        idempotencyOrder.append(entry)
+        if idempotencyOrder.count > Self.historyLimit {
+            idempotencyKeys.remove(idempotencyOrder.removeFirst())
+        }
+    }
 
     /// Stores a push, numbering it.
     mutating func recordPush(_ build: (_ sequence: Int) -> DevBackend.Push) -> DevBackend.Push {
@@ -27,6 +45,8 @@ struct BackendState: Sendable {
         store.reset()
         faults.clear()
         pushHistory.removeAll()
+        idempotencyKeys.removeAll()
+        idempotencyOrder.removeAll()
         requestHistory.removeAll()
         nextPushSequence = 1
     }

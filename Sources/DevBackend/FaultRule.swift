@@ -30,6 +30,9 @@ extension DevBackend {
         public var location: String?
         /// The body echoes the request's headers, as some debugging proxies and frameworks do.
         public var echoHeaders: Bool?
+        /// Handle the request, then close the connection without the response: a reply
+        /// lost after the backend took the request.
+        public var loseReply: Bool?
 
         public init(
             route: FaultScope,
@@ -40,7 +43,8 @@ extension DevBackend {
             count: Int? = nil,
             body: String? = nil,
             location: String? = nil,
-            echoHeaders: Bool? = nil
+            echoHeaders: Bool? = nil,
+            loseReply: Bool? = nil
         ) {
             self.route = route
             self.status = status
@@ -51,6 +55,7 @@ extension DevBackend {
             self.body = body
             self.location = location
             self.echoHeaders = echoHeaders
+            self.loseReply = loseReply
         }
 
         /// Why the rule cannot be applied, or nil when it is usable.

@@ -27,11 +27,19 @@ struct RequestDispatcher: Sendable {
             if let result = apply(fault, request, context) {
                 var status: Int?
                 if case .respond(let response) = result { status = response.status }
-                record(request, match: match, status: status, user: auth.user, injected: true)
+                // A lost reply was handled, and recorded, as usual.
+                if fault.loseReply != true { record(request, match: match, status: status, user: auth.user, injected: true) }
                 return result
             }
         }
 
+        return .respond(handleNormally(request))
+    }
+
+    /// The request handled as the tutorial's controllers would, and recorded.
+    private func handleNormally(_ request: HTTPRequest) -> HTTPResponse {
+        let match = RouteMatch(method: request.method, path: request.path)
+        let auth = BasicAuth.evaluate(request.header("Authorization"), accounts: options.accounts)
         let response: HTTPResponse
         switch auth {
         case .threw(let type, let message):
@@ -46,7 +54,7 @@ struct RequestDispatcher: Sendable {
             }
         }
         record(request, match: match, status: response.status, user: auth.user, injected: false)
-        return .respond(response)
+        return response
     }
 
     /// What the fault does, or nil when it only delays and normal handling follows.
@@ -54,6 +62,11 @@ struct RequestDispatcher: Sendable {
         if let delay = fault.delay, delay > 0 {
             // Stopping mid-delay ends the exchange the way a dying server would.
             guard context.pause(seconds: delay) else { return .drop }
+        }
+        if fault.loseReply == true {
+            // Handled as usual, and recorded, but the answer never leaves.
+            _ = handleNormally(request)
+            return .drop
         }
         if fault.drop == true { return .drop }
         guard let status = fault.status else { return nil }

@@ -44,10 +44,11 @@ struct BackendClient: Sendable {
     func request(
         _ method: String, _ pathAndQuery: String,
         authorization: String? = BackendClient.basic("alice", "alice"),
-        body: Data? = nil, contentType: String? = "application/json"
+        body: Data? = nil, contentType: String? = "application/json", headers extra: [String: String] = [:]
     ) async throws -> Reply {
         var request = URLRequest(url: URL(string: backend.baseURL.absoluteString + pathAndQuery)!)
         request.httpMethod = method
+        for (name, value) in extra { request.setValue(value, forHTTPHeaderField: name) }
         if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
         if let body {
             request.httpBody = body
@@ -110,11 +111,11 @@ struct BackendClient: Sendable {
         return id
     }
 
-    func send(pns: String, to tag: String, message: String, user: String = "alice") async throws -> Reply {
+    func send(pns: String, to tag: String, message: String, user: String = "alice", idempotencyKey: String? = nil) async throws -> Reply {
         let body = try JSONEncoder().encode(message)
         return try await request(
             "POST", "/api/notifications?pns=\(percentEncoded(pns))&to_tag=\(percentEncoded(tag))",
-            authorization: Self.basic(user, user), body: body
+            authorization: Self.basic(user, user), body: body, headers: idempotencyKey.map { ["Idempotency-Key": $0] } ?? [:]
         )
     }
 

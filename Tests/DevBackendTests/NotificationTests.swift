@@ -21,6 +21,26 @@ import Testing
         ])
     }
 
+    /// A second copy of a send it took (its reply lost) is answered 200 and not pushed
+    /// again; a key is the sender's own, and a refused push does not use it up.
+    @Test func anIdempotencyKeyAlreadyTakenIsNotPushedAgain() async throws {
+        let backend = try startBackend()
+        defer { backend.stop() }
+        let client = BackendClient(backend)
+        defer { client.close() }
+        _ = try await client.register(platform: "apns", handle: "B0B", user: "bob")
+        #expect(try await client.send(pns: "apns", to: "bob", message: "once", idempotencyKey: "k1").status == 200)
+        #expect(try await client.send(pns: "apns", to: "bob", message: "once", idempotencyKey: "k1").status == 200)
+        #expect(backend.pushes().count == 1)
+        #expect(try await client.send(pns: "apns", to: "bob", message: "once", user: "carol", idempotencyKey: "k1").status == 200)
+        #expect(try await client.send(pns: "apns", to: "bob", message: "twice", idempotencyKey: "k2").status == 200)
+        #expect(try await client.send(pns: "apns", to: "bob", message: "no key").status == 200)
+        #expect(try await client.send(pns: "apns", to: "bob", message: "no key").status == 200)
+        #expect(backend.pushes().count == 5, "carol's k1, k2 and two without a key")
+        #expect(try await client.send(pns: "apns", to: "bob", message: #"say "hi""#, idempotencyKey: "k3").status == 500)
+        #expect(try await client.send(pns: "apns", to: "bob", message: #"say "hi""#, idempotencyKey: "k3").status == 500, "refused again, not taken")
+    }
+
     @Test func aQuoteBreaksTheUnescapedPayload() async throws {
         let backend = try startBackend()
         defer { backend.stop() }

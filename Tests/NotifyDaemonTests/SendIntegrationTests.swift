@@ -54,6 +54,18 @@ import NotifyTestSupport
         #expect(fixture.backend.pushes().first?.displayedText == "From alice: " + text)
     }
 
+    /// A reply lost after the backend took the send: notifyd sends again (at least once),
+    /// with the same `Idempotency-Key`, and a backend that keeps them, as the dev backend
+    /// does, pushes once.
+    @Test func aLostReplyIsSentAgainWithItsKeyAndDeliveredOnce() async throws {
+        let fixture = try await Self.loggedIn()
+        try fixture.backend.addFault(.init(route: .send, count: 1, loseReply: true))
+        let result = try await fixture.call(SendCommand(to: "bob", message: "exactly once"))
+        #expect(result.deliveries.map(\.state) == [.delivered], "\(result.deliveries)")
+        #expect(fixture.backend.requestCount(route: .send) == 2, "sent again after the lost reply")
+        #expect(fixture.backend.pushes().count == 1, "pushed once")
+    }
+
     @Test func onePostPerPlatformAndOneResultEach() async throws {
         let fixture = try await Self.loggedIn()
         let result = try await fixture.call(SendCommand(to: "bob", message: "hello", pns: ["apns", "fcm", "wns"]))

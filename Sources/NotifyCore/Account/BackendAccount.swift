@@ -52,7 +52,9 @@ public protocol BackendAPI: Sendable {
     func createRegistrationId(handle: String, account: BackendAccount) async -> Result<String, BackendCallError>
     func upsertRegistration(id: String, platform: String, handle: String, tags: [String], account: BackendAccount) async -> Result<Void, BackendCallError>
     func deleteRegistration(id: String, account: BackendAccount) async -> Result<Void, BackendCallError>
-    func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount) async -> Result<Void, BackendCallError>
+    /// `idempotencyKey`, when given, goes as the `Idempotency-Key` header: the same for
+    /// every attempt of one message.
+    func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?) async -> Result<Void, BackendCallError>
     /// A request whose only purpose is to learn whether the backend accepts `account`.
     func checkCredentials(account: BackendAccount) async -> Result<Void, BackendCallError>
     /// The network changed: connections kept alive from before may lead nowhere now.
@@ -68,7 +70,7 @@ public protocol BackendAPI: Sendable {
     var keepsLanes: Bool { get }
     /// Hands a notification over now, behind those of `lane` handed over before it;
     /// `then` is called with the outcome, on the HTTP thread.
-    func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, lane: UInt64,
+    func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?, lane: UInt64,
                           then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void)
     /// Forgets a lane none of whose requests is under way or will be handed over.
     func endLane(_ lane: UInt64)
@@ -81,9 +83,14 @@ extension BackendAPI {
     public var keepsLanes: Bool { false }
 
     /// Without lanes: the caller sends one request of a lane at a time.
-    public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, lane: UInt64,
+    public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?, lane: UInt64,
                                  then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void) {
-        Task { then(await sendNotification(pns: pns, toTag: toTag, body: body, account: account)) }
+        Task { then(await sendNotification(pns: pns, toTag: toTag, body: body, account: account, idempotencyKey: idempotencyKey)) }
+    }
+
+    /// A send without a key (a direct `send --no-queue`, a test).
+    public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount) async -> Result<Void, BackendCallError> {
+        await sendNotification(pns: pns, toTag: toTag, body: body, account: account, idempotencyKey: nil)
     }
 
     public func endLane(_ lane: UInt64) {}

@@ -28,6 +28,16 @@ public struct Delivery: Equatable, Sendable {
     /// entry found at start was answered in an earlier run). A refusal while the sender
     /// still waits is its answer; after that, the delivery stays listed until purged.
     public var senderWaiting = false
+    /// Sent as `Idempotency-Key` with every attempt, so that a backend that keeps them can
+    /// drop a second copy (a reply lost after it took the first). Random, made when the
+    /// message is accepted and kept with it; nil for an entry from before they were.
+    public var idempotencyKey: String?
+
+    /// What `Idempotency-Key` says: the key, or for an older entry one made of its id and
+    /// the second it was accepted, stable across restarts.
+    var sendKey: String {
+        idempotencyKey ?? id + "@" + String(Int64(createdAt.timeIntervalSince1970.rounded(.down)))
+    }
 
     public init(sequence: Int, to: String, platform: Platform, message: String, createdAt: Date, expiresAt: Date, account: AccountKey? = nil) {
         self.id = CFormat.string("%010ld", sequence) + "-" + platform.rawValue

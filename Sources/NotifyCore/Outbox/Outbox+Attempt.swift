@@ -19,7 +19,8 @@ extension Outbox {
         case .failure(let refusal):
             return refusal.result
         case .success(let send):
-            let result = await backend.sendNotification(pns: send.pns, toTag: delivery.to, body: send.body, account: send.account)
+            let result = await backend.sendNotification(pns: send.pns, toTag: delivery.to, body: send.body, account: send.account,
+                                                        idempotencyKey: delivery.sendKey)
             return await interpret(result, of: delivery, as: send.account)
         }
     }

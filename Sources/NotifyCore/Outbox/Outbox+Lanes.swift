@@ -72,7 +72,8 @@ extension Outbox {
                     if let account = delivery.account, let login { known = (account, send.account, login) }
                     let id = delivery.id
                     let answers = self.answers
-                    backend.sendNotification(pns: send.pns, toTag: delivery.to, body: send.body, account: send.account, lane: lane.id) { result in
+                    backend.sendNotification(pns: send.pns, toTag: delivery.to, body: send.body, account: send.account,
+                                             idempotencyKey: delivery.sendKey, lane: lane.id) { result in
                         // One task for the answers that come while the outbox is busy.
                         if answers.post(.init(id: id, key: key, result: result, account: send.account)) {
                             Task { await self.takeAnswers() }

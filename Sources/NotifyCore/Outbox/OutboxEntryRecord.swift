@@ -30,6 +30,7 @@ struct OutboxEntryRecord: Codable {
     var lastError: Problem?
     var state: String
     var account: AccountKey?
+    var idempotencyKey: String?
 
     init(_ delivery: Delivery) {
         version = Self.currentVersion
@@ -45,6 +46,7 @@ struct OutboxEntryRecord: Codable {
         lastError = delivery.lastError.map { Problem(code: $0.code.rawValue, message: $0.message) }
         state = delivery.state.rawValue
         account = delivery.account
+        idempotencyKey = delivery.idempotencyKey
     }
 
     /// The most bytes `delivery` can take in a file, in a batch's deeper indentation too:
@@ -53,7 +55,7 @@ struct OutboxEntryRecord: Codable {
     static func sizeBound(of delivery: Delivery) -> Int {
         let strings = [delivery.id, delivery.to, delivery.message, delivery.platform.rawValue, delivery.state.rawValue,
                        delivery.account?.user ?? "", delivery.account?.backend ?? "",
-                       delivery.lastError?.code.rawValue ?? "", delivery.lastError?.message ?? ""]
+                       delivery.lastError?.code.rawValue ?? "", delivery.lastError?.message ?? "", delivery.idempotencyKey ?? ""]
         return 2048 + 6 * strings.reduce(0) { $0 + $1.utf8.count }
     }
 
@@ -80,6 +82,7 @@ struct OutboxEntryRecord: Codable {
         delivery.nextAttemptAt = nextAttemptAt
         delivery.lastError = lastError.map { WireError(code: ErrorCode($0.code), message: $0.message) }
         delivery.state = DeliveryState(state)
+        delivery.idempotencyKey = idempotencyKey
         return delivery
     }
 
@@ -89,5 +92,6 @@ struct OutboxEntryRecord: Codable {
         case expiresAt = "expires_at"
         case nextAttemptAt = "next_attempt_at"
         case lastError = "last_error"
+        case idempotencyKey = "idempotency_key"
     }
 }

@@ -60,17 +60,18 @@ public final class HTTPBackend: BackendAPI {
         await call("DELETE", "api/register/" + URLText.escape(id), query: [], body: nil, account: account).map { _ in () }
     }
 
-    public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount) async -> Result<Void, BackendCallError> {
+    public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?) async -> Result<Void, BackendCallError> {
         let encoded = (try? JSONEncoder().encode(body)) ?? Data()
-        return await call("POST", "api/notifications", query: [("pns", pns), ("to_tag", toTag)], body: encoded, account: account).map { _ in () }
+        return await call("POST", "api/notifications", query: [("pns", pns), ("to_tag", toTag)], body: encoded, account: account,
+                          idempotencyKey: idempotencyKey).map { _ in () }
     }
 
     public var keepsLanes: Bool { transport.keepsLanes }
 
-    public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, lane: UInt64,
+    public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?, lane: UInt64,
                                  then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void) {
         let encoded = (try? JSONEncoder().encode(body)) ?? Data()
-        switch request("POST", "api/notifications", query: [("pns", pns), ("to_tag", toTag)], body: encoded, account: account) {
+        switch request("POST", "api/notifications", query: [("pns", pns), ("to_tag", toTag)], body: encoded, account: account, idempotencyKey: idempotencyKey) {
         case .failure(let error):
             // Not handed over: the requests after it in the lane must not go either.
             transport.breakLane(lane)
@@ -122,14 +123,16 @@ public final class HTTPBackend: BackendAPI {
         return parts.url
     }
 
-    private func call(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount) async -> Result<Data, BackendCallError> {
-        switch request(method, path, query: query, body: body, account: account) {
+    private func call(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount,
+                      idempotencyKey: String? = nil) async -> Result<Data, BackendCallError> {
+        switch request(method, path, query: query, body: body, account: account, idempotencyKey: idempotencyKey) {
         case .failure(let error): .failure(error)
         case .success(let request): Self.interpret(await transport.perform(request), account: account, replyLimit: replyLimit)
         }
     }
 
-    private func request(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount) -> Result<HTTPRequest, BackendCallError> {
+    private func request(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount,
+                         idempotencyKey: String? = nil) -> Result<HTTPRequest, BackendCallError> {
         // Checked here as well as where the URL is configured: a credentials file written
         // by an older version may still name a plain-http backend.
         if let refusal = BackendURL.insecureRefusal(account.baseURL, allowInsecureHTTP: settings[\.allowInsecureHTTP]) {
@@ -140,6 +143,10 @@ public final class HTTPBackend: BackendAPI {
         }
         var headers = ["Authorization: " + account.authorizationHeader, "Accept: application/json"]
         if body != nil { headers.append("Content-Type: application/json") }
+        // A key from an outbox file is a header only if it could not end or add a header line.
+        if let idempotencyKey, !idempotencyKey.isEmpty, idempotencyKey.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
+            headers.append("Idempotency-Key: " + idempotencyKey)
+        }
         // ASP.NET and some proxies answer 411 to a body-less POST without a length.
         let sent = body ?? (method == "GET" || method == "DELETE" ? nil : Data())
         return .success(HTTPRequest(method: method, url: url, headers: headers, body: sent))

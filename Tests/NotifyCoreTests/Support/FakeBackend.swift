@@ -132,7 +132,7 @@ final class FakeBackend: BackendAPI {
         }
     }
 
-    func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount) async -> Result<Void, BackendCallError> {
+    func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?) async -> Result<Void, BackendCallError> {
         await holdIfAsked("send")
         return state.withLock { state in
             state.calls.append(.send(pns: pns, toTag: toTag, body: body))
