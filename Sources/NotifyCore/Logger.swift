@@ -41,6 +41,8 @@ public enum LogLevel: Int, Comparable, Sendable, CaseIterable {
 public struct Logger: Sendable {
     private let threshold: Threshold
     private let sink: @Sendable (LogLevel, String) -> Void
+    /// What writes the lines, when a thread does (`standardError`).
+    private let writer: LogWriter?
 
     /// Shared by every copy of a logger, so a reload changes the level everywhere.
     private final class Threshold: Sendable {
@@ -49,8 +51,18 @@ public struct Logger: Sendable {
     }
 
     public init(level: LogLevel, sink: @escaping @Sendable (LogLevel, String) -> Void) {
+        self.init(level: level, writer: nil, sink: sink)
+    }
+
+    private init(level: LogLevel, writer: LogWriter?, sink: @escaping @Sendable (LogLevel, String) -> Void) {
         self.threshold = Threshold(level)
+        self.writer = writer
         self.sink = sink
+    }
+
+    /// Returns once the lines logged so far are written, or after `seconds`: before exit.
+    public func flush(within seconds: Double) {
+        writer?.flush(within: seconds)
     }
 
     public var level: LogLevel { threshold.level.withLock { $0 } }
@@ -61,16 +73,16 @@ public struct Logger: Sendable {
     }
 
     /// The daemon's logger: stderr, journal-style while `journal` says systemd is reading
-    /// (a reload may put a log file in its place, or take it away).
+    /// (a reload may put a log file in its place, or take it away), written by a
+    /// `LogWriter`, so that a log nobody reads never blocks the caller.
     public static func standardError(level: LogLevel, journal: @escaping @Sendable () -> Bool) -> Logger {
-        Logger(level: level) { level, message in
-            let line = journal()
+        let format: @Sendable (LogLevel, String) -> [UInt8] = { level, message in
+            Array((journal()
                 ? "<\(level.rawValue)>\(message)\n"
-                : "\(Date().formatted(.iso8601)) notifyd[\(getpid())] \(level.name): \(message)\n"
-            var bytes = Array(line.utf8)
-            // One write per line, so lines from different threads never interleave.
-            _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+                : "\(Date().formatted(.iso8601)) notifyd[\(getpid())] \(level.name): \(message)\n").utf8)
         }
+        let writer = LogWriter { format(.warning, $0) }
+        return Logger(level: level, writer: writer) { level, message in writer.enqueue(format(level, message)) }
     }
 
     public static let silent = Logger(level: .error) { _, _ in }

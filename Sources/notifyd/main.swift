@@ -13,6 +13,7 @@ import NotifyDaemon
 import NotifyProtocol
 import NotifySocket
 import NotifySystem
+import Synchronization
 
 // First, before anything opens a descriptor or starts a thread.
 InheritedDescriptors.tidy(keeping: SocketActivation.systemdDescriptors(environment: ProcessInfo.processInfo.environment))
@@ -31,9 +32,18 @@ func writeToStandardError(_ text: String) {
     }
 }
 
+/// Writes what was logged before notifyd exits (see `LogWriter`), once there is a logger.
+let flushLog = Mutex<(@Sendable () -> Void)?>(nil)
+
+func exitWithLog(_ code: Int32) -> Never {
+    flushLog.withLock { $0 }?()
+    exit(code)
+}
+
 /// Why notifyd cannot start. Under systemd each line carries `<3>` (error), so the
 /// journal shows it as the error it is.
 func fail(_ message: String, code: Int32) -> Never {
+    flushLog.withLock { $0 }?()
     let prefix = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil ? "<3>" : ""
     let lines = "notifyd: \(message)".split(separator: "\n", omittingEmptySubsequences: false).map { prefix + $0 }
     writeToStandardError(lines.joined(separator: "\n") + "\n")
@@ -68,6 +78,7 @@ do {
         exit(check.status)
     case .ready(let ready, let readyLogger):
         (configuration, logger) = (ready, readyLogger)
+        flushLog.withLock { $0 = { readyLogger.flush(within: 2) } }
     }
 } catch {
     fail(error.message, code: error.status)
@@ -94,5 +105,5 @@ MainThread.park {
     let signalNumber = await ShutdownSignals.wait()
     logger.notice(signalNumber == SIGTERM ? "shutting down on request (SIGTERM or `notifyctl stop`)" : "received signal \(signalNumber), shutting down")
     await daemon.stop()
-    exit(0)
+    exitWithLog(0)
 }

@@ -53,8 +53,35 @@ public final class LogFile: Sendable {
         // error. O_NOCTTY: a terminal named here must not become notifyd's.
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0o600)
         guard fd >= 0 else { throw Problem(description: "cannot open the log file \(path): \(String(cString: strerror(errno)))") }
+        if let refusal = Self.refusal(of: fd, path: path) {
+            close(fd)
+            throw Problem(description: "cannot use the log file \(path): \(refusal)")
+        }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return Opened(fd: fd)
+    }
+
+    /// What the log file opened (a symbolic link's target, if it is one) must be: a
+    /// regular file of this user's, made 0600 as one notifyd creates is, or a FIFO (a
+    /// reader such as a log shipper), or /dev/null. A device would lose every line
+    /// (`/dev/full`) or stall on a terminal; another user's file is theirs to read.
+    static func refusal(of fd: Int32, path: String) -> String? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return String(cString: strerror(errno)) }
+        switch info.st_mode & S_IFMT {
+        case S_IFIFO:
+            return nil
+        case S_IFREG:
+            guard info.st_uid == getuid() else { return "it belongs to uid \(info.st_uid), not to you (uid \(getuid()))" }
+            if info.st_mode & 0o077 != 0, fchmod(fd, 0o600) != 0 {
+                return "it can be read by others (mode \(String(info.st_mode & 0o777, radix: 8))) and cannot be made 0600: \(String(cString: strerror(errno)))"
+            }
+            return nil
+        case S_IFCHR where StateDirectoryCheck.resolvedPath(path) == "/dev/null":
+            return nil
+        default:
+            return "it is not a regular file or a FIFO (a device would lose or hold up the lines written to it)"
+        }
     }
 
     /// Puts `opened` in the place of standard error. A line being written meanwhile goes
