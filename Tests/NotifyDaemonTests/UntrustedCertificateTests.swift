@@ -14,18 +14,30 @@ import Testing
 @Suite struct UntrustedCertificateTests {
     static let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    @Test(.enabled(if: openssl != nil, "needs the openssl command to serve a self-signed certificate"))
-    func anUntrustedCertificateSaysToAddTheCAToTheTrustStore() async throws {
+    /// `body` with a self-signed server on loopback, which is stopped after it.
+    static func withSelfSignedServer<T: Sendable>(_ body: (_ url: String) async throws -> T) async throws -> T {
         let openssl = try #require(Self.openssl)
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let server = try await onDedicatedThread { () -> SelfSignedServer in
             try SelfSignedServer(openssl: openssl, directory: directory.path)
         }
+        do {
+            let result = try await body("https://127.0.0.1:\(server.port)")
+            try await onDedicatedThread { server.stop() }
+            return result
+        } catch {
+            try await onDedicatedThread { server.stop() }
+            throw error
+        }
+    }
+
+    @Test(.enabled(if: openssl != nil, "needs the openssl command to serve a self-signed certificate"))
+    func anUntrustedCertificateSaysToAddTheCAToTheTrustStore() async throws {
         let backend = HTTPBackend(settings: SettingsStore(.init(requestTimeout: 10)))
-        let account = BackendAccount(baseURL: URL(string: "https://127.0.0.1:\(server.port)")!, user: "alice", password: "alice")
-        let result = await backend.createRegistrationId(handle: "AA", account: account)
-        try await onDedicatedThread { server.stop() }
+        let result = try await Self.withSelfSignedServer { url in
+            await backend.createRegistrationId(handle: "AA", account: BackendAccount(baseURL: URL(string: url)!, user: "alice", password: "alice"))
+        }
         guard case .failure(.cannotConnect(let reason, tls: true)) = result else {
             Issue.record("expected a TLS failure, got \(result)")
             return
@@ -38,17 +50,10 @@ import Testing
     /// connection, but it is not back until its certificate is trusted.
     @Test(.enabled(if: openssl != nil, "needs the openssl command to serve a self-signed certificate"))
     func aTLSProbeFailsWhereTheCertificateIsNotTrustedAndATCPProbeDoesNot() async throws {
-        let openssl = try #require(Self.openssl)
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
-        let server = try await onDedicatedThread { () -> SelfSignedServer in
-            try SelfSignedServer(openssl: openssl, directory: directory.path)
-        }
         let backend = HTTPBackend(settings: SettingsStore(.init(requestTimeout: 10)))
-        let url = "https://127.0.0.1:\(server.port)"
-        let handshake = await backend.probe(url, tls: true)
-        let connect = await backend.probe(url, tls: false)
-        try await onDedicatedThread { server.stop() }
+        let (handshake, connect) = try await Self.withSelfSignedServer { url in
+            (await backend.probe(url, tls: true), await backend.probe(url, tls: false))
+        }
         #expect(!handshake)
         #expect(connect)
     }
