@@ -7,7 +7,7 @@ import Testing
 /// A state or credentials file a newer notifyd wrote stops the start, untouched: this
 /// notifyd would replace it with what it knows of it.
 @Suite struct StateFileFormatTests {
-    @Test(arguments: ["state.json", "credentials.json", "outbox-ids"])
+    @Test(arguments: ["state.json", "credentials.json", "outbox-ids", "retired-registrations.json"])
     func aFileFromANewerNotifydStopsTheStartAndIsLeftAlone(name: String) async throws {
         let directory = "/tmp/nd-newer-" + UUID().uuidString.prefix(8)
         defer { try? FileManager.default.removeItem(atPath: directory) }

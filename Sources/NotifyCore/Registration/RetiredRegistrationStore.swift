@@ -47,8 +47,8 @@ struct RetiredEntry: Codable, Equatable, Sendable {
 /// `retired-registrations.json` in the state directory, mode 0600 like `credentials.json`,
 /// since it holds the password of the login each registration was made with. Absent when
 /// nothing is left to delete.
-struct RetiredRegistrationStore: Sendable {
-    let path: String
+public struct RetiredRegistrationStore: Sendable {
+    public let path: String
     private let calls: FileSystemCalls
 
     static let currentVersion = 1
@@ -60,9 +60,14 @@ struct RetiredRegistrationStore: Sendable {
         var registrations: [RetiredEntry]
     }
 
-    init(directory: String, calls: FileSystemCalls = .system) {
+    public init(directory: String, calls: FileSystemCalls = .system) {
         path = FilePath.join(directory, "retired-registrations.json")
         self.calls = calls
+    }
+
+    /// Throws when the file was written by a newer notifyd, which a start must not overwrite.
+    public func refuseNewerFormat() throws(CoreError) {
+        try DiskFormat.refuseNewer(path, supported: Self.currentVersion, limit: Self.largestFile)
     }
 
     /// The entries, and a warning when the file could not be used (then there are none:

@@ -44,6 +44,7 @@ public enum StateDirectoryCheck {
             // Starting would overwrite them with what this notifyd knows of them.
             try StateStore(directory: directory).refuseNewerFormat()
             try CredentialStore(directory: directory).refuseNewerFormat()
+            try RetiredRegistrationStore(directory: directory).refuseNewerFormat()
             try OutboxStore(stateDirectory: directory).refuseNewerFormat()
         } catch {
             throw .configuration(error.description)
