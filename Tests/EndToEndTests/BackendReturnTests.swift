@@ -16,6 +16,7 @@ import Testing
         let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
         #expect(login.status == 0, "\(login.output)\(login.error)")
         try await offThePool { first.stop() }
+        let held = try HeldPort(port)
 
         let send = try await daemon.notifyctl(["send", "--to", "bob", "sent while the backend was down"])
         #expect(send.status == 4, "accepted and queued: \(send.output)\(send.error)")
@@ -28,6 +29,7 @@ import Testing
 
         try await Task.sleep(for: .seconds(2))
         let second = DevBackendServer(options: .init(port: port, quiet: true))
+        held.release()
         _ = try second.start()
         defer { second.stop() }
         #expect(await eventually(60) { second.pushes().count == 1 }, "delivered once the backend was back")

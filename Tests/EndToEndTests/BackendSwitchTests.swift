@@ -72,6 +72,7 @@ import Testing
         let setup = try await Setup()
         let port = setup.old.port
         try await offThePool { setup.old.stop() }
+        let held = try HeldPort(port)
         let queued = try await setup.daemon.notifyctl(["send", "--to", "bob", "queued for the old backend"])
         #expect(queued.status == 4, "\(queued.output)\(queued.error)")
         try await setup.switchTo(setup.new)
@@ -94,6 +95,7 @@ import Testing
         #expect(again.output.contains("deleting registration \(setup.id)"), "\(again.output)")
 
         let back = DevBackendServer(options: .init(port: port, quiet: true))
+        held.release()
         _ = try back.start()
         defer { back.stop() }
         #expect(await eventually(60) { setup.deletions(at: back) == 1 }, "deleted once the old backend is back")
