@@ -157,7 +157,7 @@ final class HTTPServer: Sendable {
                 if entries[0].revents & pollFailure != 0 { return }
                 continue
             }
-            let client = retryingOnInterrupt { accept(listener, nil, nil) }
+            let client = retryingOnInterrupt { acceptClosingOnExec(listener) }
             guard client >= 0 else {
                 if errno == EMFILE || errno == ENFILE {
                     // Out of descriptors: back off instead of spinning on poll().

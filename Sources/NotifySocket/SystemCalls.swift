@@ -10,7 +10,10 @@ import Darwin
 // other socket code of the package (the dev backend's HTTP server).
 
 #if canImport(Glibc) || canImport(Musl)
-public let streamSocketType = Int32(SOCK_STREAM.rawValue)
+/// Close-on-exec from the start: set afterwards, a process spawned by another thread in
+/// between (a password command, a test's child) would inherit the socket and keep it open,
+/// a listener answering after it was closed.
+public let streamSocketType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
 /// Linux reports a closed peer with EPIPE unless told not to raise SIGPIPE per call.
 public let sendFlags = Int32(MSG_NOSIGNAL)
 #else
@@ -47,6 +50,26 @@ public func monotonicSeconds() -> Double {
 public func setCloseOnExec(_ fd: Int32) {
     _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
 }
+
+/// `accept`, the connection close-on-exec from the start where the system can (see
+/// `streamSocketType`); macOS's `posix_spawn` callers close what they do not pass instead.
+public func acceptClosingOnExec(_ listener: Int32) -> Int32 {
+    #if canImport(Glibc) || canImport(Musl)
+    if let accept4 = linuxAccept4 { return accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue)) }
+    #endif
+    let fd = accept(listener, nil, nil)
+    if fd >= 0 { setCloseOnExec(fd) }
+    return fd
+}
+
+#if canImport(Glibc) || canImport(Musl)
+/// glibc's `accept4`, which Swift's Glibc module does not declare (it wants _GNU_SOURCE).
+private let linuxAccept4: (@convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32)? = {
+    // RTLD_DEFAULT: the symbol as the process already has it.
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "accept4") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32).self)
+}()
+#endif
 
 /// Fills a `sockaddr_un` for `path`; the caller has checked the length.
 func withUnixAddress<R>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {

@@ -23,7 +23,7 @@ public enum PendingClients {
         let ownUID = getuid()
         var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
         while poll(&ready, 1, 0) > 0 && ready.revents & Int16(POLLIN) != 0 {
-            let fd = accept(listener, nil, nil)
+            let fd = acceptClosingOnExec(listener)
             guard fd >= 0 else { return }
             UnixSocket.prepareAcceptedSocket(fd)
             if let peer = UnixSocket.peerUID(fd), peer == ownUID || peer == 0 {

@@ -160,7 +160,7 @@ extension SocketServer {
         private func acceptPending(now: Double) {
             // A bounded batch per pass keeps a connection storm from starving the clients.
             for _ in 0..<64 {
-                let fd = accept(server.listener, nil, nil)
+                let fd = acceptClosingOnExec(server.listener)
                 guard fd >= 0 else {
                     switch errno {
                     case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED:
