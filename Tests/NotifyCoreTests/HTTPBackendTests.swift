@@ -188,10 +188,18 @@ import Testing
         #expect(noRoute)
         #expect(reason == "cannot connect to http://224.0.0.1:9: no route to the host (the network is unreachable)")
 
+        // A port held bound without listening: refused, and no other test's server can be
+        // given it meanwhile (a server stopped for this once was, and answered).
+        #if canImport(Darwin)
         let server = DevBackendServer(options: .init(quiet: true))
         try server.start()
         let closed = BackendAccount(baseURL: server.baseURL, user: "alice", password: Self.password)
         server.stop()
+        #else
+        let held = try LoopbackSocket(listening: false)
+        defer { held.close() }
+        let closed = BackendAccount(baseURL: URL(string: held.url)!, user: "alice", password: Self.password)
+        #endif
         let refused = await backend.sendNotification(pns: "apns", toTag: "bob", body: "hi", account: closed)
         guard case .failure(.cannotConnect(let refusal, tls: false)) = refused else {
             Issue.record("expected a refused connection, got \(refused)")
