@@ -16,7 +16,7 @@ import Testing
         let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
         #expect(login.status == 0, "\(login.output)\(login.error)")
         try await offThePool { first.stop() }
-        let held = try HeldPort(port)
+        let held = try await HeldPort.hold(port)
 
         let send = try await daemon.notifyctl(["send", "--to", "bob", "sent while the backend was down"])
         #expect(send.status == 4, "accepted and queued: \(send.output)\(send.error)")

@@ -72,7 +72,7 @@ import Testing
         let setup = try await Setup()
         let port = setup.old.port
         try await offThePool { setup.old.stop() }
-        let held = try HeldPort(port)
+        let held = try await HeldPort.hold(port)
         let queued = try await setup.daemon.notifyctl(["send", "--to", "bob", "queued for the old backend"])
         #expect(queued.status == 4, "\(queued.output)\(queued.error)")
         try await setup.switchTo(setup.new)

@@ -6,7 +6,23 @@ import Foundation
 final class HeldPort: Sendable {
     private let fd: Int32
 
-    init(_ port: Int) throws {
+    /// Holds `port` once the backend that listened on it has let it go: a child another
+    /// thread is spawning may hold a copy of the listener until it runs its program (a
+    /// traced one, for a long moment), and the port is busy meanwhile.
+    static func hold(_ port: Int) async throws -> HeldPort {
+        var lastError: any Error = POSIXError(.EADDRINUSE)
+        for _ in 0..<200 {
+            do {
+                return try HeldPort(port)
+            } catch let error as POSIXError where error.code == .EADDRINUSE {
+                lastError = error
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        throw lastError
+    }
+
+    private init(_ port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         // The backend's last connections may linger in TIME_WAIT on the port.
         var one: Int32 = 1
