@@ -64,18 +64,14 @@ struct OutboxEntryRecord: Codable {
         var description: String { "unknown platform '\(name)'" }
     }
 
-    struct OutOfRange: Error, CustomStringConvertible {
-        var field: String
-        var value: Int
-        var description: String { "\(field) \(value) is not one notifyd writes" }
-    }
-
     func delivery() throws -> Delivery {
         guard let platform = Platform(rawValue: platform) else { throw UnknownPlatform(name: platform) }
         // Numbers from a file are checked before use: one past the ids notifyd hands out
         // would overflow the id counter, a negative one reuse ids.
-        guard (1...OutboxIDCounter.largestSequence).contains(sequence) else { throw OutOfRange(field: "sequence", value: sequence) }
-        guard attempts >= 0 else { throw OutOfRange(field: "attempts", value: attempts) }
+        guard (1...OutboxIDCounter.largestSequence).contains(sequence) else {
+            throw DiskFormat.OutOfRange(description: "sequence \(sequence) is not one notifyd writes")
+        }
+        guard attempts >= 0 else { throw DiskFormat.OutOfRange(description: "attempts \(attempts) is not one notifyd writes") }
         var delivery = Delivery(sequence: sequence, to: to, platform: platform, message: message, createdAt: createdAt, expiresAt: expiresAt, account: account)
         delivery.id = id
         delivery.attempts = attempts

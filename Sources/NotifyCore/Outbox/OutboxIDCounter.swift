@@ -27,11 +27,6 @@ final class OutboxIDCounter: Sendable {
     /// file above it, or below 0, is not one notifyd wrote, and would overflow or reuse ids.
     static let largestSequence = 9_999_999_000
 
-    struct OutOfRange: Error, CustomStringConvertible {
-        var value: Int
-        var description: String { "it holds \(value), not an id number notifyd hands out (0 to \(OutboxIDCounter.largestSequence))" }
-    }
-
     let path: String
     private let calls: FileSystemCalls
     /// What the file says, once read.
@@ -89,7 +84,9 @@ final class OutboxIDCounter: Sendable {
             let data = try FileContents.load(path, limit: Self.largestFile)
             _ = try DiskFormat.checkVersion(of: data, supported: Record.currentVersion)
             let mark = try JSONDecoder.decodeStateFile(Record.self, from: data).reservedThrough
-            guard (0...Self.largestSequence).contains(mark) else { throw OutOfRange(value: mark) }
+            guard (0...Self.largestSequence).contains(mark) else {
+                throw DiskFormat.OutOfRange(description: "it holds \(mark), not an id number notifyd hands out (0 to \(Self.largestSequence))")
+            }
             return (mark, nil)
         } catch FileContents.Problem.missing {
             return (0, nil)
@@ -99,7 +96,7 @@ final class OutboxIDCounter: Sendable {
         } catch {
             let aside = path + ".unreadable"
             rename(path, aside)
-            let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? (error as? OutOfRange).map { " (\($0))" } ?? ""
+            let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? (error as? DiskFormat.OutOfRange).map { " (\($0))" } ?? ""
             return (0, "outbox id counter \(path) could not be read\(reason); moved it to \(aside). New ids continue after the highest in the outbox, and may repeat the id of a message already delivered")
         }
     }

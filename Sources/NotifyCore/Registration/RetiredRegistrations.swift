@@ -90,22 +90,24 @@ public actor RetiredRegistrations {
     /// A registration is wanted at `backend` again: the retired one there, if its deletion
     /// has not started, is taken back instead of deleted. Returns its id.
     func reclaim(backend: String) async -> String? {
-        guard let index = entries.firstIndex(where: { $0.backend == backend && $0.key != deleting?.key }) else { return nil }
-        let entry = entries.remove(at: index)
-        logger.notice("back at \(backend): registration \(entry.id) is used again, not deleted")
-        await save()
-        schedule()
-        return entry.id
+        await takeBack { $0.backend == backend }?.id
     }
 
     /// The backend gave `id` for this device's new registration (the tutorial's backend
     /// hands back the registration it has for the device): it is in use, not deleted.
     func inUse(id: String, backend: String) async {
-        guard let index = entries.firstIndex(where: { $0.key == RetiredEntry.Key(id: id, backend: backend) && $0.key != deleting?.key }) else { return }
-        entries.remove(at: index)
-        logger.notice("registration \(id) at \(backend) is this device's again, not deleted")
+        await takeBack { $0.key == RetiredEntry.Key(id: id, backend: backend) }
+    }
+
+    /// Removes the first entry `which` picks whose deletion has not started, and says so.
+    @discardableResult
+    private func takeBack(_ which: (RetiredEntry) -> Bool) async -> RetiredEntry? {
+        guard let index = entries.firstIndex(where: { which($0) && $0.key != deleting?.key }) else { return nil }
+        let entry = entries.remove(at: index)
+        logger.notice("registration \(entry.id) at \(entry.backend) is this device's again, not deleted")
         await save()
         schedule()
+        return entry
     }
 
     /// `backend` answered (or was seen back): its deletions waiting their backoff go now.

@@ -11,18 +11,19 @@ enum DiskFormat {
         var version: Int?
     }
 
-    /// Reads the file's `version` (1 when absent: files from before it was recorded) and
-    /// refuses one newer than `supported`.
-    struct UnknownVersion: Error, CustomStringConvertible {
-        var version: Int
-        var description: String { "its format version \(version) is not one notifyd writes" }
+    /// A number in a file that no notifyd writes there: the file is damaged, and handled
+    /// as one that cannot be read. The description says which number, for the warning.
+    struct OutOfRange: Error, CustomStringConvertible {
+        let description: String
     }
 
+    /// Reads the file's `version` (1 when absent: files from before it was recorded) and
+    /// refuses one newer than `supported`.
     static func checkVersion(of data: Data, supported: Int) throws -> Int {
         let version = try JSONDecoder.decodeStateFile(Header.self, from: data).version ?? 1
         guard version <= supported else { throw NewerFormat(version: version, supported: supported) }
         // No notifyd wrote a version below 1: the file is damaged.
-        guard version >= 1 else { throw UnknownVersion(version: version) }
+        guard version >= 1 else { throw OutOfRange(description: "its format version \(version) is not one notifyd writes") }
         return version
     }
 

@@ -131,8 +131,6 @@ final class ReachabilityWatch: Sendable {
     /// The backend watched longest, since when, and the interval between its probes now.
     var earliest: Earliest? { state.withLock { $0.earliest } }
 
-    var watchedBackends: [String] { state.withLock { Array($0.watched.keys) } }
-
     /// Ends every loop, and returns once they have ended.
     func stop() async {
         await loops.stopAndWait(cancellingAfter: 0)
