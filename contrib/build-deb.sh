@@ -3,22 +3,28 @@
 # debian/ source tree, no debhelper), and prints its path on the last line.
 #
 # The package installs what install.sh installs for one user, where the system looks
-# for it: the programs in /usr/bin, the systemd user units in /usr/lib/systemd/user
-# (each user enables them), manual pages, completions in the shells' vendor
-# directories, and /usr/share/doc/notifyd. It ships no XDG autostart entry: in
+# for it: the programs in /usr/bin (notify-devbackend too, which the README's recipes
+# use), the systemd user units in /usr/lib/systemd/user, enabled for every user by the
+# postinst, manual pages, completions in the shells' vendor directories, and
+# /usr/share/doc/notifyd. The maintainer scripts restart running notifyds on an
+# upgrade and stop them on removal (contrib/debian/). It ships no XDG autostart entry: in
 # /etc/xdg/autostart it would start a second notifyd beside the socket unit of every
 # systemd session (never two launchers); sessions without systemd use install.sh.
 set -eu
 
 usage() {
     cat <<'EOF'
-usage: contrib/build-deb.sh [--build-dir DIR] [--output DIR] [--help]
+usage: contrib/build-deb.sh [--build-dir DIR] [--output DIR] [--version-suffix SUFFIX] [--help]
 
 Builds notifyd_VERSION_ARCH.deb with dpkg-deb and prints its path on the last line.
 
   --build-dir DIR   take notifyd and notifyctl from DIR instead of running
                     contrib/build-release.sh
   --output DIR      where to write the package (default .build/debian)
+  --version-suffix SUFFIX
+                    append SUFFIX (+ or ~ and then letters, digits, dots, + or ~)
+                    to the package's version, for a rebuild that must upgrade or
+                    downgrade the one installed: +b1 sorts after, ~pre1 before
   --help            print this help and exit
 
 The Maintainer field (and the changelog's) is "$DEBFULLNAME <$DEBEMAIL>", as for dch;
@@ -37,6 +43,7 @@ contrib=$(cd "$(dirname "$0")" && pwd)
 repository=$(dirname "$contrib")
 build_dir=
 output=$repository/.build/debian
+version_suffix=
 while [ $# -gt 0 ]; do
     case $1 in
         --build-dir)
@@ -55,6 +62,15 @@ while [ $# -gt 0 ]; do
             ;;
         --output=*)
             output=${1#--output=}
+            shift
+            ;;
+        --version-suffix)
+            [ $# -ge 2 ] || fail "--version-suffix needs a suffix such as +b1"
+            version_suffix=$2
+            shift 2
+            ;;
+        --version-suffix=*)
+            version_suffix=${1#--version-suffix=}
             shift
             ;;
         -h | --help)
@@ -76,12 +92,20 @@ if [ -n "$build_dir" ]; then
 else
     binaries=$("$contrib/build-release.sh" --quiet) || fail "the release build failed"
 fi
-for program in notifyd notifyctl; do
+case $version_suffix in
+    '') ;;
+    [+~] | [+~]*[!A-Za-z0-9.+~]*) fail "--version-suffix '$version_suffix': + or ~, then letters, digits, dots, + or ~" ;;
+    [+~]*) ;;
+    *) fail "--version-suffix '$version_suffix' must start with + (sorts after) or ~ (sorts before)" ;;
+esac
+
+for program in notifyd notifyctl notify-devbackend; do
     [ -x "$binaries/$program" ] || fail "$binaries/$program is missing; build it first (contrib/build-release.sh)"
 done
 
 version=$("$binaries/notifyd" --version | sed -n 's/^notifyd \([^ ]*\).*/\1/p')
 [ -n "$version" ] || fail "cannot read the version from $binaries/notifyd --version"
+version=$version$version_suffix
 architecture=$(dpkg --print-architecture)
 
 if [ -n "${DEBEMAIL:-}" ]; then
@@ -103,7 +127,7 @@ date=$(LC_ALL=C date -u -d "@$SOURCE_DATE_EPOCH" '+%a, %d %b %Y %H:%M:%S +0000')
 
 # The C library the binaries need: the newest GLIBC_ version any of them asks for (a
 # binary with packed relocations asks for GLIBC_ABI_DT_RELR, which came with 2.36).
-glibc=$(for program in notifyd notifyctl; do readelf -V -W "$binaries/$program"; done |
+glibc=$(for program in notifyd notifyctl notify-devbackend; do readelf -V -W "$binaries/$program"; done |
     sed -n 's/.*Name: GLIBC_\([0-9][0-9.]*\) .*/\1/p; s/.*Name: GLIBC_ABI_DT_RELR .*/2.36/p' |
     sort -t. -k1,1n -k2,2n -k3,3n | tail -n 1)
 [ -n "$glibc" ] || fail "cannot read the C library version the binaries need (readelf -V)"
@@ -140,9 +164,10 @@ fill() {
 
 put 755 "$binaries/notifyd" usr/bin/notifyd
 put 755 "$binaries/notifyctl" usr/bin/notifyctl
+put 755 "$binaries/notify-devbackend" usr/bin/notify-devbackend
 put 644 "$contrib/systemd/notifyd.socket" usr/lib/systemd/user/notifyd.socket
 fill "$contrib/systemd/notifyd.service.in" "$root/usr/lib/systemd/user/notifyd.service" BINDIR=/usr/bin
-for page in notifyd.1 notifyctl.1; do
+for page in notifyd.1 notifyctl.1 notify-devbackend.1; do
     mkdir -p "$root/usr/share/man/man1"
     gzip -9n <"$contrib/man/$page" >"$root/usr/share/man/man1/$page.gz"
 done
@@ -151,6 +176,8 @@ put 644 "$contrib/completions/_notifyctl" usr/share/zsh/vendor-completions/_noti
 put 644 "$contrib/completions/notifyctl.fish" usr/share/fish/vendor_completions.d/notifyctl.fish
 put 644 "$contrib/debian/copyright" usr/share/doc/notifyd/copyright
 put 644 "$contrib/docs/protocol.md" usr/share/doc/notifyd/protocol.md
+put 644 "$contrib/debian/README.Debian" usr/share/doc/notifyd/README.Debian
+put 644 "$contrib/debian/lintian-overrides" usr/share/lintian/overrides/notifyd
 fill "$contrib/debian/changelog.in" "$work/changelog" VERSION="$version" MAINTAINER="$maintainer" DATE="$date"
 gzip -9n <"$work/changelog" >"$root/usr/share/doc/notifyd/changelog.gz"
 chmod 644 "$root/usr/share/doc/notifyd/changelog.gz" "$root/usr/share/man/man1/"*.gz
@@ -158,6 +185,13 @@ chmod 644 "$root/usr/share/doc/notifyd/changelog.gz" "$root/usr/share/man/man1/"
 # Every file and directory dated by SOURCE_DATE_EPOCH (dpkg-deb clamps to it too).
 find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 mkdir -p "$root/DEBIAN"
+# The maintainer scripts, with the function that reaches every user manager put in.
+for script in postinst prerm postrm; do
+    awk -v snippet="$contrib/debian/user-managers.sh" '
+        $0 == "#USER_MANAGERS#" { while ((getline line < snippet) > 0) print line; next }
+        { print }' "$contrib/debian/$script" >"$root/DEBIAN/$script"
+    chmod 755 "$root/DEBIAN/$script"
+done
 (cd "$root" && find usr -type f | LC_ALL=C sort | xargs md5sum) >"$root/DEBIAN/md5sums"
 installed_size=$(du -sk --apparent-size "$root/usr" | cut -f1)
 fill "$contrib/debian/control.in" "$root/DEBIAN/control" VERSION="$version" ARCH="$architecture" \
