@@ -15,19 +15,13 @@ struct Context {
 
     /// Connects, or explains where it looked and how to start notifyd.
     func connect(timeout: Double? = 30) throws(CommandFailure) -> NotifyClient {
-        let location: SocketLocation
-        do {
-            location = try SocketLocation.resolve(flag: socketFlag, environment: environment)
-        } catch {
-            throw CommandFailure(.unreachable, error.message)
-        }
+        let location = try socketLocation()
         do {
             return try NotifyClient(socketPath: location.path, timeout: timeout)
         } catch {
-            throw CommandFailure(.unreachable, """
-                cannot reach notifyd at \(location.path) (from \(location.source.rawValue == "TMPDIR" ? "the /tmp fallback" : location.source.rawValue)): \(Self.detail(error))
-                Start it with `systemctl --user start notifyd.socket` (after `systemctl --user reset-failed notifyd.socket notifyd.service` if systemd gave up starting it), or run `notifyd &`.
-                """)
+            let source = location.source == .temporaryDirectory ? "the /tmp fallback" : location.source.rawValue
+            throw CommandFailure(.unreachable, "cannot reach notifyd at \(location.path) (from \(source)): \(Self.detail(error))\n"
+                + howToStart(location))
         }
     }
 
@@ -40,7 +34,43 @@ struct Context {
             if json && shouldPrint { printJSON(raw) }
             return result
         } catch {
-            throw CommandFailure(error)
+            throw failure(error)
+        }
+    }
+
+    /// A failure once connected; one that closed before answering is a notifyd that could
+    /// not start: systemd says why where it holds the socket, the log and the config check
+    /// elsewhere.
+    func failure(_ error: ClientError) -> CommandFailure {
+        guard case .closedBeforeAnswer = error else { return CommandFailure(error) }
+        let location = try? socketLocation()
+        if location?.source == .runtimeDirectory, let advice = SystemdQuery.units(environment: environment)?.advice {
+            // systemd's verdict first: it is what the user acts on.
+            return CommandFailure(.unreachable, advice + "\n(" + error.description + ")")
+        }
+        return CommandFailure(.unreachable, error.description
+            + "\nSee why with `journalctl --user -u notifyd` (under systemd) or `notifyd --check-config`.")
+    }
+
+    private func socketLocation() throws(CommandFailure) -> SocketLocation {
+        do {
+            return try SocketLocation.resolve(flag: socketFlag, environment: environment)
+        } catch {
+            throw CommandFailure(.unreachable, error.message)
+        }
+    }
+
+    /// Only what fits the path tried: notifyd.socket listens at the runtime directory's
+    /// path alone, and then systemd says what state it is in.
+    private func howToStart(_ location: SocketLocation) -> String {
+        switch location.source {
+        case .runtimeDirectory:
+            guard let units = SystemdQuery.units(environment: environment) else { return "Start it with `notifyd &`." }
+            return units.advice ?? "notifyd.socket is not installed for systemd here: run `contrib/install.sh`, or start it with `notifyd &`."
+        case .flag, .environment:
+            return "Start a notifyd there with `notifyd --socket \(location.path) &`."
+        case .temporaryDirectory:
+            return "Start it with `notifyd &` (with no XDG_RUNTIME_DIR, it listens there too)."
         }
     }
 
@@ -81,7 +111,7 @@ struct CommandFailure: Error {
             // notifyd answered only to say it cannot run: as unreachable as one that is not.
             self.init(.unreachable, wire.message, wireCode: wire.code)
         case .closedBeforeAnswer:
-            self.init(.unreachable, error.description + "\nSee why with `journalctl --user -u notifyd` or `notifyd --check-config`.")
+            self.init(.unreachable, error.description)
         case .daemon(let wire) where wire.code == .unknownCommand:
             self.init(.failed, error.description + " (notifyd may be older than this notifyctl \(NotifydVersion.current); check `notifyctl ping`)", wireCode: wire.code)
         case .daemon(let wire) where wire.code == .invalidArgument:

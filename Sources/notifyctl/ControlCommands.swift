@@ -38,7 +38,7 @@ enum Stop: Subcommand {
             if context.json { context.printJSON(raw) } else { Terminal.out("notifyd (pid \(result.pid)) stopped.") }
             return .done
         } catch {
-            throw CommandFailure(error)
+            throw context.failure(error)
         }
     }
 }
