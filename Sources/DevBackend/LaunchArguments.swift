@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 extension DevBackend {
     /// What the command line asks for.
     public enum Command: Equatable, Sendable {
@@ -15,8 +20,8 @@ extension DevBackend {
 
     public static let usage = """
         usage: notify-devbackend [--host ADDRESS] [--port N] [--android-name fcm|gcm|both]
-                                 [--gone-status 500|410|404] [--escapes-text] [--quiet]
-                                 [--help] [--version]
+                                 [--gone-status 500|410|404] [--escapes-text]
+                                 [--accounts FILE] [--quiet] [--help] [--version]
 
         An in-memory, loopback stand-in for the AppBackend of the Notification Hubs
         tutorial "send push notifications to specific users", bugs included.
@@ -28,6 +33,10 @@ extension DevBackend {
           --gone-status CODE   answer to an upsert of an unknown or expired id:
                                500 (default, what the tutorial does), 410 or 404
           --escapes-text       model a fixed backend that escapes the message text
+          --accounts FILE      users with a password of their own, one USER:PASSWORD
+                               per line (anyone else logs in with their user name as
+                               the password, the tutorial's rule); a file, so that no
+                               password is on a command line
           --quiet              print only the first line
           --help               show this help
           --version            show the version
@@ -91,6 +100,8 @@ extension DevBackend {
             case "--escapes-text":
                 try noValue()
                 options.escapesText = true
+            case "--accounts":
+                options.accounts = try accounts(in: try value())
             case "--quiet":
                 try noValue()
                 options.quiet = true
@@ -100,6 +111,20 @@ extension DevBackend {
             }
         }
         return .run(options)
+    }
+
+    private static func accounts(in path: String) throws(UsageError) -> [String: String] {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw UsageError(message: "--accounts: cannot read '\(path)'")
+        }
+        var accounts: [String: String] = [:]
+        for (number, line) in text.split(separator: "\n").enumerated() where !line.isEmpty {
+            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else {
+                throw UsageError(message: "--accounts: \(path):\(number + 1) is not USER:PASSWORD")
+            }
+            accounts[String(line[..<colon])] = String(line[line.index(after: colon)...])
+        }
+        return accounts
     }
 
     private static func isIPv4Address(_ text: String) -> Bool {

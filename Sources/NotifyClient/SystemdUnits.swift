@@ -64,7 +64,7 @@ public struct SystemdUnits: Sendable, Equatable {
     private static func whyGivenUp(socket: Unit, service: Unit?) -> String {
         switch socket.result {
         case "service-start-limit-hit": return "it failed to start too many times in a row (its start limit)"
-        case "trigger-limit-hit": return "connections came faster than it could start (the socket's trigger limit)"
+        case "trigger-limit-hit": return "connections came faster than it could start (the socket's trigger limit; wait 2 s before the commands below)"
         case "", "success":
             return service?.result == "start-limit-hit" ? "it failed to start too many times in a row (its start limit)" : "notifyd.socket failed"
         default: return "notifyd.socket failed (\(socket.result))"

@@ -45,6 +45,7 @@ public struct Components: Sendable {
         let retired = RetiredRegistrations(stateDirectory: stateDirectory, backend: backend, accounts: accounts, settings: settings, clock: clock,
                                            logger: logger, recovery: recovery, fileSystem: fileSystem)
         self.retired = retired
+        accounts.keyringItemsHeld.withLock { $0 = { [weak retired] in await retired?.keyringItems ?? [] } }
         let registrar = Registrar(settings: settings, stateDirectory: stateDirectory, backend: backend, accounts: accounts, clock: clock,
                                   logger: logger, recovery: recovery, retired: retired, onStatus: onRegistration,
                                   onAccountChange: { await outbox.accountChanged() }, fileSystem: fileSystem)

@@ -68,7 +68,7 @@ public struct StatusResult: Codable, Hashable, Sendable {
     /// Who we are at the backend. Never carries the password.
     public struct Account: Codable, Hashable, Sendable {
         public var user: String
-        /// Where the password comes from: "file", "command" or "systemd-credential".
+        /// Where the password comes from: "file", "keyring", "command" or "systemd-credential".
         public var passwordSource: String
         /// Why the password command or systemd credential failed last (retried with
         /// backoff); absent while it works.

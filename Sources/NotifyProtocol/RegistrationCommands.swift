@@ -23,10 +23,33 @@ public struct RegistrationOutcome: Codable, Hashable, Sendable {
     public var registration: RegistrationStatus
     /// False when the wait ran out (or was not asked for) before the backend answered.
     public var settled: Bool
+    /// `login` only: where the password was kept.
+    public var passwordKept: PasswordKept?
 
-    public init(registration: RegistrationStatus, settled: Bool) {
+    public init(registration: RegistrationStatus, settled: Bool, passwordKept: PasswordKept? = nil) {
         self.registration = registration
         self.settled = settled
+        self.passwordKept = passwordKept
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case registration, settled
+        case passwordKept = "password_kept"
+    }
+}
+
+/// Where a login's password went: `in` is "keyring", "file", "command" or
+/// "systemd-credential" (notifyd gets it itself and keeps it nowhere); `detail` says it to a
+/// person; `warning`, what of the replaced login the keyring kept.
+public struct PasswordKept: Codable, Hashable, Sendable {
+    public var `in`: String
+    public var detail: String?
+    public var warning: String?
+
+    public init(in place: String, detail: String? = nil, warning: String? = nil) {
+        self.in = place
+        self.detail = detail
+        self.warning = warning
     }
 }
 

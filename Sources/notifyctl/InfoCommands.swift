@@ -59,7 +59,13 @@ enum Status: Subcommand {
             }
             if registration.failures > 0 { lines.append("failures:     \(registration.failures) since the last success") }
             lines.append("user:         \(status.account?.user ?? "(not logged in)")")
-            if let problem = status.account?.passwordProblem { lines.append("password:     \(problem); retrying") }
+            if let problem = status.account?.passwordProblem {
+                lines.append("password:     \(problem); retrying")
+            } else if let source = status.account?.passwordSource {
+                let kept = ["keyring": "in the keyring", "file": "in the credentials file (0600)", "command": "from password_command",
+                            "systemd-credential": "from the systemd credential"]
+                lines.append("password:     \(kept[source] ?? source)")
+            }
             lines.append("backend:      \(status.backend ?? "(none configured)")")
             if let since = status.network?.backendUnreachableSince {
                 let every = status.network?.checkingEvery.map { "; checking every \(Int($0.rounded())) s" } ?? ""
@@ -137,7 +143,7 @@ enum Watch: Subcommand {
                 }
             }
         } catch {
-            throw CommandFailure(error)
+            throw context.failure(error)
         }
     }
 

@@ -6,8 +6,10 @@ enum Login: Subcommand {
     static let help = """
         usage: notifyctl login [--backend URL] [--password-stdin] [--no-wait] [--timeout SECONDS] USER
 
-        Stores the credentials notifyd uses with the backend (in a 0600 file) and registers
-        the device if a token is set. The credentials are checked by the backend first (with
+        Stores the credentials notifyd uses with the backend and registers the device if a
+        token is set. The password goes to the session's keyring (Secret Service: GNOME
+        Keyring, KWallet) where one answers, else to a 0600 file in the state directory; the
+        `password_store` setting chooses (auto, keyring, file), and login says where it went. The credentials are checked by the backend first (with
         that registration, or a request of their own): a password the backend refuses is
         not saved, the previous login stays in force, and the exit status is 1. When the
         backend cannot be reached, the login is saved unchecked only if nobody is logged in;

@@ -16,6 +16,11 @@ enum OutcomeReport {
         if !context.json {
             let line = PrintableText.line(line)
             if code == .failed { Terminal.error(line) } else { Terminal.out(line) }
+            // `login`: where the password went, said every time, as `ssh-add` names the key.
+            if let kept = outcome.passwordKept, let detail = kept.detail {
+                Terminal.out(PrintableText.line("The password is kept \(detail)."))
+            }
+            if let warning = outcome.passwordKept?.warning { Terminal.error(PrintableText.line("warning: \(warning)")) }
         }
         return code
     }

@@ -1,3 +1,4 @@
+import Foundation
 import DevBackend
 import Testing
 
@@ -17,6 +18,20 @@ import Testing
         )))
         #expect(try DevBackend.parseArguments(["--port", "1", "--help"]) == .help)
         #expect(try DevBackend.parseArguments(["--version"]) == .version)
+    }
+
+    @Test func accountsComeFromAFileNeverTheCommandLine() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("accounts-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        FileManager.default.createFile(atPath: path, contents: Data("alice:s3cret:with:colons\nbob:b\n".utf8))
+        guard case .run(let options) = try DevBackend.parseArguments(["--accounts", path]) else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(options.accounts == ["alice": "s3cret:with:colons", "bob": "b"])
+        FileManager.default.createFile(atPath: path, contents: Data("no colon here\n".utf8))
+        #expect(throws: DevBackend.UsageError.self) { try DevBackend.parseArguments(["--accounts", path]) }
+        #expect(throws: DevBackend.UsageError.self) { try DevBackend.parseArguments(["--accounts", path + ".missing"]) }
     }
 
     @Test(arguments: [

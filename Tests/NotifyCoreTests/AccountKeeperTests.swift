@@ -15,10 +15,10 @@ struct AccountKeeperTests {
         let bob = Credentials(user: "bob", password: "bob", backend: nil)
         try await keeper.commit(alice)
         try await keeper.commit(bob)
-        #expect(try await keeper.remove(revision: alice.revision) == false)
+        #expect(try await keeper.remove(revision: alice.revision) == .replaced)
         #expect(keeper.loggedIn == bob)
         #expect(CredentialStore(directory: directory.path).load().0?.revision == bob.revision)
-        #expect(try await keeper.remove(revision: bob.revision))
+        #expect(try await keeper.remove(revision: bob.revision) == .removed(warning: nil))
         #expect(keeper.loggedIn == nil)
     }
 

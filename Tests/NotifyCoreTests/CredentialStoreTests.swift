@@ -19,6 +19,33 @@ struct CredentialStoreTests {
         #expect(warning == nil)
     }
 
+    /// Format 2: the password in the keyring, the file naming its item and holding none; a
+    /// file without either is damaged, not a login with an empty password.
+    @Test func aPasswordInTheKeyringLeavesNoneInTheFile() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = CredentialStore(directory: directory.path)
+        var inKeyring = credentials
+        inKeyring.keyringItem = "rev-1"
+        try store.save(inKeyring)
+        let text = try String(contentsOfFile: store.path, encoding: .utf8)
+        #expect(!text.contains("s3cr") && !text.contains("\"password\""), "\(text)")
+        func version() throws -> Int? {
+            (try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: store.path))) as? [String: Any])?["version"] as? Int
+        }
+        let written = try version()
+        #expect(text.contains("\"keyring_item\"") && written == 2, "\(text)")
+        let loaded = store.load().0
+        #expect(loaded?.keyringItem == "rev-1" && loaded?.password == "" && loaded?.user == "bob")
+        // Without the keyring, format 1 as before: what an older notifyd reads.
+        try store.save(credentials)
+        let older = try version()
+        #expect(older == 1)
+        try Data(#"{"version":2,"user":"bob","revision":"r","saved_at":"2026-01-01T00:00:00Z"}"#.utf8).write(to: URL(fileURLWithPath: store.path))
+        let (none, warning) = store.load()
+        #expect(none == nil && warning?.contains("could not be read") == true, "\(String(describing: warning))")
+    }
+
     @Test func fileIsCredentialsJSONWithMode0600() throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
@@ -137,6 +164,6 @@ struct CredentialStoreTests {
         try store.refuseNewerFormat()
         #expect(FileManager.default.createFile(atPath: store.path, contents: Data(#"{"version": 99, "user": "alice"}"#.utf8)))
         let refusal = #expect(throws: CoreError.self) { try store.refuseNewerFormat() }
-        #expect(refusal?.description.hasPrefix("\(store.path) was written by a newer notifyd (format 99; this one reads formats up to 1); refusing to overwrite it") == true)
+        #expect(refusal?.description.hasPrefix("\(store.path) was written by a newer notifyd (format 99; this one reads formats up to 2); refusing to overwrite it") == true)
     }
 }

@@ -58,7 +58,7 @@ struct DurableWriteTests {
         let alice = Credentials(user: "alice", password: "alice", backend: nil)
         try await keeper.commit(alice)
         recorder.note("logged in")
-        #expect(try await keeper.remove(revision: alice.revision))
+        #expect(try await keeper.remove(revision: alice.revision) == .removed(warning: nil))
         recorder.note("logged out")
         #expect(recorder.steps == Self.durableWrite("credentials.json") + ["note logged in", "unlink credentials.json", "fsync ./", "note logged out"])
     }

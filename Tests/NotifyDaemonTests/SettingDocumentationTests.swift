@@ -14,7 +14,7 @@ struct SettingDocumentationTests {
         for key in SettingKey.all where !Self.notValues.contains(key.name) {
             var settings = ResolvedSettings(configPath: "/none")
             try key.apply(&settings, key.defaultText)
-            #expect(settings.runtime == RuntimeSettings(), "\(key.name): \(key.defaultText) is not the default in effect")
+            #expect(settings.runtime == ResolvedSettings(configPath: "/none").runtime, "\(key.name): \(key.defaultText) is not the default in effect")
         }
     }
 

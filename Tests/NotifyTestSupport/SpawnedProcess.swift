@@ -63,6 +63,9 @@ public final class SpawnedProcess: Sendable {
         // A developer's own daemon must never be reached by a test.
         merged["NOTIFYD_SOCKET"] = nil
         merged["XDG_RUNTIME_DIR"] = nil
+        // Nor the developer's keyring: with no session bus, notifyd keeps passwords in files.
+        merged["DBUS_SESSION_BUS_ADDRESS"] = nil
+        merged["DISPLAY"] = nil
         for (key, value) in environment { merged[key] = value }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]

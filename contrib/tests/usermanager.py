@@ -222,9 +222,16 @@ class Backend:
     """notify-devbackend on a loopback port, and, for TLS, socat in front of it with a
     certificate from a test CA."""
 
-    def __init__(self, bins, work):
+    def __init__(self, bins, work, accounts=None):
+        """`accounts`: users with a password of their own (user: password)."""
         self.processes = []
-        backend = subprocess.Popen([os.path.join(bins, "notify-devbackend"), "--port", "0", "--quiet"], stdout=subprocess.PIPE, text=True)
+        arguments = [os.path.join(bins, "notify-devbackend"), "--port", "0", "--quiet"]
+        if accounts:
+            path = os.path.join(work, "backend-accounts")
+            with open(path, "w") as file:
+                file.write("".join(f"{user}:{password}\n" for user, password in accounts.items()))
+            arguments += ["--accounts", path]
+        backend = subprocess.Popen(arguments, stdout=subprocess.PIPE, text=True)
         self.processes.append(backend)
         self.url = re.search(r"http://\S+", backend.stdout.readline()).group(0)
         self.tls_url = None

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NotifyProtocol
 import Synchronization
 
 /// The one owner of who is logged in, with which password, at which backend. The
@@ -30,6 +31,10 @@ public actor AccountKeeper {
     /// Since when the password source has been running, while it runs: `status` says so
     /// rather than "talking to the backend".
     public var passwordRunningSince: Date? { fetching?.since }
+    /// The session's Secret Service, through the client `password_store` runs.
+    private var keyring: SecretServiceKeyring {
+        SecretServiceKeyring(tool: settings[\.keyringTool], timeout: settings[\.passwordTimeout])
+    }
     /// Why the password source failed last, until it works again.
     public private(set) var passwordProblem: String? {
         didSet { statusChanges.bump() }
@@ -80,15 +85,67 @@ public actor AccountKeeper {
     }
 
     /// Saves `credentials` and makes them the current login; nothing changes when the
-    /// file cannot be written. `checked`: the password source already ran for this login
-    /// (while it was being checked), so what it gave is kept rather than asked for again.
-    public func commit(_ credentials: Credentials, checked: Bool = false) async throws(CoreError) {
+    /// password or the file cannot be written. `checked`: the password source already ran
+    /// for this login (while it was being checked), so what it gave is kept rather than
+    /// asked for again. Returns where the password went.
+    @discardableResult
+    public func commit(_ credentials: Credentials, checked: Bool = false) async throws(CoreError) -> PasswordKept {
         await turns.begin()
         defer { turns.end() }
-        let store = self.store
-        try await writer.run { () throws(CoreError) in try store.save(credentials) }
-        self.credentials = credentials
+        var marked = credentials
+        let placement = try await keep(&marked)
+        let store = self.store, saved = marked
+        do {
+            try await writer.run { () throws(CoreError) in try store.save(saved) }
+        } catch {
+            if let item = saved.keyringItem { _ = await keyring.clear(SecretServiceKeyring.Item(user: saved.user, id: item)) }
+            throw error
+        }
+        let replaced = self.credentials
+        self.credentials = saved
         if !checked { passwords.forget() }
+        // The replaced login's keyring item, unless a registration left at its backend
+        // may still need it to be deleted there (`release` then removes it).
+        var placed = placement
+        if let replaced, replaced.keyringItem != nil, backend(of: replaced) == backend(of: saved), let warning = await release(replaced) {
+            placed.warning = warning
+        }
+        return placed
+    }
+
+    /// Where `login` keeps the password of `credentials` (`password_store`), marking it in
+    /// `credentials` when that is the keyring.
+    private func keep(_ credentials: inout Credentials) async throws(CoreError) -> PasswordKept {
+        guard passwords.source == .stored, !credentials.password.isEmpty else { return PasswordKept(in: passwords.source.name) }
+        let choice = settings[\.passwordStore]
+        guard choice != .file else { return PasswordKept(in: "file", detail: "in \(store.path) (mode 0600; password_store = file)") }
+        let item = SecretServiceKeyring.Item(user: credentials.user, id: credentials.revision)
+        switch await keyring.store(credentials.password, in: item, backend: backend(of: credentials) ?? "?") {
+        case .success:
+            credentials.keyringItem = item.id
+            return PasswordKept(in: "keyring", detail: "in the keyring (Secret Service)")
+        case .failure(.unavailable(let reason)) where choice == .auto:
+            return PasswordKept(in: "file", detail: "in \(store.path) (mode 0600): no Secret Service answers in this session (\(reason))")
+        case .failure(let failure):
+            let unlock = failure == .locked ? "unlock it (Seahorse, or log in to the desktop) and log in again, or " : ""
+            throw .storage("cannot keep the password in the keyring: \(failure); \(unlock)set password_store = file to keep it in a 0600 file instead")
+        }
+    }
+
+    /// The keyring items registrations left at other backends still need for their deletion
+    /// (`RetiredRegistrations`, which holds this keeper, answers).
+    public nonisolated let keyringItemsHeld = Mutex<(@Sendable () async -> Set<String>)?>(nil)
+
+    /// Removes the keyring item of `credentials`, unless the login in force or a retired
+    /// registration uses it; what cannot be removed is said, with the command that removes it.
+    @discardableResult
+    public func release(_ credentials: Credentials) async -> String? {
+        guard let id = credentials.keyringItem, loggedIn?.keyringItem != id else { return nil }
+        if let held = keyringItemsHeld.withLock({ $0 }), await held().contains(id) { return nil }
+        let item = SecretServiceKeyring.Item(user: credentials.user, id: id)
+        guard case .failure(let failure) = await keyring.clear(item) else { return nil }
+        let warning = "the password of \(credentials.user) stays in the keyring (\(failure)); remove it with `\(SecretServiceKeyring.clearCommand(item))`"
+        return warning
     }
 
     /// A login is about to be checked: an external password is fetched anew for it.
@@ -96,17 +153,24 @@ public actor AccountKeeper {
         passwords.forget()
     }
 
+    public enum Removal: Equatable, Sendable {
+        /// Another login had replaced it, and was kept.
+        case replaced
+        /// With a warning when the keyring kept the password.
+        case removed(warning: String?)
+    }
+
     /// Forgets the login if it is still the one with `revision` (a login that happened
-    /// meanwhile is kept). Returns false when another login had replaced it.
-    public func remove(revision: String) async throws(CoreError) -> Bool {
+    /// meanwhile is kept), its password in the keyring too.
+    public func remove(revision: String) async throws(CoreError) -> Removal {
         await turns.begin()
         defer { turns.end() }
-        guard credentials?.revision == revision else { return false }
+        guard let removed = credentials, removed.revision == revision else { return .replaced }
         let store = self.store
         try await writer.run { () throws(CoreError) in try store.remove() }
         credentials = nil
         passwords.forget()
-        return true
+        return .removed(warning: await release(removed))
     }
 
     /// The credentials of `key` for a backend call, or an error saying why that account
@@ -121,7 +185,7 @@ public actor AccountKeeper {
     public func backendAccount(_ credentials: Credentials) async throws(CoreError) -> BackendAccount {
         guard let backend = backend(of: credentials) else { throw .noBackend }
         guard let url = URL(string: backend) else { throw .invalidArgument("invalid backend URL \(backend)") }
-        return BackendAccount(baseURL: url, user: credentials.user, password: try await password(stored: credentials.password))
+        return BackendAccount(baseURL: url, user: credentials.user, password: try await password(of: credentials))
     }
 
     /// notifyd stops: a password command still running is stopped with what it started.
@@ -130,9 +194,13 @@ public actor AccountKeeper {
         fetching = nil
     }
 
-    /// The backend refused the password: an external one is fetched anew next time.
+    /// The backend refused the password: an external one, or one in the keyring, is
+    /// fetched anew next time.
     public func passwordRefused() {
         passwords.forget()
+        if let login = credentials, login.keyringItem != nil, !login.password.isEmpty {
+            credentials?.password = ""
+        }
     }
 
     /// A reload replaced the settings: `status` reports them (the backend, the password
@@ -152,17 +220,26 @@ public actor AccountKeeper {
         statusChanges.bump()
     }
 
-    private func password(stored: String) async throws(CoreError) -> String {
-        guard passwords.isExternal else { return stored }
+    /// The password of `credentials`: the stored one, or what the password source gives,
+    /// or what the keyring keeps. Sources run once at a time (see the type's comment).
+    private func password(of credentials: Credentials) async throws(CoreError) -> String {
+        let source: PasswordSource
+        if passwords.isExternal {
+            source = passwords.source
+        } else if let item = credentials.keyringItem, credentials.password.isEmpty {
+            source = .keyring(SecretServiceKeyring.Item(user: credentials.user, id: item))
+        } else {
+            return credentials.password
+        }
         let run: Task<Result<String, CoreError>, Never>
-        let source = passwords.source
         if let fetching, fetching.source == source {
             run = fetching.run
         } else {
-            let passwords = self.passwords
+            let passwords = self.passwords, keyring = self.keyring
             run = Task {
                 do throws(CoreError) {
-                    return .success(try await passwords.password(stored: stored))
+                    if case .keyring(let item) = source { return .success(try await Self.lookUp(item, in: keyring)) }
+                    return .success(try await passwords.password(stored: credentials.password))
                 } catch {
                     return .failure(error)
                 }
@@ -179,6 +256,22 @@ public actor AccountKeeper {
                 problemSource = source
             }
         }
-        return try result.get()
+        let password = try result.get()
+        // Kept in memory for the login in force, as a password command's is.
+        if case .keyring = source, self.credentials?.revision == credentials.revision { self.credentials?.password = password }
+        return password
+    }
+
+    private static func lookUp(_ item: SecretServiceKeyring.Item, in keyring: SecretServiceKeyring) async throws(CoreError) -> String {
+        switch await keyring.lookup(item) {
+        case .success(let text):
+            return try PasswordText.line(Data(text.utf8), from: "the keyring")
+        case .failure(.locked):
+            throw .passwordUnavailable("the keyring that keeps the password of \(item.user) is locked; unlock it (Seahorse, or log in to the desktop): what waits goes on by itself")
+        case .failure(.missing):
+            throw .passwordUnavailable("the keyring has no password for \(item.user) any more; log in again with `notifyctl login \(item.user)`")
+        case .failure(let failure):
+            throw .passwordUnavailable("cannot read the password of \(item.user) from the keyring: \(failure)")
+        }
     }
 }

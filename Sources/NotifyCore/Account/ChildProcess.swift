@@ -11,12 +11,14 @@ import Darwin
 import Synchronization
 import NotifySystem
 
-/// Runs a shell command and collects what it prints, as the password command needs: the
-/// environment notifyd was given (`LibraryEnvironment`), standard input and error on
-/// /dev/null, SIGPIPE back to its default (notifyd ignores it, and an ignored signal would
+/// Runs a command and collects what it prints, as the password command and the keyring's
+/// `secret-tool` need: the environment notifyd was given (`LibraryEnvironment`), standard
+/// input from `input` (else /dev/null; a secret goes there, never into the arguments or the
+/// environment, which `ps` shows), standard error on /dev/null or with the output, SIGPIPE
+/// back to its default (notifyd ignores it, and an ignored signal would
 /// stay ignored in the child), and killed, with whatever it started (its process group),
 /// if it runs past `timeout`, prints more than `outputLimit`, or the task waiting for it is
-/// cancelled. FoundationEssentials has no `Process`; this is the one child notifyd starts.
+/// cancelled. FoundationEssentials has no `Process`; this is how notifyd starts a child.
 enum ChildProcess {
     struct Finished: Sendable {
         enum Ending: Sendable, Equatable {
@@ -40,17 +42,39 @@ enum ChildProcess {
 
     /// Nil when the command could not be started at all.
     static func run(shell command: String, timeout: Double) async -> Finished? {
-        var pipeEnds: [Int32] = [-1, -1]
-        guard pipe(&pipeEnds) == 0 else { return nil }
-        let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
-        _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
-        guard let pid = spawn(command, stdout: writeEnd) else {
-            close(readEnd)
-            close(writeEnd)
+        await run(["/bin/sh", "-c", command], timeout: timeout)
+    }
+
+    /// Runs `arguments[0]` (looked up in PATH when it has no slash), with `environment`
+    /// (NAME=value, winning over notifyd's own) added. `input`, a few bytes at most (it must
+    /// fit the pipe: nothing reads the output meanwhile), is written before the child is
+    /// waited for.
+    static func run(_ arguments: [String], input: Data? = nil, withStandardError: Bool = false,
+                    environment extra: [String] = [], timeout: Double) async -> Finished? {
+        guard input.map({ $0.count <= 4096 }) ?? true, let output = closingOnExecPipe() else { return nil }
+        let stdin = input == nil ? nil : closingOnExecPipe()
+        if input != nil && stdin == nil {
+            close(output.read)
+            close(output.write)
             return nil
         }
-        close(writeEnd)
+        let started = spawn(arguments, stdin: stdin?.read, stdout: output.write, withStandardError: withStandardError,
+                            environment: extra + LibraryEnvironment.forChildren())
+        close(output.write)
+        if let stdin {
+            close(stdin.read)
+            if started != nil, let input {
+                // A child that exits without reading makes this fail (EPIPE: SIGPIPE is
+                // ignored in notifyd); its exit status then says what happened.
+                _ = input.withUnsafeBytes { write(stdin.write, $0.baseAddress, $0.count) }
+            }
+            close(stdin.write)
+        }
+        guard let pid = started else {
+            close(output.read)
+            return nil
+        }
+        let readEnd = output.read
 
         let child = Child(pid: pid)
         let timer = Task {
@@ -105,7 +129,15 @@ enum ChildProcess {
         }
     }
 
-    private static func spawn(_ command: String, stdout: Int32) -> pid_t? {
+    private static func closingOnExecPipe() -> (read: Int32, write: Int32)? {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return nil }
+        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+        return (ends[0], ends[1])
+    }
+
+    private static func spawn(_ arguments: [String], stdin: Int32?, stdout: Int32, withStandardError: Bool, environment: [String]) -> pid_t? {
         #if canImport(Glibc)
         var actions = posix_spawn_file_actions_t()
         var attributes = posix_spawnattr_t()
@@ -119,9 +151,17 @@ enum ChildProcess {
             posix_spawn_file_actions_destroy(&actions)
             posix_spawnattr_destroy(&attributes)
         }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let stdin {
+            posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         posix_spawn_file_actions_adddup2(&actions, stdout, 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        if withStandardError {
+            posix_spawn_file_actions_adddup2(&actions, stdout, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
         var defaults = sigset_t()
         sigemptyset(&defaults)
         sigaddset(&defaults, SIGPIPE)
@@ -130,10 +170,10 @@ enum ChildProcess {
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
         var pid: pid_t = 0
-        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
-        let environment: [UnsafeMutablePointer<CChar>?] = LibraryEnvironment.forChildren().map { strdup($0) } + [nil]
-        defer { (arguments + environment).forEach { free($0) } }
-        guard posix_spawn(&pid, "/bin/sh", &actions, &attributes, arguments, environment) == 0 else { return nil }
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        guard posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp) == 0 else { return nil }
         return pid
     }
 

@@ -19,13 +19,19 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
     /// no password (and no hash of it) anywhere else.
     public var revision: String
     public var savedAt: Date
+    /// Set when the password is kept in the Secret Service, not in `credentials.json`: the
+    /// id of its item there (the revision of the login that stored it). `password` is empty
+    /// until it was looked up.
+    public var keyringItem: String?
 
-    public init(user: String, password: String, backend: String?, revision: String = UUID().uuidString, savedAt: Date = Date()) {
+    public init(user: String, password: String, backend: String?, revision: String = UUID().uuidString, savedAt: Date = Date(),
+                keyringItem: String? = nil) {
         self.user = user
         self.password = password
         self.backend = backend
         self.revision = revision
         self.savedAt = savedAt
+        self.keyringItem = keyringItem
     }
 
     public var reference: AccountReference { AccountReference(user: user, revision: revision) }
@@ -37,6 +43,7 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
     enum CodingKeys: String, CodingKey {
         case user, password, backend, revision
         case savedAt = "saved_at"
+        case keyringItem = "keyring_item"
     }
 
     /// Basic auth cannot carry a ':' in the user name, and the tutorial backend splits on it.
@@ -124,32 +131,43 @@ public struct CredentialStore: Sendable {
 }
 
 /// `credentials.json` as written on disk; its own type so that the file's format changes
-/// only on purpose.
+/// only on purpose. Version 2 keeps the password in the keyring (`keyring_item`, no
+/// `password`): a notifyd that knows only version 1 says the file is newer instead of
+/// taking an empty password.
 struct CredentialsRecord: Codable {
-    static let currentVersion = 1
+    static let currentVersion = 2
 
     var version: Int?
     var user: String
-    var password: String
+    var password: String?
+    var keyringItem: String?
     var backend: String?
     var revision: String
     var savedAt: Date
 
     init(_ credentials: Credentials) {
-        version = Self.currentVersion
+        version = credentials.keyringItem == nil ? 1 : 2
         user = credentials.user
-        password = credentials.password
+        password = credentials.keyringItem == nil ? credentials.password : nil
+        keyringItem = credentials.keyringItem
         backend = credentials.backend
         revision = credentials.revision
         savedAt = credentials.savedAt
     }
 
     var credentials: Credentials {
-        Credentials(user: user, password: password, backend: backend, revision: revision, savedAt: savedAt)
+        get throws {
+            guard keyringItem != nil || password != nil else {
+                throw DecodingError.valueNotFound(String.self, .init(codingPath: [CodingKeys.password], debugDescription: "no password, and no keyring item"))
+            }
+            return Credentials(user: user, password: keyringItem == nil ? password ?? "" : "", backend: backend, revision: revision,
+                               savedAt: savedAt, keyringItem: keyringItem)
+        }
     }
 
     enum CodingKeys: String, CodingKey {
         case version, user, password, backend, revision
+        case keyringItem = "keyring_item"
         case savedAt = "saved_at"
     }
 }

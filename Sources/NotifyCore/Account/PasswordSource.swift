@@ -13,6 +13,8 @@ public enum PasswordSource: Sendable, Equatable {
     case stored
     case command(String)
     case systemdCredential(path: String)
+    /// A login's password the Secret Service keeps (`password_store`); never configured.
+    case keyring(SecretServiceKeyring.Item)
 
     public static let credentialName = "notifyd-password"
 
@@ -32,6 +34,7 @@ public enum PasswordSource: Sendable, Equatable {
         case .stored: "file"
         case .command: "command"
         case .systemdCredential: "systemd-credential"
+        case .keyring: "keyring"
         }
     }
 }
@@ -56,7 +59,7 @@ public final class PasswordProvider: Sendable {
     public func password(stored: String) async throws(CoreError) -> String {
         let source = self.source
         switch source {
-        case .stored:
+        case .stored, .keyring:
             return stored
         case .systemdCredential(let path):
             guard let data = FileManager.default.contents(atPath: path) else {

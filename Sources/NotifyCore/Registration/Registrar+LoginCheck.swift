@@ -86,7 +86,7 @@ extension Registrar {
         trialCommitting = true
         defer { trialCommitting = false }
         do {
-            try await accounts.commit(candidate, checked: verdict == .accepted)
+            passwordsKept[candidate.revision] = try await accounts.commit(candidate, checked: verdict == .accepted)
         } catch {
             logger.error("\(error.description); the login of \(candidate.user) was not saved")
             if trial?.revision == candidate.revision { trial = nil }

@@ -19,8 +19,11 @@ public actor Registrar {
         public var user: String?
         public var backend: String?
         public var registration: RegistrationStatus
-        /// Why the password command or systemd credential failed last, until it works again.
+        /// Why the password command, the systemd credential or the keyring failed last,
+        /// until it works again.
         public var passwordProblem: String?
+        /// The login's password is in the keyring.
+        public var passwordInKeyring: Bool
     }
 
     /// A login being answered: its revision, and the generation its check started at.
@@ -61,6 +64,8 @@ public actor Registrar {
     /// The check request of the login on trial, when no registration pass checks it.
     var checkTask: Task<Void, Never>?
     var loginVerdicts: [String: LoginVerdict] = [:]
+    /// Where each saved login's password went, until its `login` reply takes it.
+    var passwordsKept: [String: PasswordKept] = [:]
     /// The registration generation a saved login started, for its caller to wait on.
     var loginGenerations: [String: Int] = [:]
     var machine: RegistrationMachine {
@@ -191,6 +196,7 @@ public actor Registrar {
         }
         let generation = loginGenerations.removeValue(forKey: pending.revision) ?? pending.generation
         let verdict = loginVerdicts.removeValue(forKey: pending.revision)
+        let kept = passwordsKept.removeValue(forKey: pending.revision)
         switch verdict {
         case .refused(let user, let status):
             throw .loginRefused(user: user, status: status, previous: credentials?.user)
@@ -208,6 +214,7 @@ public actor Registrar {
                     : "the backend could not be reached, so the credentials are checked at the first request; no device token yet (`notifyctl set-token TOKEN`)"
                 outcome.settled = true
             }
+            outcome.passwordKept = kept
             return outcome
         case nil:
             return RegistrationOutcome(registration: machine.status, settled: false)
@@ -275,11 +282,12 @@ public actor Registrar {
             logger.warning(warning!)
         }
         // Only the login this logout started with: one made meanwhile is kept.
-        guard try await accounts.remove(revision: loggedIn.revision) else {
+        guard case .removed(let keyringWarning) = try await accounts.remove(revision: loggedIn.revision) else {
             let kept = "a login made meanwhile replaced \(user)'s credentials; it was kept"
             logger.notice(kept)
             return LogoutResult(user: user, deletedId: deletedId, warning: [warning, kept].compactMap { $0 }.joined(separator: "; "))
         }
+        if let keyringWarning { warning = [warning, keyringWarning].compactMap { $0 }.joined(separator: "; ") }
         // The credentials are gone whatever happens to state.json: the machine must know.
         await turns.begin()
         defer { turns.end() }
@@ -306,7 +314,7 @@ public actor Registrar {
             registration.message = "waiting for the password command (\(Int(Date().timeIntervalSince(since))) s)"
         }
         return Snapshot(device: device, user: credentials?.user, backend: effectiveBackend, registration: registration,
-                        passwordProblem: passwordProblem)
+                        passwordProblem: passwordProblem, passwordInKeyring: credentials?.keyringItem != nil)
     }
 
     public var registrationStatus: RegistrationStatus { machine.status }

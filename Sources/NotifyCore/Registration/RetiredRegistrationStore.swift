@@ -16,8 +16,9 @@ struct RetiredEntry: Codable, Equatable, Sendable {
     var backend: String
     var user: String
     /// As `credentials.json` keeps it: the password, or nothing when a password command or
-    /// systemd credential gives it.
+    /// systemd credential gives it, or when it is in the keyring (`keyringItem`).
     var password: String
+    var keyringItem: String?
     var retiredAt: Date
     var failures = 0
     var nextAttemptAt: Date?
@@ -32,11 +33,12 @@ struct RetiredEntry: Codable, Equatable, Sendable {
 
     /// The login the deletion is made with: that user, at that backend.
     var credentials: Credentials {
-        Credentials(user: user, password: password, backend: backend, revision: "retired-" + id, savedAt: retiredAt)
+        Credentials(user: user, password: password, backend: backend, revision: "retired-" + id, savedAt: retiredAt, keyringItem: keyringItem)
     }
 
     enum CodingKeys: String, CodingKey {
         case id, backend, user, password
+        case keyringItem = "keyring_item"
         case retiredAt = "retired_at"
         case failures
         case nextAttemptAt = "next_attempt_at"

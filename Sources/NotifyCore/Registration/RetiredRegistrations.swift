@@ -67,6 +67,9 @@ public actor RetiredRegistrations {
         await deletion?.value
     }
 
+    /// The keyring items the deletions still need.
+    var keyringItems: Set<String> { Set(entries.compactMap(\.keyringItem)) }
+
     /// What `status` shows.
     public var summary: [RetiredRegistration] {
         entries.map { entry in
@@ -80,7 +83,10 @@ public actor RetiredRegistrations {
     /// can be saved after it.
     func retire(id: String, backend: String, credentials: Credentials) async {
         guard !entries.contains(where: { $0.key == RetiredEntry.Key(id: id, backend: backend) }) else { return }
-        let entry = RetiredEntry(id: id, backend: backend, user: credentials.user, password: credentials.password, retiredAt: clock.now())
+        // A password the keyring keeps stays there: the entry names its item.
+        let entry = RetiredEntry(id: id, backend: backend, user: credentials.user,
+                                 password: credentials.keyringItem == nil ? credentials.password : "",
+                                 keyringItem: credentials.keyringItem, retiredAt: clock.now())
         entries.append(entry)
         logger.notice("the backend changed: deleting registration \(id) at \(backend), made as \(credentials.user)")
         await save()
@@ -106,6 +112,7 @@ public actor RetiredRegistrations {
         let entry = entries.remove(at: index)
         logger.notice("registration \(entry.id) at \(entry.backend) is this device's again, not deleted")
         await save()
+        if let warning = await accounts.release(entry.credentials) { logger.warning(warning) }
         schedule()
         return entry
     }
@@ -172,6 +179,7 @@ public actor RetiredRegistrations {
         finished(entry, failure)
         deleting = nil
         await save()
+        if !entries.contains(where: { $0.key == entry.key }), let warning = await accounts.release(entry.credentials) { logger.warning(warning) }
         deletion = nil
         schedule()
     }

@@ -31,6 +31,12 @@ public struct RuntimeSettings: Sendable, Equatable {
     public var passwordSource: PasswordSource
     /// `password_timeout`: seconds the password command may take before it is stopped.
     public var passwordTimeout: Double
+    /// `password_store`: where a login's password is kept.
+    public var passwordStore: PasswordStore
+    /// The Secret Service client `password_store` runs. Empty, the default here, reaches no
+    /// keyring: only the daemon's own settings name `secret-tool` (`ResolvedSettings`), so
+    /// that settings made in code, as tests make them, never touch the user's keyring.
+    public var keyringTool: String
     /// `log_level`
     public var logLevel: LogLevel
     /// `log_file`: where the log goes instead of standard error.
@@ -48,7 +54,7 @@ public struct RuntimeSettings: Sendable, Equatable {
                 androidName: Platform = .fcm, escaping: NotificationText.Escaping = .tutorial, policy: RegistrationPolicy = RegistrationPolicy(),
                 requestTimeout: Double = 30, outboxExpiry: Double = 7 * 86400, maxConnections: Int = RuntimeSettings.defaultConnections,
                 keepAlive: Double = RuntimeSettings.defaultKeepAlive, passwordSource: PasswordSource = .stored, passwordTimeout: Double = 60,
-                logLevel: LogLevel = .notice, logFile: String? = nil) {
+                passwordStore: PasswordStore = .auto, keyringTool: String = "", logLevel: LogLevel = .notice, logFile: String? = nil) {
         self.backend = backend
         self.allowInsecureHTTP = allowInsecureHTTP
         self.platform = platform
@@ -62,6 +68,8 @@ public struct RuntimeSettings: Sendable, Equatable {
         self.keepAlive = keepAlive
         self.passwordSource = passwordSource
         self.passwordTimeout = passwordTimeout
+        self.passwordStore = passwordStore
+        self.keyringTool = keyringTool
         self.logLevel = logLevel
         self.logFile = logFile
     }

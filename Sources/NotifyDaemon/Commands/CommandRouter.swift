@@ -180,7 +180,10 @@ struct CommandRouter: RequestHandler {
                           stateDirectory: info.stateDirectory, startedAt: info.startedAt, passwordSource: passwordSource,
                           restartNeeded: restartNeeded.isEmpty ? nil : restartNeeded),
             backend: snapshot.backend,
-            account: snapshot.user.map { StatusResult.Account(user: $0, passwordSource: passwordSource, passwordProblem: snapshot.passwordProblem) },
+            account: snapshot.user.map {
+                StatusResult.Account(user: $0, passwordSource: snapshot.passwordInKeyring && passwordSource == "file" ? "keyring" : passwordSource,
+                                     passwordProblem: snapshot.passwordProblem)
+            },
             device: .init(token: snapshot.device.token, platform: snapshot.device.platform, tags: snapshot.device.tags),
             registration: snapshot.registration, outbox: await outbox.summary(), network: recovery.networkStatus,
             retiredRegistrations: retired.isEmpty ? nil : retired)

@@ -11,7 +11,7 @@ import NotifySocket
 /// flags, in that order of increasing precedence.
 public struct ResolvedSettings: Sendable {
     /// Every setting a running notifyd uses, and takes up again at a reload.
-    public var runtime = RuntimeSettings()
+    public var runtime = RuntimeSettings(keyringTool: "secret-tool")
     /// Where `runtime.passwordSource` comes from, unless a systemd credential wins over it.
     public var passwordCommand: String?
     /// The one setting a running notifyd cannot take up: it waits for a restart.

@@ -114,6 +114,10 @@ struct SettingKey: Sendable {
         SettingKey(name: "password_timeout", flag: nil, summary: "how long the password command may take before it is stopped", defaultText: "60s") { settings, value throws(SettingError) in
             settings.runtime.passwordTimeout = try duration(value, atLeast: 0.1)
         },
+        SettingKey(name: "password_store", flag: nil, summary: "where login keeps the password: auto (the keyring if the session has one, else the file), keyring or file", defaultText: "auto") { settings, value throws(SettingError) in
+            guard let store = PasswordStore(rawValue: value) else { throw SettingError("must be auto, keyring or file, not '\(value)'") }
+            settings.runtime.passwordStore = store
+        },
         SettingKey(name: "state_dir", flag: "--state-dir", summary: "state, credentials and outbox; ~/.local/state/notifyd without $XDG_STATE_HOME", defaultText: "$XDG_STATE_HOME/notifyd",
                    reloadable: false, flagValue: "DIR") { settings, value throws(SettingError) in
             guard value.hasPrefix("/") else { throw SettingError("must be an absolute path") }

@@ -1,0 +1,170 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import NotifyProtocol
+
+/// The password in the session's Secret Service (GNOME Keyring, KWallet), through
+/// libsecret's `secret-tool`, as git's and docker's credential helpers keep theirs: one item
+/// per login, found by the attributes service=notifyd, user and login (an id of notifyd's,
+/// so that a reload that changes `backend` does not lose it); its label names the backend.
+/// The password goes to `secret-tool store` on standard input, never in its arguments or
+/// environment.
+///
+/// notifyd never makes the keyring ask to be unlocked: a background agent's prompt would
+/// come out of nowhere, and again at every retry. A lookup first asks `secret-tool search`,
+/// which never prompts, whether the item is there and unlocked; a locked keyring is then a
+/// state notifyd reports and waits out, and the user unlocks it as they would anyway
+/// (logging in to the desktop does; so does Seahorse).
+public struct SecretServiceKeyring: Sendable {
+    public enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
+        /// No Secret Service answers in this session (no D-Bus session, nothing providing
+        /// org.freedesktop.secrets, no login keyring, or no secret-tool); the reason.
+        case unavailable(String)
+        case locked
+        /// No item for the account.
+        case missing
+        /// secret-tool failed otherwise; what it said.
+        case failed(String)
+
+        public var description: String {
+            switch self {
+            case .unavailable(let reason): "no Secret Service answers in this session (\(reason))"
+            case .locked: "the keyring is locked"
+            case .missing: "the keyring holds no password for this login"
+            case .failed(let said): "the keyring failed: \(said)"
+            }
+        }
+    }
+
+    /// `secret-tool`, or a path to one.
+    public var tool: String
+    /// How long one secret-tool may take: a Secret Service that hangs makes it wait 25 s
+    /// (D-Bus's own timeout) and more.
+    public var timeout: Double
+
+    public init(tool: String = "secret-tool", timeout: Double = 10) {
+        self.tool = tool
+        self.timeout = timeout
+    }
+
+    public struct Item: Sendable, Equatable {
+        public var user: String
+        public var id: String
+
+        public init(user: String, id: String) {
+            self.user = user
+            self.id = id
+        }
+
+        var attributes: [String] { ["service", "notifyd", "user", user, "login", id] }
+    }
+
+    public func store(_ password: String, in item: Item, backend: String) async -> Result<Void, Failure> {
+        let arguments = ["store", "--label=notifyd: \(item.user) at \(backend)"] + item.attributes
+        switch await run(arguments, input: Data(password.utf8), withStandardError: true) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let ran): return ran.status == 0 ? .success(()) : .failure(Self.classify(ran.output))
+        }
+    }
+
+    public func lookup(_ item: Item) async -> Result<String, Failure> {
+        let attributes = item.attributes
+        switch await state(attributes) {
+        case .failure(let failure): return .failure(failure)
+        case .success:
+            switch await run(["lookup"] + attributes, withStandardError: false) {
+            case .failure(let failure): return .failure(failure)
+            case .success(let ran) where ran.status == 0: return .success(String(decoding: ran.output, as: UTF8.self))
+            case .success:
+                // Locked or removed between the two calls: say which.
+                if case .failure(let failure) = await state(attributes) { return .failure(failure) }
+                return .failure(.failed("secret-tool lookup found nothing where secret-tool search found the item"))
+            }
+        }
+    }
+
+    /// Removes the item; one that is not there is removed already.
+    public func clear(_ item: Item) async -> Result<Void, Failure> {
+        let attributes = item.attributes
+        _ = await run(["clear"] + attributes, withStandardError: true)
+        switch await state(attributes) {
+        case .failure(.missing): return .success(())
+        case .failure(let failure): return .failure(failure)
+        case .success: return .failure(.failed("the item is still there after `secret-tool clear`"))
+        }
+    }
+
+    /// The command that removes the item by hand, for a message.
+    public static func clearCommand(_ item: Item) -> String {
+        "secret-tool clear " + item.attributes.map(shellQuoted).joined(separator: " ")
+    }
+
+    /// Whether the item is there and unlocked, asked without a prompt: `search` lists a
+    /// locked item without its secret ("Cannot get secret of a locked object").
+    private func state(_ attributes: [String]) async -> Result<Void, Failure> {
+        switch await run(["search", "--all"] + attributes, withStandardError: true) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let ran):
+            let text = String(decoding: ran.output, as: UTF8.self)
+            if text.contains("Cannot get secret of a locked object") { return .failure(.locked) }
+            let lines = text.split(separator: "\n")
+            if lines.contains(where: { $0.hasPrefix("secret = ") }) { return .success(()) }
+            if lines.contains(where: { $0.hasPrefix("label = ") }) { return .failure(.locked) }
+            return .failure(text.isEmpty ? .missing : Self.classify(ran.output))
+        }
+    }
+
+    /// Runs secret-tool; its output when it exits 0 or 1 (1 is also "not found", and what
+    /// it says on standard error tells the rest apart).
+    private func run(_ arguments: [String], input: Data? = nil, withStandardError: Bool) async -> Result<(status: Int32, output: Data), Failure> {
+        guard !tool.isEmpty else { return .failure(.unavailable("no Secret Service client is configured")) }
+        // The Secret Service is a service of the session bus: without one there is none
+        // to ask (and secret-tool would try an X11 autolaunch, leaving files in ~/.cache).
+        guard Self.sessionBus() else { return .failure(.unavailable("no D-Bus session: DBUS_SESSION_BUS_ADDRESS is not set")) }
+        // LC_ALL=C: secret-tool's messages are translated, and matched here.
+        guard let finished = await ChildProcess.run([tool] + arguments, input: input, withStandardError: withStandardError,
+                                                    environment: ["LC_ALL=C"], timeout: timeout) else {
+            return .failure(.unavailable("\(tool) is not installed (Debian package libsecret-tools)"))
+        }
+        switch finished.ending {
+        case .exited(let status) where status <= 1: return .success((status, finished.output))
+        case .exited(127): return .failure(.unavailable("\(tool) is not installed (Debian package libsecret-tools)"))
+        case .exited(let status): return .failure(.failed("\(tool) exited with status \(status): \(Self.firstLine(finished.output))"))
+        case .killedAtDeadline: return .failure(.unavailable("the Secret Service did not answer within \(Int(timeout)) s"))
+        case .killedForOutput: return .failure(.failed("\(tool) printed more than \(ChildProcess.outputLimit / 1024) KiB"))
+        case .killedWhenCancelled: return .failure(.failed("\(tool) was stopped: notifyd is stopping"))
+        }
+    }
+
+    private static func sessionBus() -> Bool {
+        guard let address = getenv("DBUS_SESSION_BUS_ADDRESS") else { return false }
+        return address.pointee != 0
+    }
+
+    /// What secret-tool said on standard error, as a failure.
+    static func classify(_ output: Data) -> Failure {
+        let said = firstLine(output)
+        if said.contains("locked collection") { return .locked }
+        let absent = ["was not provided by any .service files", "Cannot autolaunch D-Bus", "Could not connect",
+                      "Object does not exist at path", "dbus-launch", "No such interface"]
+        if absent.contains(where: { said.contains($0) }) { return .unavailable(said) }
+        return .failed(said)
+    }
+
+    private static func firstLine(_ output: Data) -> String {
+        let text = String(decoding: output.prefix(512), as: UTF8.self)
+        let line = text.split(separator: "\n").first.map(String.init) ?? ""
+        return PrintableText.line(line)
+    }
+
+    private static func shellQuoted(_ word: String) -> String {
+        word.allSatisfy({ $0.isLetter || $0.isNumber || "-_.:/@".contains($0) }) ? word : "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+    }
+}

@@ -1,0 +1,162 @@
+import DevBackend
+import Foundation
+import NotifyTestSupport
+import Testing
+
+/// The password in the session's keyring, through the built notifyd and notifyctl and a
+/// stand-in `secret-tool` that answers as the real one does (the real one, against GNOME
+/// Keyring in a D-Bus session, is contrib/tests/user-manager's): where `login` puts the
+/// password, that no file of notifyd's holds it, a restart that reads it back, a locked
+/// keyring waited out without a prompt, `logout`, and a session with no Secret Service.
+@Suite struct KeyringTests {
+    static let password = "keyring-Secret-7f3a"
+
+    /// A directory with the stand-in on PATH; items are files in it, named by attributes.
+    /// `locked` and `absent` (no Secret Service) are flag files; `calls` logs every call.
+    struct FakeKeyring {
+        let directory: ScratchDirectory
+        var environment: [String: String] {
+            ["PATH": directory.path + "/bin:" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+             "FAKE_KEYRING": directory.path, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"]
+        }
+
+        init() throws {
+            directory = try ScratchDirectory()
+            try FileManager.default.createDirectory(atPath: directory.path + "/bin", withIntermediateDirectories: true)
+            let script = #"""
+                #!/bin/sh
+                dir=$FAKE_KEYRING
+                echo "$*" >> "$dir/calls"
+                env >> "$dir/environments"
+                if [ -e "$dir/absent" ]; then
+                    echo "secret-tool: The name org.freedesktop.secrets was not provided by any .service files" >&2; exit 1
+                fi
+                command=$1; shift
+                case $1 in --label=*|--all) shift ;; esac
+                item="$dir/item-$(printf '%s_' "$@" | tr -c 'A-Za-z0-9_' '_')"
+                case $command in
+                store)
+                    if [ -e "$dir/locked" ]; then echo "secret-tool: Cannot create an item in a locked collection" >&2; exit 1; fi
+                    cat > "$item" ;;
+                lookup)
+                    # The real one would ask to unlock here; notifyd must never get this far.
+                    if [ -e "$dir/locked" ] || [ ! -f "$item" ]; then exit 1; fi
+                    cat "$item" ;;
+                search)
+                    [ -f "$item" ] || exit 0
+                    echo "[/org/freedesktop/secrets/collection/login/1]"
+                    echo "label = notifyd"
+                    if [ -e "$dir/locked" ]; then echo "secret-tool: Cannot get secret of a locked object" >&2
+                    else echo "secret = $(cat "$item")"; fi ;;
+                clear)
+                    if [ -e "$dir/locked" ] || [ ! -f "$item" ]; then exit 1; fi
+                    rm "$item" ;;
+                esac
+                """#
+            FileManager.default.createFile(atPath: directory.path + "/bin/secret-tool", contents: Data(script.utf8),
+                                           attributes: [.posixPermissions: 0o755])
+        }
+
+        func set(_ flag: String, _ on: Bool) {
+            if on { FileManager.default.createFile(atPath: directory.path + "/" + flag, contents: nil) } else { try? FileManager.default.removeItem(atPath: directory.path + "/" + flag) }
+        }
+
+        var items: [String] { ((try? directory.entries()) ?? []).filter { $0.hasPrefix("item-") } }
+        var calls: [String] { ((try? String(contentsOfFile: directory.path + "/calls", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
+    }
+
+    static func backend() throws -> DevBackendServer {
+        let server = DevBackendServer(options: .init(quiet: true, accounts: ["alice": password]))
+        try server.start()
+        return server
+    }
+
+    /// Every file under `directory`, read whole: none may hold the password.
+    static func filesHolding(_ secret: String, under directory: String) -> [String] {
+        let enumerator = FileManager.default.enumerator(atPath: directory)
+        var found: [String] = []
+        while let name = enumerator?.nextObject() as? String {
+            if let data = FileManager.default.contents(atPath: directory + "/" + name), String(decoding: data, as: UTF8.self).contains(secret) {
+                found.append(name)
+            }
+        }
+        return found
+    }
+
+    @Test func theKeyringKeepsThePasswordAcrossARestartAndALockWithoutAPrompt() async throws {
+        let keyring = try FakeKeyring()
+        defer { keyring.directory.remove() }
+        let backend = try Self.backend()
+        defer { backend.stop() }
+        let arguments = ["--retry-min", "1s", "--retry-max", "2s"]
+        var daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: arguments, environment: keyring.environment)
+        let state = daemon.stateDirectory
+
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data((Self.password + "\n").utf8))
+        #expect(login.status == 0, "\(login.output)\(login.error)")
+        #expect(login.output.contains("The password is kept in the keyring"), "\(login.output)")
+        #expect(keyring.items.count == 1)
+        let credentials = try String(contentsOfFile: state + "/credentials.json", encoding: .utf8)
+        #expect(credentials.contains("\"keyring_item\"") && !credentials.contains("\"password\""), "\(credentials)")
+        #expect(Self.filesHolding(Self.password, under: state).isEmpty)
+        // It went on standard input: never in secret-tool's arguments or environment (`ps`).
+        #expect(Self.filesHolding(Self.password, under: keyring.directory.path) == [keyring.items[0]])
+        #expect(try await daemon.notifyctl(["status"]).output.contains("password:     in the keyring"))
+
+        // A new notifyd reads the password back from the keyring.
+        _ = await daemon.stop()
+        daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: arguments, stateDirectory: state,
+                                           environment: keyring.environment)
+        let sent = try await daemon.notifyctl(["send", "--to", "alice", "--wait", "read back from the keyring"])
+        #expect(sent.status == 0, "\(sent.output)\(sent.error)")
+
+        // Locked: what needs the password waits, and status says why; no lookup, which
+        // would prompt, is made until it is unlocked.
+        _ = await daemon.stop()
+        keyring.set("locked", true)
+        daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: arguments, stateDirectory: state,
+                                           environment: keyring.environment)
+        let lookupsBefore = keyring.calls.filter { $0.hasPrefix("lookup") }.count
+        let queued = try await daemon.notifyctl(["send", "--to", "alice", "while locked"])
+        #expect(queued.status == 0 || queued.status == 4, "\(queued.output)\(queued.error)")
+        let pushes = backend.pushes().count
+        let said = await eventually { (try? await daemon.notifyctl(["status"]).output.contains("is locked")) == true }
+        #expect(said, "status names the locked keyring")
+        #expect(keyring.calls.filter { $0.hasPrefix("lookup") }.count == lookupsBefore, "no lookup (a prompt) while locked")
+        #expect(backend.pushes().count == pushes)
+        keyring.set("locked", false)
+        let delivered = await eventually(20) { backend.pushes().count == pushes + 1 }
+        #expect(delivered, "once unlocked, the message goes out by itself")
+
+        // Logout removes the item.
+        let logout = try await daemon.notifyctl(["logout", "--force"])
+        #expect(logout.status == 0, "\(logout.output)\(logout.error)")
+        #expect(keyring.items.isEmpty)
+        await daemon.cleanUp()
+    }
+
+    @Test func withoutASecretServiceTheFileKeepsItAndLoginSaysWhere() async throws {
+        let keyring = try FakeKeyring()
+        defer { keyring.directory.remove() }
+        keyring.set("absent", true)
+        let backend = try Self.backend()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, environment: keyring.environment)
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data(Self.password.utf8))
+        #expect(login.status == 0, "\(login.output)\(login.error)")
+        #expect(login.output.contains("The password is kept in \(daemon.stateDirectory)/credentials.json (mode 0600): no Secret Service answers"),
+                "\(login.output)")
+        let credentials = try String(contentsOfFile: daemon.stateDirectory + "/credentials.json", encoding: .utf8)
+        #expect(credentials.contains(Self.password) && !credentials.contains("keyring_item"))
+        await daemon.cleanUp()
+
+        // password_store = keyring insists: no login without one, and the reason.
+        let strict = try await DaemonUnderTest(backend: backend.baseURL.absoluteString,
+                                               environment: keyring.environment.merging(["NOTIFYD_PASSWORD_STORE": "keyring"]) { $1 })
+        let refused = try await strict.notifyctl(["login", "--password-stdin", "alice"], stdin: Data(Self.password.utf8))
+        #expect(refused.status != 0)
+        #expect(refused.error.contains("cannot keep the password in the keyring") && refused.error.contains("password_store = file"), "\(refused.error)")
+        #expect(!FileManager.default.fileExists(atPath: strict.stateDirectory + "/credentials.json"))
+        await strict.cleanUp()
+    }
+}
