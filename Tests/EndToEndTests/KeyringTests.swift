@@ -159,4 +159,36 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: strict.stateDirectory + "/credentials.json"))
         await strict.cleanUp()
     }
+
+    /// A backend switch retires the registration at the old backend; its deletion there
+    /// reads the password from the keyring item (never from a file), and the item stays,
+    /// the login in force using it.
+    @Test func aRetiredRegistrationIsDeletedWithThePasswordFromTheKeyring() async throws {
+        let keyring = try FakeKeyring()
+        defer { keyring.directory.remove() }
+        let old = try Self.backend(), new = try Self.backend()
+        defer { old.stop(); new.stop() }
+        let config = keyring.directory.file("config")
+        try Data("backend = \(old.baseURL.absoluteString)\n".utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config], environment: keyring.environment)
+        #expect(try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data(Self.password.utf8)).status == 0)
+        #expect(try await daemon.notifyctl(["set-token", "3f2a1b"]).status == 0)
+        let id = try #require(old.registrations().first?.id)
+
+        // The deletion takes a while, so that the retired entry is on disk to be read.
+        try old.addFault(DevBackend.FaultRule(route: .delete, delay: 2, count: 1))
+        try Data("backend = \(new.baseURL.absoluteString)\n".utf8).write(to: URL(fileURLWithPath: config))
+        #expect(try await daemon.notifyctl(["reload"]).status == 0)
+        let retiredFile = daemon.stateDirectory + "/retired-registrations.json"
+        #expect(await eventually { FileManager.default.fileExists(atPath: retiredFile) }, "the old registration waits for its deletion")
+        #expect(Self.filesHolding(Self.password, under: daemon.stateDirectory).isEmpty)
+        let deleted = await eventually(20) { old.requests().contains { $0.method == "DELETE" && $0.path == "/api/register/" + id && $0.status == 200 } }
+        #expect(deleted, "the old registration is deleted, with the password from the keyring")
+        let ended = await eventually { (try? await daemon.notifyctl(["--json", "status"]).output.contains("retired_registrations")) == false }
+        #expect(ended, "and its retirement has ended")
+        #expect(Self.filesHolding(Self.password, under: daemon.stateDirectory).isEmpty)
+        #expect(keyring.items.count == 1, "the login in force keeps its item")
+        #expect(try await daemon.notifyctl(["send", "--to", "alice", "--wait", "at the new backend"]).status == 0)
+        await daemon.cleanUp()
+    }
 }
