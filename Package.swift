@@ -2,6 +2,7 @@
 import PackageDescription
 
 // notifyd depends on the Swift toolchain alone: no package dependencies.
+// Licensed under the Apache License, Version 2.0: see LICENSE.
 
 // contrib/build-release.sh sets NOTIFYD_PACK_RELOCATIONS=1 on Linux when the toolchain has
 // ld.lld and the C library reads packed relative relocations (DT_RELR, glibc 2.36 and
