@@ -55,7 +55,8 @@ let arguments: DaemonArguments
 do {
     arguments = try DaemonArguments.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
-    fail("\(error.message)\n\(DaemonArguments.usage)", code: 2)
+    // One line and where the rest is, as notifyctl does: the whole usage would bury the error.
+    fail("\(error.message)\nRun `notifyd --help` for usage.", code: 2)
 }
 switch arguments.action {
 case .help:

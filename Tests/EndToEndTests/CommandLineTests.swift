@@ -77,6 +77,8 @@ import NotifyTestSupport
         let badFlag = try await run(BuiltProducts.path("notifyd"), ["--frobnicate"])
         #expect(badFlag.status == 2)
         #expect(badFlag.error.contains("unknown option"))
+        // The error and where usage is, not the usage itself.
+        #expect(badFlag.error.split(separator: "\n").count == 2 && badFlag.error.hasSuffix("Run `notifyd --help` for usage.\n"), "\(badFlag.error)")
         await daemon.cleanUp()
     }
 
