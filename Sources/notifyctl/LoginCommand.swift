@@ -41,19 +41,28 @@ enum Login: Subcommand {
             if bytes.last == 0x0D { bytes.removeLast() }
             password = String(decoding: bytes, as: UTF8.self)
             guard password?.isEmpty == false else { throw CommandFailure(.usage, "login: the password is empty") }
-        } else if let source = try context.call(StatusCommand(), timeout: 5, printJSON: false).daemon.passwordSource, source != "file" {
-            // notifyd gets the password itself (password_command or a systemd credential).
-            password = nil
         } else {
-            guard let typed = Terminal.readSecret(prompt: "Password for \(user): ") else {
-                throw CommandFailure(.usage, "login: no terminal to ask for the password; pass it on standard input with --password-stdin")
+            let status = try context.call(StatusCommand(), timeout: 5, printJSON: false)
+            if let source = status.daemon.passwordSource, source != "file" {
+                // notifyd gets the password itself (password_command or a systemd credential).
+                password = nil
+            } else {
+                password = try askPassword(user: user, backend: parsed.options["--backend"] ?? status.backend)
             }
-            guard !typed.isEmpty else { throw CommandFailure(.usage, "login: the password is empty") }
-            password = typed
         }
         let (wait, timeout) = try waitOptions(parsed.flags, parsed.options)
         let command = LoginCommand(user: user, password: password, backend: parsed.options["--backend"], wait: wait, timeout: timeout)
         return try OutcomeReport.run(command, changed: "Logged in as \(user)", context: context)
+    }
+
+    /// Asks at the terminal, naming the backend the password is for.
+    private static func askPassword(user: String, backend: String?) throws(CommandFailure) -> String {
+        let place = backend.map { " at \(PrintableText.line($0))" } ?? ""
+        guard let typed = Terminal.readSecret(prompt: "Password for \(user)\(place): ") else {
+            throw CommandFailure(.usage, "login: no terminal to ask for the password; pass it on standard input with --password-stdin")
+        }
+        guard !typed.isEmpty else { throw CommandFailure(.usage, "login: the password is empty") }
+        return typed
     }
 }
 

@@ -92,6 +92,19 @@ import NotifyTestSupport
         #expect(!result.error.contains("systemctl"), "\(result.error)")
     }
 
+    /// At a terminal (a pseudo-terminal `script` makes), login names where the password goes.
+    @Test func thePasswordPromptNamesTheBackend() async throws {
+        let backend = try Self.backend()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
+        let command = "\(BuiltProducts.path("notifyctl")) --socket \(daemon.socket) login alice"
+        // What is typed ahead of the prompt is discarded (TCSAFLUSH), as passwd does: only the
+        // prompt is looked at.
+        let result = try await run("/usr/bin/script", ["-q", "-e", "-c", command, "/dev/null"], stdin: Data("\n".utf8))
+        #expect(result.output.contains("Password for alice at \(backend.baseURL.absoluteString): "), "\(result.output)")
+        await daemon.cleanUp()
+    }
+
     @Test func helpAndVersionForEveryCommand() async throws {
         let version = try await run(BuiltProducts.path("notifyctl"), ["--version"])
         #expect(version.status == 0)
