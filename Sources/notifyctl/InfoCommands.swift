@@ -42,8 +42,13 @@ enum Status: Subcommand {
         offline; and a setting a reload changed that waits for notifyd to start again
         (state_dir). Never shows the password. Fails when no answer comes within 5
         seconds.
-        Exit status: 0 registered, 1 refused (log in again, or fix the registration),
-        4 not registered yet.
+        Exit status, as `ssh-add -l` has one for scripts:
+          0  registered
+          1  something needs you: not logged in, no token, no backend, registration
+             turned off (`unregister`), or the backend refused the login or the
+             registration
+          3  notifyd cannot be reached
+          4  notifyd is at it by itself: registering, or retrying the backend
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
@@ -91,10 +96,15 @@ enum Status: Subcommand {
             // Each field on its own line, whatever it holds.
             Terminal.out(lines.map(PrintableText.line).joined(separator: "\n"))
         }
-        switch registration.state {
-        case .registered: return .done
-        case .unauthorized, .rejected: return .failed
-        default: return .later
+        return exitCode(registration.state)
+    }
+
+    static func exitCode(_ state: RegistrationState) -> ExitCode {
+        switch state {
+        case .registered: .done
+        case .unauthorized, .rejected: .failed
+        case let waiting where StateText.waitsForUser(waiting): .failed
+        default: .later
         }
     }
 }

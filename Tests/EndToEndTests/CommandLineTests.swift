@@ -92,6 +92,31 @@ import NotifyTestSupport
         #expect(!result.error.contains("systemctl"), "\(result.error)")
     }
 
+    /// `status` exits by state, as its help's table says: 0 registered, 1 something needs
+    /// you, 3 not reachable, 4 notifyd is at it by itself.
+    @Test func statusExitsByStateAsItsHelpSays() async throws {
+        let backend = try Self.backend()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: ["--retry-min", "1h", "--retry-max", "1h"])
+        func exit() async throws -> Int32 { try await daemon.notifyctl(["status"]).status }
+        #expect(try await exit() == 1, "not logged in")
+        #expect(try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice".utf8)).status == 0)
+        #expect(try await exit() == 1, "no token")
+        #expect(try await daemon.notifyctl(["set-token", "3f2a1b"]).status == 0)
+        #expect(try await exit() == 0, "registered")
+        try backend.addFault(DevBackend.FaultRule(route: .upsert, status: 503))
+        _ = try await daemon.notifyctl(["set-tags", "news"])
+        #expect(await eventually { (try? await exit()) == 4 }, "retrying")
+        backend.clearFaults()
+        #expect(try await daemon.notifyctl(["unregister"]).status == 0)
+        #expect(try await exit() == 1, "registration turned off")
+        _ = await daemon.stop()
+        #expect(try await exit() == 3, "not reachable")
+        await daemon.cleanUp()
+        let help = try await run(BuiltProducts.path("notifyctl"), ["status", "--help"])
+        #expect(help.output.contains("1  something needs you") && help.output.contains("4  notifyd is at it by itself"))
+    }
+
     /// At a terminal (a pseudo-terminal `script` makes), login names where the password goes.
     @Test func thePasswordPromptNamesTheBackend() async throws {
         let backend = try Self.backend()
