@@ -8,10 +8,27 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Bold on a terminal only: piped or logged, plain text (and never with NO_COLOR).
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+    say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+else
+    say() { printf '\n== %s\n' "$*"; }
+fi
 
 say "building (contrib/build-release.sh: the binaries install.sh installs; minutes the first time)"
-bin=$(contrib/build-release.sh --quiet)
+# The build is quiet but for errors; a line every 15 s says it is still going.
+built=$(mktemp /tmp/notifyd-demo-build.XXXXXX)
+contrib/build-release.sh --quiet >"$built" &
+builder=$!
+elapsed=0
+while kill -0 "$builder" 2>/dev/null; do
+    sleep 1
+    elapsed=$((elapsed + 1))
+    if [ $((elapsed % 15)) -eq 0 ]; then echo "still building ($elapsed s)"; fi
+done
+wait "$builder" || { rm -f "$built"; exit 1; }
+bin=$(tail -n 1 "$built")
+rm -f "$built"
 
 work=$(mktemp -d /tmp/notifyd-demo.XXXXXX)
 pids=()
@@ -47,7 +64,8 @@ fi
 
 say "starting notifyd"
 export NOTIFYD_SOCKET=$work/notifyd.sock
-"$bin/notifyd" --state-dir "$work/state" --backend "$backend" --log-level info 2>"$work/notifyd.log" &
+# password_store = file: a throwaway run leaves nothing in the session's keyring.
+NOTIFYD_PASSWORD_STORE=file "$bin/notifyd" --state-dir "$work/state" --backend "$backend" --log-level info 2>"$work/notifyd.log" &
 pids+=($!)
 for _ in $(seq 100); do [ -S "$NOTIFYD_SOCKET" ] && break; sleep 0.05; done
 # Quotes a word the way a shell reads it back, for commands that can be pasted.
