@@ -84,6 +84,10 @@ enum Outbox: Subcommand {
                        for the same recipient and platform), also those held until the
                        next login
           cancel ID    remove one message, waiting or failed, without sending it
+
+        An ID is the one listed (0000001002-apns) or its number (1002, or 1002-apns).
+        Ids are never reused; after a restart they go on from a mark notifyd writes
+        ahead, so they may jump (from 7 to 1002).
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {

@@ -109,6 +109,35 @@ import NotifyTestSupport
         await daemon.cleanUp()
     }
 
+    /// `outbox cancel 1` and `outbox retry 2` for 0000000001-apns and 0000000002-fcm, as
+    /// the ids are read off the list (with or without the platform).
+    @Test func theOutboxTakesAnIdsShortNumber() async throws {
+        let daemon = try await DaemonUnderTest(backend: "http://127.0.0.1:9", extraArguments: ["--retry-min", "1h", "--retry-max", "1h"],
+                                               environment: ["NOTIFYD_SEND_PLATFORMS": "apns,fcm"])
+        _ = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(try await daemon.notifyctl(["send", "--to", "bob", "hi"]).status == 4)
+        let listed = try await daemon.notifyctl(["--json", "outbox"])
+        let ids = listed.output.matches(of: /"id":"([^"]+)"/).map { String($0.output.1) }.sorted()
+        #expect(ids.count == 2, "\(ids)")
+        let numbers = ids.compactMap { Int($0.prefix { $0 != "-" }) }
+        let (apns, fcm) = (try #require(ids.first { $0.hasSuffix("-apns") }), try #require(ids.first { $0.hasSuffix("-fcm") }))
+
+        let retried = try await daemon.notifyctl(["outbox", "retry", "\(Int(fcm.prefix { $0 != "-" }) ?? -1)-fcm"])
+        #expect(retried.status == 0, "\(retried.error)")
+        let short = String(Int(apns.prefix { $0 != "-" }) ?? -1)
+        var cancelled = try await daemon.notifyctl(["outbox", "cancel", short])
+        _ = await eventually {
+            if cancelled.status != 0 { cancelled = (try? await daemon.notifyctl(["outbox", "cancel", short])) ?? cancelled }
+            return cancelled.status == 0
+        }
+        #expect(cancelled.output.contains("Cancelled \(apns) to bob"), "\(cancelled.output)\(cancelled.error)")
+        let unknown = try await daemon.notifyctl(["outbox", "cancel", String((numbers.max() ?? 0) + 1)])
+        #expect(unknown.status == 2 && unknown.error.contains("no message '\((numbers.max() ?? 0) + 1)'"), "\(unknown.error)")
+        let wrongPlatform = try await daemon.notifyctl(["outbox", "cancel", "\(short)-fcm"])
+        #expect(wrongPlatform.status == 2, "\(wrongPlatform.error)")
+        await daemon.cleanUp()
+    }
+
     @Test func aRefusedLoginSaysSoWithoutClaimingToBeLoggedIn() async throws {
         let backend = try CommandLineTests.backend()
         defer { backend.stop() }

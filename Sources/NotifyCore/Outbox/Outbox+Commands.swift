@@ -63,9 +63,27 @@ extension Outbox {
                              nextAttemptAt: waiting.compactMap(\.nextAttemptAt).min())
     }
 
+    /// The delivery `given` names: its id, or the id's number as people read it off the
+    /// list (`1002` or `1002-apns` for 0000001002-apns; each delivery has a number of its own).
+    func resolve(_ given: String) throws(CoreError) -> String {
+        if queue.delivery(given) != nil { return given }
+        let parts = given.split(separator: "-", maxSplits: 1)
+        let platform = parts.count == 2 ? String(parts[1]).lowercased() : nil
+        guard let first = parts.first, first.allSatisfy(\.isASCII), let number = Int(first), number >= 0 else {
+            throw .invalidArgument("no message '\(given)' in the outbox; `notifyctl outbox` lists them")
+        }
+        let named = (queue.queued + queue.dead).filter { $0.sequence == number && (platform == nil || $0.platform.rawValue == platform) }
+        switch named.count {
+        case 0: throw .invalidArgument("no message '\(given)' in the outbox; `notifyctl outbox` lists them")
+        case 1: return named[0].id
+        default:
+            throw .invalidArgument("'\(given)' names \(named.count) messages: \(named.map(\.id).joined(separator: ", ")); give one of them")
+        }
+    }
+
     /// `outbox retry [ID]`: tries now instead of at the next scheduled attempt.
-    public func retry(_ id: String?) throws(CoreError) -> Int {
-        if let id, queue.delivery(id) == nil { throw .invalidArgument("no message '\(id)' in the outbox; `notifyctl outbox` lists them") }
+    public func retry(_ given: String?) throws(CoreError) -> Int {
+        let id = try given.map { (text: String) throws(CoreError) -> String in try resolve(text) }
         if let id, queue.delivery(id)?.state != .queued {
             throw .invalidArgument("message '\(id)' is not waiting (it \(queue.delivery(id)?.state == .expired ? "expired" : "failed")); send it again")
         }
@@ -76,8 +94,8 @@ extension Outbox {
     }
 
     /// `outbox cancel ID`: forgets one message, waiting or failed.
-    public func cancel(_ id: String) async throws(CoreError) -> DeliveryStatus {
-        guard queue.delivery(id) != nil else { throw .invalidArgument("no message '\(id)' in the outbox; `notifyctl outbox` lists them") }
+    public func cancel(_ given: String) async throws(CoreError) -> DeliveryStatus {
+        let id = try resolve(given)
         guard var delivery = queue.cancel(id) else {
             throw .invalidArgument("message '\(id)' is being sent right now; look again with `notifyctl outbox`")
         }
