@@ -66,10 +66,21 @@ public struct ResolvedSettings: Sendable {
                                                message: "unknown setting\(Suggestion.hint(value.key, among: names)) (known: \(names.joined(separator: ", ")))"))
                 continue
             }
+            var text = value.value
+            var origin = value.origin
+            if SettingKey.paths.contains(key.name) {
+                do throws(PathExpansion.Problem) {
+                    text = try PathExpansion.expand(text, environment: environment)
+                } catch {
+                    problems.append(SettingProblem(origin: value.origin, key: value.key, message: error.message))
+                    continue
+                }
+                if text != value.value { origin += ", expanded from \(value.value)" }
+            }
             do {
-                try key.apply(&settings, value.value)
-                settings.origins[key.name] = value.origin
-                settings.values[key.name] = value.value
+                try key.apply(&settings, text)
+                settings.origins[key.name] = origin
+                settings.values[key.name] = text
             } catch {
                 problems.append(SettingProblem(origin: value.origin, key: value.key, message: error.message))
             }

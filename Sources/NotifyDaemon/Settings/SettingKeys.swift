@@ -104,7 +104,7 @@ struct SettingKey: Sendable {
             settings.runtime.logLevel = level
         },
         SettingKey(name: "log_file", flag: "--log-file", summary: "append the log to this file instead of standard error", defaultText: "standard error", flagValue: "FILE") { settings, value throws(SettingError) in
-            guard value.hasPrefix("/") else { throw SettingError("must be an absolute path") }
+            guard value.hasPrefix("/") else { throw SettingError("must be an absolute path (~ and $HOME are expanded)") }
             settings.runtime.logFile = value
         },
         SettingKey(name: "password_command", flag: nil, summary: "a command printing the password, e.g. `pass show notifyd`", defaultText: "none") { settings, value throws(SettingError) in
@@ -120,12 +120,16 @@ struct SettingKey: Sendable {
         },
         SettingKey(name: "state_dir", flag: "--state-dir", summary: "state, credentials and outbox; ~/.local/state/notifyd without $XDG_STATE_HOME", defaultText: "$XDG_STATE_HOME/notifyd",
                    reloadable: false, flagValue: "DIR") { settings, value throws(SettingError) in
-            guard value.hasPrefix("/") else { throw SettingError("must be an absolute path") }
+            guard value.hasPrefix("/") else { throw SettingError("must be an absolute path (~ and $HOME are expanded)") }
             settings.stateDirectory = value
         },
     ]
 
     static func named(_ name: String) -> SettingKey? { all.first { $0.name == name } }
+
+    /// Settings that name a file or directory: `~`, `$HOME` and other variables in them are
+    /// expanded (`PathExpansion`).
+    static let paths: Set<String> = ["log_file", "state_dir"]
 
     private static func platform(_ value: String) throws(SettingError) -> Platform {
         guard let platform = Platform(rawValue: value.lowercased()) else {
