@@ -18,6 +18,9 @@ struct ListeningSocket {
     let path: String
     /// Handed over by systemd or launchd: theirs to create and remove, never unlinked here.
     let activated: Bool
+    /// The private directory notifyd made for it ($XDG_RUNTIME_DIR/notifyd), removed with
+    /// the socket when nothing else is left in it.
+    var privateDirectory: String?
     private let device: UInt64
     private let inode: UInt64
 
@@ -59,7 +62,8 @@ struct ListeningSocket {
         }
         var bound = stat()
         _ = fstatat(AT_FDCWD, path, &bound, AT_SYMLINK_NOFOLLOW)
-        return ListeningSocket(fd: fd, path: path, activated: false, device: UInt64(bound.st_dev), inode: UInt64(bound.st_ino))
+        return ListeningSocket(fd: fd, path: path, activated: false, privateDirectory: location.privateDirectory,
+                               device: UInt64(bound.st_dev), inode: UInt64(bound.st_ino))
     }
 
     /// Closes the socket and removes the file if it is still the one this daemon bound.
@@ -70,5 +74,7 @@ struct ListeningSocket {
         if lstat(path, &info) == 0, UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode {
             unlink(path)
         }
+        // Only when empty: a socket another notifyd bound there meanwhile keeps it.
+        if let privateDirectory { rmdir(privateDirectory) }
     }
 }
