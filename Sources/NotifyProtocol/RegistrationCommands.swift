@@ -25,16 +25,33 @@ public struct RegistrationOutcome: Codable, Hashable, Sendable {
     public var settled: Bool
     /// `login` only: where the password was kept.
     public var passwordKept: PasswordKept?
+    /// `set-token` only: the platform the token was registered for, and why that one.
+    public var tokenPlatform: TokenPlatform?
 
-    public init(registration: RegistrationStatus, settled: Bool, passwordKept: PasswordKept? = nil) {
+    public init(registration: RegistrationStatus, settled: Bool, passwordKept: PasswordKept? = nil, tokenPlatform: TokenPlatform? = nil) {
         self.registration = registration
         self.settled = settled
         self.passwordKept = passwordKept
+        self.tokenPlatform = tokenPlatform
     }
 
     enum CodingKeys: String, CodingKey {
         case registration, settled
         case passwordKept = "password_kept"
+        case tokenPlatform = "token_platform"
+    }
+}
+
+/// The platform `set-token` used, said every time: `chosen` is "given" (--platform),
+/// "kept" (the previous token's), "token_form" (a `<…>` token is APNs's) or "default"
+/// (the `platform` setting, for a first token).
+public struct TokenPlatform: Codable, Hashable, Sendable {
+    public var platform: Platform
+    public var chosen: String
+
+    public init(platform: Platform, chosen: String) {
+        self.platform = platform
+        self.chosen = chosen
     }
 }
 

@@ -12,6 +12,8 @@ enum OutcomeReport {
 
     private static func report(_ outcome: RegistrationOutcome, changed: String, context: Context) -> ExitCode {
         let registration = outcome.registration
+        var changed = changed
+        if let token = outcome.tokenPlatform { changed += " for \(token.platform.rawValue) (\(why(token.chosen)))" }
         let (line, code) = describe(registration, settled: outcome.settled, changed: changed)
         if !context.json {
             let line = PrintableText.line(line)
@@ -23,6 +25,15 @@ enum OutcomeReport {
             if let warning = outcome.passwordKept?.warning { Terminal.error(PrintableText.line("warning: \(warning)")) }
         }
         return code
+    }
+
+    private static func why(_ chosen: String) -> String {
+        switch chosen {
+        case "given": "as --platform says"
+        case "kept": "kept from the previous token; --platform to change"
+        case "token_form": "a token in <…> form is APNs's"
+        default: "the `platform` setting, for a first token; --platform to change"
+        }
     }
 
     /// 0 when what was asked is done and the registration either succeeded or waits only

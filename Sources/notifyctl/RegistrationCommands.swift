@@ -6,12 +6,15 @@ enum SetToken: Subcommand {
     static let help = """
         usage: notifyctl set-token [--platform apns|fcm|gcm|wns] [--no-wait] [--timeout SECONDS] TOKEN
 
-        Sets the device token (the "handle") and registers it. APNs tokens may be given in
-        any case, with or without spaces and <>: "<3f2a1b9c 5d7e...>" works. FCM/GCM tokens
-        and WNS channel URIs are used as given. A token set before `login` is kept and
-        registered once credentials arrive.
+        Sets the device token (the "handle") and registers it, and says for which platform
+        and why that one. Each platform's token is checked by its shape: APNs, whole bytes
+        of hex in any case, with or without spaces and <> ("<3f2a1b9c 5d7e...>" works, and
+        is always APNs); FCM and GCM, letters, digits and - _ : . only; WNS, an https://
+        channel URI on a host under notify.windows.com. A token set before `login` is kept
+        and registered once credentials arrive.
 
-          --platform NAME    apns (default, or the platform set before), fcm, gcm or wns
+          --platform NAME    apns, fcm, gcm or wns (default: the platform of the token
+                             before, else the `platform` setting, apns by default)
           --no-wait          return at once instead of waiting for the registration
           --timeout SECONDS  how long to wait for the registration, in seconds or as 2m (default 10)
 

@@ -92,6 +92,28 @@ import NotifyTestSupport
         #expect(!result.error.contains("systemctl"), "\(result.error)")
     }
 
+    /// set-token says the platform every time, and why that one; a token that platform's
+    /// shape does not allow is refused with the rule.
+    @Test func setTokenSaysWhichPlatformEveryTime() async throws {
+        let backend = try Self.backend()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
+        _ = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice".utf8))
+        let first = try await daemon.notifyctl(["set-token", "3f2a1b"])
+        #expect(first.output.contains("Token set for apns (the `platform` setting, for a first token; --platform to change)"), "\(first.output)")
+        let given = try await daemon.notifyctl(["set-token", "--platform", "fcm", "abc:def"])
+        #expect(given.output.contains("Token set for fcm (as --platform says)"), "\(given.output)")
+        let kept = try await daemon.notifyctl(["set-token", "3f2a1b9c5d7e8f00"])
+        #expect(kept.output.contains("Token set for fcm (kept from the previous token; --platform to change)"), "\(kept.output)")
+        let json = try await daemon.notifyctl(["--json", "set-token", "<3f2a 1b9c>"])
+        #expect(json.output.contains(#""token_platform":{"chosen":"token_form","platform":"apns"}"#), "\(json.output)")
+        for (platform, token) in [("fcm", "<bad>"), ("wns", "http://evil/?x")] {
+            let refused = try await daemon.notifyctl(["set-token", "--platform", platform, token])
+            #expect(refused.status == 2 && refused.error.contains(platform == "fcm" ? "registration token is letters" : "a WNS channel is"), "\(refused.error)")
+        }
+        await daemon.cleanUp()
+    }
+
     /// `status` exits by state, as its help's table says: 0 registered, 1 something needs
     /// you, 3 not reachable, 4 notifyd is at it by itself.
     @Test func statusExitsByStateAsItsHelpSays() async throws {

@@ -76,23 +76,73 @@ struct DeviceTokenTests {
         #expect(invalidArgumentText(error) == "the \(platform.rawValue) token is empty")
     }
 
+    /// FCM and GCM registration tokens: letters, digits and `- _ : .`; one character
+    /// outside that set is refused, named.
     @Test(arguments: [
-        ("abc def", "U+20"),
-        (" abc", "U+20"),
+        ("abc def", "' '"),
+        (" abc", "' '"),
         ("abc\n", "U+A"),
         ("abc\tdef", "U+9"),
         ("abc\u{0}def", "U+0"),
         ("abc\u{7F}", "U+7F"),
         ("abc\u{00A0}def", "U+A0"),
-        ("abc\u{2028}", "U+2028"),
+        ("<bad>", "'<'"),
+        ("abc>", "'>'"),
+        ("abc/def", "'/'"),
+        ("abc+def", "'+'"),
+        ("abc=", "'='"),
     ])
-    func whitespaceAndControlCharactersAreRefusedInOpaqueTokens(raw: EscapedText, named: String) throws {
-        for platform in [Platform.fcm, .gcm, .wns] {
+    func aRegistrationTokenHoldsOnlyItsCharacters(raw: EscapedText, named: String) throws {
+        for platform in [Platform.fcm, .gcm] {
             let error = #expect(throws: CoreError.self) { try DeviceToken.normalize(raw.text, for: platform) }
             let message = try #require(invalidArgumentText(error))
-            #expect(message.contains("whitespace or control characters"))
-            #expect(message.contains("(found \(named))"), "\(message)")
+            #expect(message.contains("registration token is letters, digits and - _ : . only") && message.contains("\(named) is not allowed"),
+                    "\(message)")
         }
+    }
+
+    @Test(arguments: ["fMEP0vJqS0:APA91bHqL-a_b.c", "a", "0", "-", "_:.", "APA91b" + String(repeating: "x", count: 150)])
+    func aRegistrationTokenOfThoseCharactersIsTaken(raw: String) throws {
+        #expect(try DeviceToken.normalize(raw, for: .fcm) == raw)
+        #expect(try DeviceToken.normalize(raw, for: .gcm) == raw)
+    }
+
+    /// WNS: `https://` on notify.windows.com or a host under it; one step outside each
+    /// part of the rule is refused.
+    @Test(arguments: [
+        "https://db5.notify.windows.com/?token=AwYAAAB",
+        "https://notify.windows.com/x",
+        "https://a.b.notify.windows.com:443/?token=x",
+        "https://DB5.Notify.Windows.com/?token=x",
+    ])
+    func aChannelURIOnWindowsNotifyIsTaken(raw: String) throws {
+        #expect(try DeviceToken.normalize(raw, for: .wns) == raw)
+    }
+
+    @Test(arguments: [
+        ("http://db5.notify.windows.com/?token=x", "does not start with https://"),
+        ("https//db5.notify.windows.com/", "does not start with https://"),
+        ("https://evil/?x", "host is 'evil'"),
+        ("https://notify.windows.com.evil.com/x", "host is 'notify.windows.com.evil.com'"),
+        ("https://evilnotify.windows.com/x", "host is 'evilnotify.windows.com'"),
+        ("https://user@db5.notify.windows.com/x", "host is"),
+        ("https://db5.notify.windows.com/?token=a b", "U+20"),
+        ("<bad>", "does not start with https://"),
+    ])
+    func anythingElseIsNotAChannelURI(raw: String, rule: String) throws {
+        let error = #expect(throws: CoreError.self) { try DeviceToken.normalize(raw, for: .wns) }
+        let message = try #require(invalidArgumentText(error))
+        #expect(message.contains("a WNS channel is an https:// URI on a host under notify.windows.com") && message.contains(rule), "\(message)")
+    }
+
+    /// APNs: whole bytes of hex; one digit more or less than even is refused.
+    @Test func anAPNsTokenIsWholeBytesOfHex() throws {
+        #expect(try DeviceToken.normalize(String(repeating: "ab", count: 32), for: .apns).count == 64)
+        #expect(try DeviceToken.normalize(String(repeating: "ab", count: 50), for: .apns).count == 100, "no length is assumed")
+        for odd in [String(repeating: "a", count: 63), String(repeating: "a", count: 65)] {
+            #expect(throws: CoreError.self) { try DeviceToken.normalize(odd, for: .apns) }
+        }
+        #expect(throws: CoreError.self) { try DeviceToken.normalize("abcg", for: .apns) }
     }
 
     /// Without `--platform`, a token in APNs's `<…>`/spaced form is APNs whatever came

@@ -44,7 +44,7 @@ struct DurableWriteTests {
         defer { directory.remove() }
         let recorder = FileCallRecorder(root: directory.path)
         let registrar = Self.registrar(directory, recorder)
-        _ = try await registrar.setToken("AB", platform: .apns)
+        _ = try await registrar.setToken("AB", platform: .apns).generation
         recorder.note("answered")
         // Not logged in: the change is saved and nothing else is written.
         #expect(recorder.steps == Self.durableWrite("state.json") + ["note answered"])

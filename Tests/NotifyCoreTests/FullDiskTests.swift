@@ -54,12 +54,12 @@ struct FullDiskTests {
         let components = Components(settings: settings, stateDirectory: disk.path, backend: backend, clock: ManualClock(), logger: .silent)
         let (accounts, outbox, registrar) = (components.accounts, components.outbox, components.registrar)
         await outbox.start()
-        _ = try await registrar.setToken("AB", platform: nil)
+        _ = try await registrar.setToken("AB", platform: nil).generation
         _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)
         let goodState = try Data(contentsOf: URL(fileURLWithPath: disk.path + "/state.json"))
 
         disk.fill()
-        let refused = await #expect(throws: CoreError.self) { try await registrar.setToken("CD", platform: nil) }
+        let refused = await #expect(throws: CoreError.self) { try await registrar.setToken("CD", platform: nil).generation }
         #expect(refused?.description.contains("the change was not saved") == true)
         #expect(await registrar.snapshot().device.token == "AB")
         await #expect(throws: CoreError.self) { try await outbox.submit(to: "bob", message: "hi", platforms: [.apns, .fcm]) }
@@ -69,7 +69,7 @@ struct FullDiskTests {
         #expect(!backend.calls.contains(.upsert(id: "id-1", handle: "CD", tags: [])))
 
         disk.free()
-        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("CD", platform: nil), timeout: 30)
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("CD", platform: nil).generation, timeout: 30)
         #expect(backend.calls.last == .upsert(id: "id-1", handle: "CD", tags: []))
         let ids = try await outbox.submit(to: "bob", message: "hi", platforms: [.apns, .fcm])
         #expect(await outbox.wait(for: ids, untilFinal: true, timeout: 10).map(\.state) == [.delivered, .delivered])

@@ -18,7 +18,7 @@ struct LoginTransitionTests {
         await registrar.start()
         _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)
         if let token {
-            let outcome = await registrar.waitForOutcome(generation: try await registrar.setToken(token, platform: nil), timeout: 30)
+            let outcome = await registrar.waitForOutcome(generation: try await registrar.setToken(token, platform: nil).generation, timeout: 30)
             #expect(outcome.registration.state == .registered)
         }
         return (fixture, registrar)
@@ -142,8 +142,8 @@ struct LoginTransitionTests {
 
     @Test func anAPNsTokenAfterAnFCMOneNeedsNoPlatform() async throws {
         let (fixture, registrar) = try await Self.aliceLoggedIn(token: nil)
-        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("fcm:abc", platform: .fcm), timeout: 30)
-        let outcome = await registrar.waitForOutcome(generation: try await registrar.setToken("<3f2a1b9c 5d7e8f00>", platform: nil), timeout: 30)
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("fcm:abc", platform: .fcm).generation, timeout: 30)
+        let outcome = await registrar.waitForOutcome(generation: try await registrar.setToken("<3f2a1b9c 5d7e8f00>", platform: nil).generation, timeout: 30)
         #expect(outcome.registration.state == .registered)
         #expect(await registrar.snapshot().device.platform == .apns)
         #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "3F2A1B9C5D7E8F00", tags: []))

@@ -131,7 +131,7 @@ struct NetworkChangeTests {
         let registrar = fixture.registrar()
         await registrar.start()
         fixture.backend.failEverything(Self.noRoute)
-        let generation = try await registrar.setToken("AB", platform: nil)
+        let generation = try await registrar.setToken("AB", platform: nil).generation
         let offline = await registrar.waitForOutcome(generation: generation, timeout: 10)
         #expect(offline.registration.state == .retrying)
         #expect(offline.registration.failures == 0)
@@ -152,7 +152,7 @@ struct NetworkChangeTests {
         let fixture = try await Fixture()
         let registrar = fixture.registrar()
         await registrar.start()
-        let generation = try await registrar.setToken("AB", platform: nil)
+        let generation = try await registrar.setToken("AB", platform: nil).generation
         #expect(await registrar.waitForOutcome(generation: generation, timeout: 10).registration.state == .registered)
         let registered = fixture.backend.registrationCalls.count
         #expect(await eventually { fixture.clock.sleeperCount == 1 }, "the refresh timer")

@@ -32,7 +32,7 @@ struct RegistrarTests {
         let fixture = try Fixture()
         let registrar = fixture.registrar()
         await registrar.start()
-        let early = try await registrar.setToken("<ab cd>", platform: nil)
+        let early = try await registrar.setToken("<ab cd>", platform: nil).generation
         let pending = await registrar.waitForOutcome(generation: early, timeout: 5)
         #expect(pending.settled)
         #expect(pending.registration.state == .notLoggedIn)
@@ -52,7 +52,7 @@ struct RegistrarTests {
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
         var generation = 0
         for index in 0..<100 {
-            generation = try await registrar.setToken(String(format: "%04X", index), platform: .apns)
+            generation = try await registrar.setToken(String(format: "%04X", index), platform: .apns).generation
         }
         #expect(fixture.backend.registrationCalls.isEmpty, "nothing is sent while changes keep coming")
         fixture.clock.advance(by: 0.05)
@@ -69,7 +69,7 @@ struct RegistrarTests {
         do {
             let registrar = fixture.registrar()
             _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
-            let generation = try await registrar.setToken("AB", platform: nil)
+            let generation = try await registrar.setToken("AB", platform: nil).generation
             _ = await registrar.waitForOutcome(generation: generation, timeout: 5)
             await registrar.shutdown()
         }
@@ -87,7 +87,7 @@ struct RegistrarTests {
         do {
             let registrar = fixture.registrar()
             _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
-            _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
+            _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil).generation, timeout: 5)
             await registrar.shutdown()
         }
         fixture.clock.advance(by: 3601)
@@ -107,7 +107,7 @@ struct RegistrarTests {
         let registrar = fixture.registrar()
         fixture.backend.failEverything(.transport("connection refused"))
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
-        let outcome = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
+        let outcome = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil).generation, timeout: 5)
         #expect(outcome.registration.state == .retrying)
         #expect(outcome.registration.message?.contains("connection refused") == true)
 
@@ -124,7 +124,7 @@ struct RegistrarTests {
         let fixture = try Fixture()
         let registrar = fixture.registrar()
         fixture.backend.failNextCreate(.status(403, retryAfter: nil, body: ""))
-        _ = try await registrar.setToken("AB", platform: nil)
+        _ = try await registrar.setToken("AB", platform: nil).generation
         let refused = await #expect(throws: CoreError.self) {
             try await registrar.loginOutcome(try await registrar.login(user: "mallory", password: "x", backend: nil), timeout: 30)
         }
@@ -144,7 +144,7 @@ struct RegistrarTests {
     @Test func aRefusedLoginLeavesThePreviousCredentialsInForce() async throws {
         let fixture = try Fixture()
         let registrar = fixture.registrar()
-        _ = try await registrar.setToken("AB", platform: nil)
+        _ = try await registrar.setToken("AB", platform: nil).generation
         _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)
         let store = CredentialStore(directory: fixture.directory.path)
         let saved = try #require(store.load().0)
@@ -175,7 +175,7 @@ struct RegistrarTests {
         let fixture = try Fixture()
         let registrar = fixture.registrar()
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
-        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil).generation, timeout: 5)
         let credentials = CredentialStore(directory: fixture.directory.path)
         #expect(credentials.load().0 != nil)
 
@@ -190,7 +190,7 @@ struct RegistrarTests {
         let fixture = try Fixture()
         let registrar = fixture.registrar()
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
-        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil).generation, timeout: 5)
         fixture.backend.failEverything(.transport("connection refused"))
         let credentials = CredentialStore(directory: fixture.directory.path)
 
@@ -209,7 +209,7 @@ struct RegistrarTests {
         let fixture = try Fixture()
         let registrar = fixture.registrar()
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
-        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil).generation, timeout: 5)
         fixture.backend.failNextDelete(.status(500, retryAfter: nil, body: "unknown id"))
         let result = try await registrar.unregister()
         #expect(result.deletedId == "id-1")
@@ -225,7 +225,7 @@ struct RegistrarTests {
         let registrar = fixture.registrar()
         fixture.backend.failEverything(.transport("down"))
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
-        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil), timeout: 5)
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil).generation, timeout: 5)
         // A generation that will not settle before the retry time, which the clock never reaches.
         let outcome = await registrar.waitForOutcome(generation: Int.max, timeout: 0.05)
         #expect(!outcome.settled)
@@ -234,7 +234,7 @@ struct RegistrarTests {
     @Test func invalidInputIsRefusedAndNothingIsStored() async throws {
         let fixture = try Fixture()
         let registrar = fixture.registrar()
-        await #expect(throws: CoreError.self) { try await registrar.setToken("xyz", platform: .apns) }
+        await #expect(throws: CoreError.self) { try await registrar.setToken("xyz", platform: .apns).generation }
         await #expect(throws: CoreError.self) { try await registrar.setTags(["has space"]) }
         await #expect(throws: CoreError.self) { try await registrar.login(user: "a:b", password: "p", backend: nil) }
         await #expect(throws: CoreError.self) { try await registrar.login(user: "alice", password: "alice", backend: "ftp://x") }
@@ -249,7 +249,7 @@ struct RegistrarTests {
     /// alice registered with a token; the registration id is "id-1".
     private func registeredAlice(_ fixture: Fixture) async throws -> Registrar {
         let registrar = fixture.registrar()
-        _ = try await registrar.setToken("AB", platform: nil)
+        _ = try await registrar.setToken("AB", platform: nil).generation
         let outcome = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)
         #expect(outcome.registration.state == .registered)
         return registrar
@@ -316,7 +316,7 @@ struct RegistrarTests {
         try FileManager.default.removeItem(atPath: path)
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
 
-        let refused = await #expect(throws: CoreError.self) { try await registrar.setToken("CD", platform: nil) }
+        let refused = await #expect(throws: CoreError.self) { try await registrar.setToken("CD", platform: nil).generation }
         #expect(refused?.description.contains("state.json") == true)
         await #expect(throws: CoreError.self) { try await registrar.setTags(["news"]) }
         #expect(await registrar.snapshot().device.token == "AB")
@@ -328,7 +328,7 @@ struct RegistrarTests {
         try FileManager.default.removeItem(atPath: path)
         _ = await registrar.waitForOutcome(generation: try await registrar.forceRegister(), timeout: 30)
         #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "AB", tags: []))
-        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("CD", platform: nil), timeout: 30)
+        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("CD", platform: nil).generation, timeout: 30)
         #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "CD", tags: []))
         #expect(StateStore(directory: fixture.directory.path).load().0.token == "CD")
     }

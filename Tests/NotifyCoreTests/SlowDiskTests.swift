@@ -60,7 +60,7 @@ struct SlowDiskTests {
         backend.answerNextSends([.status(503, retryAfter: nil, body: "")])
         let outbox = Outbox(settings: settings, stateDirectory: directory.path, backend: backend, clock: ManualClock(), logger: .silent,
                             accounts: accounts, fileSystem: recorder.calls)
-        _ = try await registrar.setToken("AB", platform: .apns)
+        _ = try await registrar.setToken("AB", platform: .apns).generation
         try await accounts.commit(Credentials(user: "alice", password: "alice", backend: nil))
         await outbox.start()
         // Committed by the group commit; then its first attempt meets an outage, which is saved.
@@ -81,7 +81,7 @@ struct SlowDiskTests {
         let recorder = FileCallRecorder(root: directory.path)
         let registrar = DurableWriteTests.registrar(directory, recorder)
         recorder.holdNextSync("fsync state.json")
-        let token = Task { try await registrar.setToken("AB", platform: .apns) }
+        let token = Task { try await registrar.setToken("AB", platform: .apns).generation }
         #expect(await eventually { recorder.isHolding })
         let tags = Task { try await registrar.setTags(["sports"]) }
         #expect(await eventually { await registrar.turns.waitingCount == 1 })
@@ -108,7 +108,7 @@ struct SlowDiskTests {
         // The token's own save goes through; the save of the id the backend then hands out waits.
         recorder.holdNextSync("fsync state.json", skipping: 1)
         backend.holdNext("upsert")
-        let generation = try await registrar.setToken("AB", platform: .apns)
+        let generation = try await registrar.setToken("AB", platform: .apns).generation
         #expect(await eventually { recorder.isHolding })
         #expect(backend.registrationCalls == [.create(handle: "AB")])
         try await Task.sleep(for: .milliseconds(50))
@@ -130,7 +130,7 @@ struct SlowDiskTests {
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
         // The token's save and the new id's go through; the save of the registration's success waits.
         recorder.holdNextSync("fsync state.json", skipping: 2)
-        let generation = try await registrar.setToken("AB", platform: .apns)
+        let generation = try await registrar.setToken("AB", platform: .apns).generation
         #expect(await eventually { recorder.isHolding })
         let told = CallCount()
         let outcome = Task {

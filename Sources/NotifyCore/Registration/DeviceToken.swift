@@ -7,15 +7,20 @@ import NotifyProtocol
 
 /// Device tokens ("handles") as the backend wants them.
 public enum DeviceToken {
-    /// APNs: hex in any case, with or without spaces and `<>` (the old `[token description]`
-    /// form), becomes uppercase hex. FCM/GCM tokens and WNS channel URIs are opaque and kept
-    /// as given, but must be non-empty and free of whitespace and control characters.
+    /// Each platform's token by its published shape, refused with the rule it broke:
+    /// APNs, an even number of hex digits (whole bytes; 64 today, but Apple says not to
+    /// count on the length), in any case, with or without spaces and `<>` (the old
+    /// `[token description]` form), made uppercase hex; FCM and GCM, a registration token
+    /// of letters, digits and `- _ : .` (no spaces, no `<>`); WNS, a channel URI, `https://`
+    /// on a host under notify.windows.com. The last two are kept as given.
     public static func normalize(_ raw: String, for platform: Platform) throws(CoreError) -> String {
         switch platform {
         case .apns:
             return try normalizeAPNs(raw)
-        case .fcm, .gcm, .wns:
-            return try checkOpaque(raw, platform: platform)
+        case .fcm, .gcm:
+            return try checkRegistrationToken(raw, platform: platform)
+        case .wns:
+            return try checkChannelURI(raw)
         }
     }
 
@@ -50,13 +55,29 @@ public enum DeviceToken {
         return hex.uppercased()
     }
 
-    private static func checkOpaque(_ raw: String, platform: Platform) throws(CoreError) -> String {
-        guard !raw.isEmpty else {
-            throw .invalidArgument("the \(platform) token is empty")
+    private static func checkRegistrationToken(_ raw: String, platform: Platform) throws(CoreError) -> String {
+        let name = platform.rawValue.uppercased()
+        guard !raw.isEmpty else { throw .invalidArgument("the \(platform.rawValue) token is empty") }
+        if let bad = raw.first(where: { !($0.isASCII && ($0.isLetter || $0.isNumber)) && !"-_:.".contains($0) }) {
+            let apns = (try? normalizeAPNs(raw)) != nil && raw.contains(where: { apnsDecoration.contains($0) })
+                ? "; in <…> form it is an APNs token: add --platform apns" : ""
+            throw .invalidArgument("an \(name) registration token is letters, digits and - _ : . only; \(describe(bad)) is not allowed\(apns)")
         }
-        if let bad = raw.unicodeScalars.first(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) {
-            let apns = (try? normalizeAPNs(raw)) != nil ? "; this one looks like an APNs token: add --platform apns" : ""
-            throw .invalidArgument("\(platform.rawValue.uppercased()) tokens may not contain whitespace or control characters (found U+\(String(bad.value, radix: 16, uppercase: true)))\(apns)")
+        return raw
+    }
+
+    /// `https://HOST/…` with HOST notify.windows.com or under it, as WNS hands out.
+    private static func checkChannelURI(_ raw: String) throws(CoreError) -> String {
+        let rule = "a WNS channel is an https:// URI on a host under notify.windows.com"
+        guard !raw.isEmpty else { throw .invalidArgument("the wns token is empty") }
+        guard raw.hasPrefix("https://") else { throw .invalidArgument("\(rule); this one does not start with https://") }
+        if let bad = raw.unicodeScalars.first(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control || !$0.isASCII }) {
+            throw .invalidArgument("\(rule), with no spaces or control characters; found U+\(String(bad.value, radix: 16, uppercase: true))")
+        }
+        let authority = raw.dropFirst("https://".count).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let host = authority.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
+        guard !authority.contains("@"), host == "notify.windows.com" || host.hasSuffix(".notify.windows.com") else {
+            throw .invalidArgument("\(rule); this one's host is '\(host)'")
         }
         return raw
     }

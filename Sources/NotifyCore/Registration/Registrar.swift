@@ -134,15 +134,24 @@ public actor Registrar {
     }
 
     /// Returns the generation to wait on. A change that cannot be saved is not made.
-    public func setToken(_ raw: String, platform: Platform?) async throws(CoreError) -> Int {
+    /// The generation to wait for, and the platform used with why (said to the user every
+    /// time: a token set for the wrong platform registers without complaint).
+    public func setToken(_ raw: String, platform given: Platform?) async throws(CoreError) -> (generation: Int, platform: TokenPlatform) {
         await turns.begin()
         defer { turns.end() }
-        let platform = platform ?? DeviceToken.platform(of: raw, current: device.token == nil ? settings[\.platform] : device.platform)
+        let chosen: TokenPlatform
+        if let given {
+            chosen = TokenPlatform(platform: given, chosen: "given")
+        } else {
+            let current = device.token == nil ? settings[\.platform] : device.platform
+            let platform = DeviceToken.platform(of: raw, current: current)
+            chosen = TokenPlatform(platform: platform, chosen: platform != current ? "token_form" : device.token == nil ? "default" : "kept")
+        }
         var changed = device
-        changed.token = try DeviceToken.normalize(raw, for: platform)
-        changed.platform = platform
+        changed.token = try DeviceToken.normalize(raw, for: chosen.platform)
+        changed.platform = chosen.platform
         changed.enabled = true
-        return try await change(to: changed)
+        return (try await change(to: changed), chosen)
     }
 
     public func setTags(_ tags: [String]) async throws(CoreError) -> Int {

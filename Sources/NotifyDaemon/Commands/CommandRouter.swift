@@ -122,7 +122,8 @@ struct CommandRouter: RequestHandler {
                 }
             case SetTokenCommand.name:
                 let command = try decode(SetTokenCommand.self)
-                return waiting(id, try await registrar.setToken(command.token, platform: command.platform), command.waitSeconds)
+                let (generation, platform) = try await registrar.setToken(command.token, platform: command.platform)
+                return waiting(id, generation, command.waitSeconds) { $0.tokenPlatform = platform }
             case SetTagsCommand.name:
                 let command = try decode(SetTagsCommand.self)
                 return waiting(id, try await registrar.setTags(command.tags), command.waitSeconds)
@@ -163,10 +164,13 @@ struct CommandRouter: RequestHandler {
     }
 
     /// The change is made; the reply waits (bounded) for the backend's answer to it.
-    private func waiting(_ id: RequestID?, _ generation: Int, _ seconds: Double?) -> Reply {
+    private func waiting(_ id: RequestID?, _ generation: Int, _ seconds: Double?,
+                         adding extra: @escaping @Sendable (inout RegistrationOutcome) -> Void = { _ in }) -> Reply {
         let registrar = self.registrar
         return .later {
-            Reply.success(id, await registrar.waitForOutcome(generation: generation, timeout: seconds))
+            var outcome = await registrar.waitForOutcome(generation: generation, timeout: seconds)
+            extra(&outcome)
+            return Reply.success(id, outcome)
         }
     }
 
