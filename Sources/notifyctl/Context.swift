@@ -3,6 +3,11 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NotifyClient
 import NotifyProtocol
 import NotifySocket
@@ -44,7 +49,14 @@ struct Context {
     func failure(_ error: ClientError) -> CommandFailure {
         guard case .closedBeforeAnswer = error else { return CommandFailure(error) }
         let location = try? socketLocation()
-        if location?.source == .runtimeDirectory, let advice = SystemdQuery.units(environment: environment)?.advice {
+        var units = location?.source == .runtimeDirectory ? SystemdQuery.units(environment: environment) : nil
+        // A connection systemd closed because it gave up: the socket unit is marked failed
+        // a moment after the service's start was refused. Asked again, it says so.
+        for _ in 0..<5 where units?.socket?.activeState == "active" && units?.service?.activeState == "failed" {
+            usleep(100_000)
+            units = SystemdQuery.units(environment: environment)
+        }
+        if let advice = units?.advice {
             // systemd's verdict first: it is what the user acts on.
             return CommandFailure(.unreachable, advice + "\n(" + error.description + ")")
         }
