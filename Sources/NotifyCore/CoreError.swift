@@ -42,7 +42,9 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .unauthorized(let user, let status):
             return "the backend refused the credentials of '\(user)' (HTTP \(status)): run `notifyctl login \(user)` again"
         case .backendUnavailable(let detail):
-            return "the backend could not be reached: \(detail)"
+            // The detail says what happened: the backend answered (throttled, failed), or
+            // could not be reached (`BackendFailure.unreachableText`).
+            return detail
         case .backendRejected(let status, let detail):
             return "the backend refused the request (HTTP \(status))" + (detail.isEmpty ? "" : ": \(detail)")
         case .messageTooLarge(let message), .storage(let message):

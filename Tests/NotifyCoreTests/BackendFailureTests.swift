@@ -51,14 +51,24 @@ struct BackendFailureTests {
 
     @Test(arguments: otherRoutes)
     func serverErrorOnCreateOrSendIsTransient(route: BackendFailure.Route) {
-        #expect(classify(500, route) == .transient(retryAfter: nil, reason: "HTTP 500 from the backend"))
-        #expect(classify(500, retryAfter: 9, route) == .transient(retryAfter: 9, reason: "HTTP 500 from the backend"))
+        #expect(classify(500, route) == .transient(retryAfter: nil, reason: "the backend failed (HTTP 500)"))
+        #expect(classify(500, retryAfter: 9, route) == .transient(retryAfter: 9, reason: "the backend failed (HTTP 500)"))
     }
 
-    @Test(arguments: allRoutes, [408, 429, 502, 503, 504])
-    func retryableStatusesAreTransientAndKeepRetryAfter(route: BackendFailure.Route, status: Int) {
-        #expect(classify(status, route) == .transient(retryAfter: nil, reason: "HTTP \(status) from the backend"))
-        #expect(classify(status, retryAfter: 42, route) == .transient(retryAfter: 42, reason: "HTTP \(status) from the backend"))
+    /// Each worded for what the backend said: it was reached, and asked for time or failed.
+    static let retryable: [(Int, String)] = [
+        (408, "the backend gave up waiting for the request (HTTP 408)"),
+        (429, "the backend asked to slow down (HTTP 429)"),
+        (502, "the gateway in front of the backend could not get an answer from it (HTTP 502)"),
+        (503, "the backend is unavailable for now (HTTP 503)"),
+        (504, "the gateway in front of the backend could not get an answer from it (HTTP 504)"),
+    ]
+
+    @Test(arguments: allRoutes, retryable)
+    func retryableStatusesAreTransientAndKeepRetryAfter(route: BackendFailure.Route, status: (Int, String)) {
+        #expect(classify(status.0, route) == .transient(retryAfter: nil, reason: status.1))
+        #expect(classify(status.0, retryAfter: 42, route) == .transient(retryAfter: 42, reason: status.1))
+        #expect(!status.1.contains("could not be reached"))
     }
 
     @Test(arguments: allRoutes, [400, 405, 409, 413, 415, 422])
@@ -89,9 +99,9 @@ struct BackendFailureTests {
     @Test(arguments: allRoutes)
     func transportErrorsAreTransient(route: BackendFailure.Route) {
         #expect(BackendFailure.classify(.transport("connection refused"), route: route)
-            == .transient(retryAfter: nil, reason: "connection refused"))
+            == .transient(retryAfter: nil, reason: "the request to the backend failed: connection refused"))
         #expect(BackendFailure.classify(.transport("the request timed out"), route: route)
-            == .transient(retryAfter: nil, reason: "the request timed out"))
+            == .transient(retryAfter: nil, reason: "the request to the backend failed: the request timed out"))
     }
 
     @Test(arguments: allRoutes)

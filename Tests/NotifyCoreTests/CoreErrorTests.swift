@@ -26,7 +26,10 @@ struct CoreErrorTests {
         #expect(CoreError.noToken.description.contains("notifyctl set-token"))
         #expect(CoreError.unauthorized(user: "bob", status: 403).description
             == "the backend refused the credentials of 'bob' (HTTP 403): run `notifyctl login bob` again")
-        #expect(CoreError.backendUnavailable("connection refused").description == "the backend could not be reached: connection refused")
+        // The detail says whether the backend answered: its own words, no prefix.
+        #expect(CoreError.backendUnavailable(BackendFailure.unreachableText("connection refused")).description
+            == "the backend could not be reached: connection refused")
+        #expect(CoreError.backendUnavailable("the backend asked to slow down (HTTP 429)").description == "the backend asked to slow down (HTTP 429)")
     }
 
     @Test func rejectedDetailIsAppendedOnlyWhenPresent() {

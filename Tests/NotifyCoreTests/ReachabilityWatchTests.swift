@@ -147,7 +147,8 @@ struct ReachabilityWatchTests {
     @Test func anHTTPErrorIsNotUnreachabilityAndEndsAWatch() async throws {
         let fixture = Fixture()
         for status in [503, 502, 429] {
-            #expect(fixture.failed(.status(status, retryAfter: nil, body: "")) == .transient(retryAfter: nil, reason: "HTTP \(status) from the backend"))
+            #expect(fixture.failed(.status(status, retryAfter: nil, body: "")) == BackendFailure.classify(status: status, retryAfter: nil, body: "", route: .send))
+            #expect(fixture.failed(.status(status, retryAfter: nil, body: "")) != .unreachable(reason: "", tls: false))
         }
         #expect(fixture.failed(.status(403, retryAfter: 60, body: "")) != .unreachable(reason: "", tls: false))
         try await Task.sleep(for: .milliseconds(50))
@@ -167,7 +168,7 @@ struct ReachabilityWatchTests {
 
     @Test func aTimeoutAfterTheConnectionWasMadeIsNotUnreachability() async throws {
         let fixture = Fixture()
-        #expect(fixture.failed(.unreachable("the request timed out", noRoute: false)) == .transient(retryAfter: nil, reason: "the request timed out"))
+        #expect(fixture.failed(.unreachable("the request timed out", noRoute: false)) == .transient(retryAfter: nil, reason: "the request to the backend failed: the request timed out"))
         #expect(fixture.failed(.unreachable("no connection in time", noRoute: false, connecting: true)) == .unreachable(reason: "no connection in time", tls: false))
     }
 

@@ -195,7 +195,7 @@ struct RegistrarTests {
         let credentials = CredentialStore(directory: fixture.directory.path)
 
         let refused = await #expect(throws: CoreError.self) { try await registrar.logout(force: false) }
-        #expect(refused == .stillLoggedIn(because: .backendUnavailable("connection refused")))
+        #expect(refused == .stillLoggedIn(because: .backendUnavailable("the request to the backend failed: connection refused")))
         #expect(refused?.description.contains("notifyctl logout --force") == true)
         #expect(refused?.wireError.code == .backendUnavailable)
         #expect(credentials.load().0 != nil)

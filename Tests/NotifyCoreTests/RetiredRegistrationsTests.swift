@@ -38,7 +38,7 @@ struct RetiredRegistrationsTests {
         await retired.retire(id: "id-1", backend: Self.old, credentials: Self.alice)
         #expect(await eventually { await retired.summary.first?.failures == 1 })
         let entry = try #require(await retired.summary.first)
-        #expect(entry.error == "HTTP 503 from the backend")
+        #expect(entry.error == "the backend is unavailable for now (HTTP 503)")
         let next = try #require(entry.nextAttemptAt)
         #expect(next > fixture.clock.now() && next <= fixture.clock.now().addingTimeInterval(5))
         await retired.shutdown()

@@ -79,9 +79,9 @@ extension Outbox {
             case .transient(let retryAfter, let reason):
                 return .transient(retryAfter: retryAfter, error: CoreError.backendUnavailable(reason).wireError)
             case .unreachable(let reason, _):
-                return .unreachable(CoreError.backendUnavailable(reason).wireError)
+                return .unreachable(CoreError.backendUnavailable(BackendFailure.unreachableText(reason)).wireError)
             case .offline(let reason):
-                return .offline(CoreError.backendUnavailable(reason + "; offline: sent when the network comes back").wireError)
+                return .offline(CoreError.backendUnavailable(BackendFailure.unreachableText(reason) + "; offline: sent when the network comes back").wireError)
             case .rejected(let status, let detail):
                 return .failed(CoreError.backendRejected(status: status, detail: detail).wireError)
             case .gone(let status):

@@ -32,7 +32,7 @@ extension Outbox {
             case .notAttempted:
                 // Only lanes leave a request unsent, and one attempt takes none.
                 delivery.state = .failed
-                delivery.lastError = CoreError.backendUnavailable("not sent").wireError
+                delivery.lastError = CoreError.backendUnavailable("not sent: an earlier message to the same recipient failed").wireError
             }
             onEvent(delivery.status)
             statuses.append(delivery.status)

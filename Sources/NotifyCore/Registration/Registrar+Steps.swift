@@ -90,7 +90,8 @@ extension Registrar {
     func error(for failure: BackendFailure) -> CoreError {
         switch failure {
         case .unauthorized(let status): .unauthorized(user: credentials?.user ?? "?", status: status)
-        case .transient(_, let reason), .unreachable(let reason, _), .offline(let reason): .backendUnavailable(reason)
+        case .transient(_, let reason): .backendUnavailable(reason)
+        case .unreachable(let reason, _), .offline(let reason): .backendUnavailable(BackendFailure.unreachableText(reason))
         case .rejected(let status, let detail): .backendRejected(status: status, detail: detail)
         case .gone: .backendUnavailable("the registration was already gone")
         }

@@ -249,7 +249,7 @@ public actor Registrar {
         _ = await wait(for: .deletion(generation), timeout: 300)
         let outcome = RegistrationOutcome(registration: machine.status, settled: machine.settledGeneration >= generation)
         guard let deletion = machine.lastDeletion, deletion.generation >= generation else {
-            throw .backendUnavailable("no answer from the backend in time; the registration may still exist")
+            throw .backendUnavailable("the backend did not answer in time; the registration may still exist")
         }
         switch deletion.outcome {
         case .deleted(let id):

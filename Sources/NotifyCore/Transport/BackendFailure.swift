@@ -37,8 +37,9 @@ public enum BackendFailure: Equatable, Sendable {
         case .unreachable(let reason, let noRoute, let connecting) where noRoute || connecting:
             return .unreachable(reason: reason, tls: false)
         case .transport(let reason), .unreachable(let reason, _, _):
-            return .transient(retryAfter: nil, reason: reason)
+            return .transient(retryAfter: nil, reason: "the request to the backend failed: \(reason)")
         case .invalidResponse(let reason):
+            // Already says it is the backend's answer.
             return .transient(retryAfter: nil, reason: reason)
         case .notAttempted:
             // The outbox puts these back unsent before asking; nothing else uses lanes.
@@ -54,19 +55,30 @@ public enum BackendFailure: Equatable, Sendable {
         case 401:
             return .unauthorized(status: status)
         case 403:
-            if let retryAfter { return .transient(retryAfter: retryAfter, reason: "throttled by the backend (HTTP 403, Retry-After \(Int(min(retryAfter, 1e9))) s)") }
+            if let retryAfter { return .transient(retryAfter: retryAfter, reason: "the backend asked to slow down (HTTP 403, Retry-After \(Int(min(retryAfter, 1e9))) s)") }
             return .unauthorized(status: status)
         case 404 where idRoute, 410 where idRoute:
             return .gone(status: status)
         case 500 where idRoute:
             return .gone(status: status)
-        case 408, 429:
-            return .transient(retryAfter: retryAfter, reason: "HTTP \(status) from the backend")
+        case 429:
+            return .transient(retryAfter: retryAfter, reason: "the backend asked to slow down (HTTP 429)")
+        case 408:
+            return .transient(retryAfter: retryAfter, reason: "the backend gave up waiting for the request (HTTP 408)")
+        case 502, 504:
+            return .transient(retryAfter: retryAfter, reason: "the gateway in front of the backend could not get an answer from it (HTTP \(status))")
+        case 503:
+            return .transient(retryAfter: retryAfter, reason: "the backend is unavailable for now (HTTP 503)")
         case 500...599:
-            return .transient(retryAfter: retryAfter, reason: "HTTP \(status) from the backend")
+            return .transient(retryAfter: retryAfter, reason: "the backend failed (HTTP \(status))")
         default:
             return .rejected(status: status, detail: excerpt(body))
         }
+    }
+
+    /// What a person reads for a backend that could not be reached at all.
+    public static func unreachableText(_ reason: String) -> String {
+        "the backend could not be reached: \(reason)"
     }
 
     /// The start of an error body, on one line, for a message a person reads.
