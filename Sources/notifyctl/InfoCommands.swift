@@ -122,12 +122,15 @@ extension Status {
 
 enum Watch: Subcommand {
     static let name = "watch"
-    static let summary = "stream registration and send events as JSON lines"
+    static let summary = "follow registration, send and network events as they happen"
     static let help = """
-        usage: notifyctl watch
+        usage: notifyctl watch [--json]
 
-        Prints the current registration as a first {"event":"registration",...} line,
-        then one JSON object per line for every event until interrupted:
+        Prints the current registration, then one line per event until interrupted, each
+        with the local time: "14:02:11  send: 0000000013-fcm to bob: delivered".
+
+        With --json, one JSON object per line instead, the current registration first as
+        a {"event":"registration",...} line:
         {"event":"registration",...} when the registration changes,
         {"event":"send",...} when a message is queued, delivered, fails or expires,
         {"event":"network",...} when notifyd goes offline or online, a link, address or
@@ -143,11 +146,16 @@ enum Watch: Subcommand {
         let client = try context.connect(timeout: 5)
         do {
             let (_, raw) = try client.call(WatchCommand())
-            context.printJSON(currentRegistrationEvent(raw, time: Date()))
+            let first = currentRegistrationEvent(raw, time: Date())
+            if context.json {
+                context.printJSON(first)
+            } else if let data = try? WireCoding.encoder().encode(first) {
+                Terminal.out(WatchText.line([UInt8](data)))
+            }
             client.timeout = nil
             while true {
                 let line = try client.nextEvent()
-                Terminal.out(PrintableText.jsonLine(String(decoding: line, as: UTF8.self)))
+                Terminal.out(context.json ? PrintableText.jsonLine(String(decoding: line, as: UTF8.self)) : WatchText.line(line))
                 if (try? WireCoding.decoder().decode(IncomingLineHeader.self, from: Data(line)))?.event == EventName.shutdown {
                     return .done
                 }

@@ -6,8 +6,9 @@ import NotifyTestSupport
 @Suite struct ControlTests {
     @Test func stopEndsTheDaemonAndAWatcherExitsZeroAfterTheShutdownEvent() async throws {
         let daemon = try await DaemonUnderTest(backend: nil)
-        let watch = try await SpawnedProcess.start(BuiltProducts.path("notifyctl"), ["--socket", daemon.socket, "watch"])
-        #expect(await eventually { watch.standardOutput.contains("\"registration\"") })
+        let watch = try await SpawnedProcess.start(BuiltProducts.path("notifyctl"), ["--socket", daemon.socket, "--json", "watch"])
+        let human = try await SpawnedProcess.start(BuiltProducts.path("notifyctl"), ["--socket", daemon.socket, "watch"])
+        #expect(await eventually { watch.standardOutput.contains("\"registration\"") && human.standardOutput.contains("registration:") })
         let stop = try await daemon.notifyctl(["stop"])
         #expect(stop.status == 0, "\(stop.error)")
         #expect(stop.output.contains("stopped"))
@@ -18,6 +19,11 @@ import NotifyTestSupport
         // Every line, the first (the current registration) too, says what it is by "event".
         let lines = watch.standardOutput.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(lines.allSatisfy { $0?["event"] is String }, "\(watch.standardOutput)")
+        // For a person: a line each, the local time first.
+        #expect(await human.wait(seconds: 10) == 0, "watch: \(human.standardError)")
+        let said = human.standardOutput.split(separator: "\n")
+        #expect(said.count == 2 && said[0].contains(/^\d\d:\d\d:\d\d  registration: not logged in/) && said[1].hasSuffix("  notifyd stopped"),
+                "\(human.standardOutput)")
         let first = try #require(lines.first ?? nil)
         #expect(first["event"] as? String == "registration")
         #expect((first["registration"] as? [String: Any])?["state"] is String, "\(first)")

@@ -122,7 +122,14 @@ import Testing
                 let object = try JSONSerialization.jsonObject(with: Data(output)) as? [String: Any]
                 #expect((object?["registration"] as? [String: Any])?["id"] as? String == "\u{1B}]0;owned\u{07}", "the same id, escaped")
                 #expect((object?["account"] as? [String: Any])?["user"] as? String == "alice\u{7F}")
-            case ["watch"], ["--json", "watch"]:
+            case ["watch"]:
+                #expect(status == 1, "the connection ended without a shutdown event")
+                let printed = notifyctl.standardOutput.split(separator: "\n")
+                // The reply and both events, each on its line; an event not as notifyd sends
+                // them is shown by its name and fields, escaped, not dropped.
+                #expect(printed.count == 3 && printed[0].contains("  registration: ") && printed[1].contains(#"\u009B2J"#),
+                        "one line per event: \(notifyctl.standardOutput)")
+            case ["--json", "watch"]:
                 #expect(status == 1, "the connection ended without a shutdown event")
                 // With --json, the error at the end is a JSON line too.
                 let printed = try lines.filter { $0.hasPrefix("{") && !$0.hasPrefix("{\"error\"") }.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }

@@ -17,7 +17,7 @@ import Testing
         let url = try #require(await backend.outputLines(atLeast: 1).first?.split(separator: " ").last.map(String.init), "the dev backend did not start: \(backend.standardError)")
         let daemon = try await DaemonUnderTest(backend: url, extraArguments: ["--allow-insecure-http", "--retry-min", "1h", "--retry-max", "1h"],
                                                launcher: [pair.nsenter] + pair.enter(.daemon))
-        let watch = try await SpawnedProcess.start(BuiltProducts.path("notifyctl"), ["--socket", daemon.socket, "watch"])
+        let watch = try await SpawnedProcess.start(BuiltProducts.path("notifyctl"), ["--socket", daemon.socket, "--json", "watch"])
         defer { watch.signal(SIGTERM) }
         let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
         #expect(login.status == 0, "\(login.output) \(login.error)")

@@ -55,7 +55,7 @@ complete -c notifyctl -n __notifyctl_needs_command -a set-tags -d 'Set extra reg
 complete -c notifyctl -n __notifyctl_needs_command -a register -d 'Register now, even if the registration is fresh'
 complete -c notifyctl -n __notifyctl_needs_command -a unregister -d 'Delete the registration, keep the credentials'
 complete -c notifyctl -n __notifyctl_needs_command -a status -d 'Show the registration, account, device and daemon'
-complete -c notifyctl -n __notifyctl_needs_command -a watch -d 'Stream registration and send events as JSON lines'
+complete -c notifyctl -n __notifyctl_needs_command -a watch -d 'Follow registration, send and network events as they happen'
 complete -c notifyctl -n __notifyctl_needs_command -a ping -d 'Check that notifyd answers'
 complete -c notifyctl -n __notifyctl_needs_command -a send -d 'Send a notification to a user'
 complete -c notifyctl -n __notifyctl_needs_command -a outbox -d 'List, retry or cancel waiting messages'
