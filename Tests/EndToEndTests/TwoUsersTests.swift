@@ -1,17 +1,25 @@
 import Foundation
+import NotifyTestSupport
 import Testing
 
 /// The README's "Two users on one machine": beside the first notifyd, a second with its
-/// own --socket and --state-dir, both against one dev backend, and the users' messages
-/// reach each other's device.
+/// own --socket, --state-dir and --config, both against one dev backend, and the users'
+/// messages reach each other's device; the second never writes into the first's log.
 @Suite struct TwoUsersTests {
     @Test func twoNotifydsOnOneMachineSendToEachOther() async throws {
         let backend = try CommandLineTests.backend()
         defer { backend.stop() }
         let url = backend.baseURL.absoluteString
-        // DaemonUnderTest gives each its own --socket and --state-dir.
-        let alice = try await DaemonUnderTest(backend: url)
-        let bob = try await DaemonUnderTest(backend: url)
+        // One home, whose config (alice's) names a log file; bob's notifyd has a config of
+        // its own, as the recipe says. DaemonUnderTest gives each its own socket and state.
+        let home = try ScratchDirectory()
+        defer { home.remove() }
+        try FileManager.default.createDirectory(atPath: home.file(".config/notifyd"), withIntermediateDirectories: true)
+        try Data("log_file = ~/alice.log\n".utf8).write(to: URL(fileURLWithPath: home.file(".config/notifyd/config")))
+        FileManager.default.createFile(atPath: home.file("bob-config"), contents: Data())
+        let environment = ["HOME": home.path, "XDG_CONFIG_HOME": ""]
+        let alice = try await DaemonUnderTest(backend: url, environment: environment)
+        let bob = try await DaemonUnderTest(backend: url, extraArguments: ["--config", home.file("bob-config")], environment: environment)
         var ids: [String: String] = [:]
         for (user, daemon, token) in [("alice", alice, "3f2a1b9c5d7e8f00"), ("bob", bob, "0a0b0c0d0e0f1011")] {
             let login = try await daemon.notifyctl(["login", "--password-stdin", user], stdin: Data("\(user)\n".utf8))
@@ -31,5 +39,7 @@ import Testing
         #expect(pushes.map(\.recipients) == [[ids["alice"] ?? "?"], [ids["bob"] ?? "?"]], "each message reaches the other's device")
         await alice.cleanUp()
         await bob.cleanUp()
+        let log = (try? String(contentsOfFile: home.file("alice.log"), encoding: .utf8)) ?? ""
+        #expect(log.contains("notifyd[\(alice.child.pid)]") && !log.contains("notifyd[\(bob.child.pid)]"), "alice's log is alice's own: \(log.prefix(300))")
     }
 }
