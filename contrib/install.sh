@@ -306,6 +306,12 @@ install_systemd_units() {
         systemctl --user enable --now notifyd.socket || fail "systemctl --user enable --now notifyd.socket failed"
         record systemd notifyd.socket
         say "Enabled and started notifyd.socket: notifyd starts when a client connects."
+        # A notifyd already running (an install over an earlier one) moves to the new
+        # binary; its queued messages are on disk, and connections wait in the socket.
+        if systemctl --user --quiet is-active notifyd.service; then
+            systemctl --user restart notifyd.service || fail "systemctl --user restart notifyd.service failed"
+            say "Restarted notifyd on the new binary (what it had queued is kept)."
+        fi
     else
         say "Not enabled (--no-enable); enable with: systemctl --user enable --now notifyd.socket"
     fi
@@ -337,18 +343,34 @@ install_launch_agent() {
     fi
 }
 
+# Whether process $1 runs $bindir/notifyd (or ran it: a replaced file reads "(deleted)").
+runs_from_bindir() {
+    executable=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
+    [ "${executable% (deleted)}" = "$bindir/notifyd" ]
+}
+
 install_autostart_entry() {
     check_plain_path "$bindir" "a desktop entry"
     check_plain_path "$log_file" "a desktop entry"
     say "XDG autostart entry (no systemd user instance found):"
     render "$contrib/xdg/notifyd.desktop.in" "$autostart_dir/notifyd.desktop" "BINDIR=$bindir" "LOGFILE=$log_file"
     if [ "$enable" = yes ]; then
-        if "$bindir/notifyctl" ping >/dev/null 2>&1; then
-            say "notifyd is already running."
+        running=$("$bindir/notifyctl" ping 2>/dev/null | sed -n 's/.*, pid \([0-9][0-9]*\).*/\1/p')
+        if [ -n "$running" ] && ! runs_from_bindir "$running"; then
+            say "A notifyd not installed here runs (pid $running); it is left alone."
         else
+            if [ -n "$running" ]; then
+                # An install over a running notifyd: it stops as on SIGTERM (what it had
+                # queued stays on disk) and the new binary starts in its place.
+                "$bindir/notifyctl" stop >/dev/null || fail "could not stop the running notifyd (pid $running)"
+            fi
             (cd / && exec "$bindir/notifyd" --log-file "$log_file" </dev/null >/dev/null 2>&1) &
             record started "$bindir/notifyd $!"
-            say "Started notifyd (pid $!); from the next login on the desktop session starts it."
+            if [ -n "$running" ]; then
+                say "Restarted notifyd on the new binary (pid $!; what it had queued is kept)."
+            else
+                say "Started notifyd (pid $!); from the next login on the desktop session starts it."
+            fi
         fi
         say "Its log: $log_file"
     else
@@ -398,6 +420,17 @@ do_install() {
         *:"$bindir":*) ;;
         *) say "Note: $bindir is not on PATH." ;;
     esac
+    next_step
+}
+
+# The one thing to do next, as `tailscale up` ends with its login URL.
+next_step() {
+    if "$bindir/notifyd" --check-config 2>/dev/null | grep -q '^  backend = none'; then
+        say "Next: set your backend in ${XDG_CONFIG_HOME:-$HOME/.config}/notifyd/config (a line 'backend = https://...'),"
+        say "      then run: $bindir/notifyctl reload && $bindir/notifyctl login USER"
+    else
+        say "Next: $bindir/notifyctl login USER, then $bindir/notifyctl set-token TOKEN"
+    fi
 }
 
 # --- uninstall --------------------------------------------------------------------------

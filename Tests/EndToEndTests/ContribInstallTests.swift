@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import NotifyTestSupport
 
 /// contrib/install.sh into a temporary prefix, with HOME and the XDG directories in a
 /// temporary directory and stand-ins for systemctl and launchctl first on PATH, so that
@@ -173,6 +174,37 @@ import Testing
                 if Self.isRunning(pid) { kill(pid, SIGKILL) }
                 #expect(uninstall.output.contains("Left in place"), "\(uninstall.output)")
                 #expect(uninstall.output.contains("rm -rf '\(scratch.path)/state/notifyd'"))
+            }
+        }
+    }
+
+    /// An install over a running notifyd restarts it on the new binary, and every install
+    /// ends with the one next step: with no backend set, setting it.
+    @Test func withoutSystemdAReinstallRestartsNotifydAndTheLastLineSaysWhatToDoNext() async throws {
+        try await withContribScratch("inst") { scratch in
+            let sandbox = try Sandbox(scratch, userSystemd: false)
+            var environment = sandbox.environment
+            environment["XDG_RUNTIME_DIR"] = try scratch.sub("run")
+            environment["XDG_STATE_HOME"] = try scratch.sub("state")
+            let arguments = [Contrib.path("install.sh"), "--prefix", sandbox.prefix, "--build-dir", BuiltProducts.directory.path]
+            let first = try await runCaptured("/bin/sh", arguments, environment: environment, seconds: 120)
+            try #require(first.status == 0, "install.sh: \(first.output)\(first.error)")
+            let pid = try #require(first.output.firstMatch(of: /Started notifyd \(pid (\d+)\)/).flatMap { Int32($0.output.1) }, "\(first.output)")
+            let lines = first.output.split(separator: "\n")
+            #expect(lines.dropLast().last?.hasPrefix("Next: set your backend in \(scratch.path)/config/notifyd/config") == true
+                    && lines.last?.contains("notifyctl reload && ") == true && lines.last?.contains("notifyctl login USER") == true, "\(first.output)")
+            _ = await eventually { FileManager.default.fileExists(atPath: scratch.path + "/run/notifyd/notifyd.sock") }
+            let again = try await runCaptured("/bin/sh", arguments, environment: environment, seconds: 120)
+            #expect(again.status == 0, "\(again.output)\(again.error)")
+            let restarted = again.output.firstMatch(of: /Restarted notifyd on the new binary \(pid (\d+);/).flatMap { Int32($0.output.1) }
+            #expect(restarted != nil && restarted != pid, "\(again.output)")
+            #expect(await eventually { !Self.isRunning(pid) }, "the old notifyd (pid \(pid)) stopped")
+            let uninstall = try await runCaptured("/bin/sh", [Contrib.path("install.sh"), "--prefix", sandbox.prefix, "--uninstall"],
+                                                  environment: environment, seconds: 120)
+            #expect(uninstall.status == 0, "\(uninstall.output)\(uninstall.error)")
+            if let restarted, Self.isRunning(restarted) {
+                Issue.record("notifyd (pid \(restarted)) outlived --uninstall")
+                kill(restarted, SIGKILL)
             }
         }
     }
