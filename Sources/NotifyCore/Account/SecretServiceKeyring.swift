@@ -11,7 +11,7 @@ import Darwin
 import NotifyProtocol
 
 /// The password in the session's Secret Service (GNOME Keyring, KWallet), through
-/// libsecret's `secret-tool`, as git's and docker's credential helpers keep theirs: one item
+/// libsecret's `secret-tool` (on macOS, in the login keychain: `LoginKeychain`), as git's and docker's credential helpers keep theirs: one item
 /// per login, found by the attributes service=notifyd, user and login (an id of notifyd's,
 /// so that a reload that changes `backend` does not lose it); its label names the backend.
 /// The password goes to `secret-tool store` on standard input, never in its arguments or
@@ -67,14 +67,25 @@ public struct SecretServiceKeyring: Sendable {
     }
 
     public func store(_ password: String, in item: Item, backend: String) async -> Result<Void, Failure> {
+        #if canImport(Security)
+        // Settings made in code (tests) name no client: the keychain is then left alone too.
+        guard !tool.isEmpty else { return .failure(.unavailable("no keychain client is configured")) }
+        return LoginKeychain.store(password, in: item, label: "notifyd: \(item.user) at \(backend)")
+        #else
         let arguments = ["store", "--label=notifyd: \(item.user) at \(backend)"] + item.attributes
         switch await run(arguments, input: Data(password.utf8), withStandardError: true) {
         case .failure(let failure): return .failure(failure)
         case .success(let ran): return ran.status == 0 ? .success(()) : .failure(Self.classify(ran.output))
         }
+        #endif
     }
 
     public func lookup(_ item: Item) async -> Result<String, Failure> {
+        #if canImport(Security)
+        // Settings made in code (tests) name no client: the keychain is then left alone too.
+        guard !tool.isEmpty else { return .failure(.unavailable("no keychain client is configured")) }
+        return LoginKeychain.lookup(item)
+        #else
         let attributes = item.attributes
         switch await state(attributes) {
         case .failure(let failure): return .failure(failure)
@@ -88,10 +99,16 @@ public struct SecretServiceKeyring: Sendable {
                 return .failure(.failed("secret-tool lookup found nothing where secret-tool search found the item"))
             }
         }
+        #endif
     }
 
     /// Removes the item; one that is not there is removed already.
     public func clear(_ item: Item) async -> Result<Void, Failure> {
+        #if canImport(Security)
+        // Settings made in code (tests) name no client: the keychain is then left alone too.
+        guard !tool.isEmpty else { return .failure(.unavailable("no keychain client is configured")) }
+        return LoginKeychain.clear(item)
+        #else
         let attributes = item.attributes
         _ = await run(["clear"] + attributes, withStandardError: true)
         switch await state(attributes) {
@@ -99,6 +116,7 @@ public struct SecretServiceKeyring: Sendable {
         case .failure(let failure): return .failure(failure)
         case .success: return .failure(.failed("the item is still there after `secret-tool clear`"))
         }
+        #endif
     }
 
     /// The command that removes the item by hand, for a message.
