@@ -154,7 +154,7 @@ public actor RetiredRegistrations {
         wakeAt = next
         wakeTask = Task { [clock] in
             do { try await clock.sleep(until: next) } catch { return }
-            await self.wokeUp()
+            self.wokeUp()
         }
     }
 
