@@ -5,6 +5,7 @@ import NotifySocket
 enum Stop: Subcommand {
     static let name = "stop"
     static let summary = "stop notifyd (as SIGTERM does)"
+    static let options = [CommandOption(name: "--timeout", value: "SECONDS", summary: "seconds to wait for notifyd to stop")]
     static let help = """
         usage: notifyctl stop [--timeout SECONDS]
 
@@ -20,7 +21,7 @@ enum Stop: Subcommand {
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
-        let parsed = try parse(arguments, valued: ["--timeout"], positionals: 0...0)
+        let parsed = try parse(arguments, positionals: 0...0)
         let timeout = try seconds(parsed.options["--timeout"], option: "--timeout") ?? 15
         let deadline = monotonicSeconds() + timeout
         let client: NotifyClient

@@ -3,6 +3,11 @@ import NotifyProtocol
 enum Login: Subcommand {
     static let name = "login"
     static let summary = "log in to the backend (password prompted, or --password-stdin)"
+    static let options = [
+        CommandOption(name: "--backend", value: "URL", summary: "the backend for this account"),
+        CommandOption(name: "--password-stdin", value: nil, summary: "read the password from standard input"),
+    ] + CommandOption.waiting
+    static let operand = CommandOperand.user
     static let help = """
         usage: notifyctl login [--backend URL] [--password-stdin] [--no-wait] [--timeout SECONDS] USER
 
@@ -32,7 +37,7 @@ enum Login: Subcommand {
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
-        let parsed = try parse(arguments, valued: ["--backend", "--timeout"], flags: ["--password-stdin", "--no-wait"], positionals: 1...1)
+        let parsed = try parse(arguments, positionals: 1...1)
         let user = parsed.positionals[0]
         let password: String?
         if parsed.flags.contains("--password-stdin") {
@@ -69,6 +74,7 @@ enum Login: Subcommand {
 enum Logout: Subcommand {
     static let name = "logout"
     static let summary = "delete the registration, then forget the credentials"
+    static let options = [CommandOption(name: "--force", value: nil, summary: "forget the credentials even if the registration stays")]
     static let help = """
         usage: notifyctl logout [--force]
 
@@ -81,7 +87,7 @@ enum Logout: Subcommand {
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
-        let parsed = try parse(arguments, flags: ["--force"], positionals: 0...0)
+        let parsed = try parse(arguments, positionals: 0...0)
         let result: LogoutResult
         do {
             result = try context.call(LogoutCommand(force: parsed.flags.contains("--force") ? true : nil), timeout: 120)

@@ -3,6 +3,7 @@ import NotifyProtocol
 enum SetToken: Subcommand {
     static let name = "set-token"
     static let summary = "set the device's push token and register it"
+    static let options = [CommandOption(name: "--platform", value: "NAME", summary: "the token's push platform", values: .platform)] + CommandOption.waiting
     static let help = """
         usage: notifyctl set-token [--platform apns|fcm|gcm|wns] [--no-wait] [--timeout SECONDS] TOKEN
 
@@ -23,7 +24,7 @@ enum SetToken: Subcommand {
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
-        let parsed = try parse(arguments, valued: ["--platform", "--timeout"], flags: ["--no-wait"], positionals: 1...1)
+        let parsed = try parse(arguments, positionals: 1...1)
         var platform: Platform?
         if let name = parsed.options["--platform"] {
             guard let chosen = Platform(rawValue: name.lowercased()) else {
@@ -40,6 +41,7 @@ enum SetToken: Subcommand {
 enum SetTags: Subcommand {
     static let name = "set-tags"
     static let summary = "set extra registration tags (none to clear) and re-register"
+    static let options = CommandOption.waiting
     static let help = """
         usage: notifyctl set-tags [--no-wait] [--timeout SECONDS] [TAG ...]
 
@@ -52,7 +54,7 @@ enum SetTags: Subcommand {
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
-        let parsed = try parse(arguments, valued: ["--timeout"], flags: ["--no-wait"], positionals: 0...1000)
+        let parsed = try parse(arguments, positionals: 0...1000)
         let (wait, timeout) = try waitOptions(parsed.flags, parsed.options)
         let changed = parsed.positionals.isEmpty ? "Tags cleared" : "Tags set to \(parsed.positionals.joined(separator: " "))"
         return try OutcomeReport.run(SetTagsCommand(tags: parsed.positionals, wait: wait, timeout: timeout), changed: changed, context: context)
@@ -62,6 +64,7 @@ enum SetTags: Subcommand {
 enum Register: Subcommand {
     static let name = "register"
     static let summary = "register now, even if the registration is fresh"
+    static let options = CommandOption.waiting
     static let help = """
         usage: notifyctl register [--no-wait] [--timeout SECONDS]
 
@@ -70,7 +73,7 @@ enum Register: Subcommand {
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
-        let parsed = try parse(arguments, valued: ["--timeout"], flags: ["--no-wait"], positionals: 0...0)
+        let parsed = try parse(arguments, positionals: 0...0)
         let (wait, timeout) = try waitOptions(parsed.flags, parsed.options)
         return try OutcomeReport.run(RegisterCommand(wait: wait, timeout: timeout), changed: "Registration sent", context: context)
     }

@@ -3,6 +3,13 @@ import NotifyProtocol
 enum Send: Subcommand {
     static let name = "send"
     static let summary = "send a notification to a user (queued if the backend is down)"
+    static let options = [
+        CommandOption(name: "--to", value: "USER", summary: "the user to notify"),
+        CommandOption(name: "--pns", value: "LIST", summary: "push platforms, comma-separated", values: .platforms),
+        CommandOption(name: "--wait", value: nil, summary: "wait for the backend's answer"),
+        CommandOption(name: "--no-queue", value: nil, summary: "fail instead of queueing for later"),
+        CommandOption(name: "--timeout", value: "SECONDS", summary: "seconds to wait"),
+    ]
     static let help = """
         usage: notifyctl send --to USER [--pns LIST] [--wait] [--no-queue] [--timeout SECONDS] MESSAGE|-
 
@@ -29,7 +36,7 @@ enum Send: Subcommand {
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
-        let parsed = try parse(arguments, valued: ["--to", "--pns", "--timeout"], flags: ["--wait", "--no-queue"], positionals: 1...1)
+        let parsed = try parse(arguments, positionals: 1...1)
         guard let to = parsed.options["--to"] else { throw usageError("missing --to USER (the recipient)") }
         var message = parsed.positionals[0]
         if message == "-" {
@@ -70,6 +77,8 @@ enum Send: Subcommand {
 enum Outbox: Subcommand {
     static let name = "outbox"
     static let summary = "list, retry or cancel messages waiting to be sent"
+    static let options = [CommandOption(name: "--purge", value: nil, summary: "forget the failed and expired messages")]
+    static let operand = CommandOperand.actions([("retry", "try waiting messages now (or only ID)"), ("cancel", "remove one message without sending it")])
     static let help = """
         usage: notifyctl outbox [--purge]
                notifyctl outbox retry [ID]
@@ -96,7 +105,7 @@ enum Outbox: Subcommand {
         case "cancel": return try cancel(Array(arguments.dropFirst()), context)
         default: break
         }
-        let parsed = try parse(arguments, flags: ["--purge"], positionals: 0...0)
+        let parsed = try parse(arguments, positionals: 0...0)
         let result = try context.call(OutboxCommand(purge: parsed.flags.contains("--purge") ? true : nil), timeout: 10)
         guard !context.json else { return .done }
         if let purged = result.purged { Terminal.out("Forgot \(Plural.count(purged, "failed or expired message")).") }
@@ -111,7 +120,7 @@ enum Outbox: Subcommand {
     }
 
     private static func retry(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
-        let parsed = try parse(arguments, positionals: 0...1)
+        let parsed = try parse(arguments, taking: [], positionals: 0...1)
         let result = try context.call(OutboxRetryCommand(delivery: parsed.positionals.first), timeout: 10)
         if !context.json {
             Terminal.out(result.retried == 0 ? "Nothing is waiting to be retried." : "Trying \(Plural.count(result.retried, "waiting message")) now; `notifyctl outbox` shows how it went.")
@@ -121,7 +130,7 @@ enum Outbox: Subcommand {
 
     private static func cancel(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         guard arguments.contains(where: { !$0.hasPrefix("-") }) else { throw usageError("cancel: missing ID (`notifyctl outbox` lists them)") }
-        let parsed = try parse(arguments, positionals: 1...1)
+        let parsed = try parse(arguments, taking: [], positionals: 1...1)
         let result = try context.call(OutboxCancelCommand(delivery: parsed.positionals[0]), timeout: 10)
         if !context.json { Terminal.out(PrintableText.line("Cancelled \(result.delivery.id) to \(result.delivery.to) (\(result.delivery.pns)); it will not be sent.")) }
         return .done

@@ -7,14 +7,25 @@ protocol Subcommand: SendableMetatype {
     static var summary: String { get }
     /// The whole `notifyctl NAME --help` text.
     static var help: String { get }
+    /// Its options: what `parse` takes, and what the shells complete.
+    static var options: [CommandOption] { get }
+    /// What the shells complete for its first operand.
+    static var operand: CommandOperand { get }
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode
 }
 
 extension Subcommand {
-    static func parse(_ arguments: [String], valued: Set<String> = [], flags: Set<String> = [], positionals range: ClosedRange<Int>) throws(CommandFailure) -> (options: [String: String], flags: Set<String>, positionals: [String]) {
+    static var options: [CommandOption] { [] }
+    static var operand: CommandOperand { .none }
+
+    /// The arguments after the command's name, by `options` (or `taking`, for a word of
+    /// the command's own, such as `outbox retry`).
+    static func parse(_ arguments: [String], taking: [CommandOption]? = nil, positionals range: ClosedRange<Int>) throws(CommandFailure) -> (options: [String: String], flags: Set<String>, positionals: [String]) {
+        let taken = taking ?? options
         let parsed: (options: [String: String], flags: Set<String>, positionals: [String])
         do {
-            parsed = try Arguments.parse(arguments, valued: valued, flags: flags)
+            parsed = try Arguments.parse(arguments, valued: Set(taken.filter { $0.value != nil }.map(\.name)),
+                                         flags: Set(taken.filter { $0.value == nil }.map(\.name)))
         } catch {
             throw usageError(error.message)
         }

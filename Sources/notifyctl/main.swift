@@ -13,7 +13,7 @@ import Darwin
 enum Subcommands {
     static let all: [any Subcommand.Type] = [
         Login.self, Logout.self, SetToken.self, SetTags.self, Register.self, Unregister.self,
-        Send.self, Outbox.self, Status.self, Watch.self, Ping.self, Reload.self, Stop.self,
+        Send.self, Outbox.self, Status.self, Watch.self, Ping.self, Reload.self, Stop.self, Completion.self,
     ]
 }
 

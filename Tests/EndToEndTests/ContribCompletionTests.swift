@@ -1,10 +1,15 @@
 import Foundation
 import Testing
+import NotifyTestSupport
 
 /// The shell completions in contrib/completions: each loads in its shell without a
 /// message, and offers the commands and options that the built notifyctl's --help names.
 @Suite struct ContribCompletionTests {
     static let globalOptions: Set<String> = ["--socket", "--json", "--version", "--help"]
+    /// What every command offers after its name as well: its options and these.
+    static func offeredAfter(_ options: Set<String>) -> Set<String> {
+        options.subtracting(globalOptions).union(["--socket", "--json"])
+    }
 
     /// A shell's environment that keeps it away from the user's own configuration and
     /// history (fish writes its universal variables under $XDG_CONFIG_HOME).
@@ -67,7 +72,7 @@ import Testing
             for (command, options) in try await ContribHelp.notifyctlCommands() {
                 #expect(all.contains(command), "bash does not complete the command \(command)")
                 let offered = try await Self.bashComplete(["notifyctl", command, "--"], scratch: scratch)
-                for option in options.subtracting(Self.globalOptions) {
+                for option in Self.offeredAfter(options) {
                     #expect(offered.contains(option), "bash does not complete \(command) \(option)")
                 }
             }
@@ -150,7 +155,7 @@ import Testing
             for (command, options) in try await ContribHelp.notifyctlCommands() {
                 #expect(all.contains(command), "zsh does not complete the command \(command)")
                 let offered = try await Self.zshComplete("notifyctl \(command) --", scratch: scratch)
-                for option in options.subtracting(Self.globalOptions) {
+                for option in Self.offeredAfter(options) {
                     #expect(offered.contains(option), "zsh does not complete \(command) \(option)")
                 }
             }
@@ -188,7 +193,7 @@ import Testing
             for (command, options) in try await ContribHelp.notifyctlCommands() {
                 #expect(all.contains(command), "fish does not complete the command \(command)")
                 let offered = try await Self.fishComplete("notifyctl \(command) --", scratch: scratch)
-                for option in options.subtracting(Self.globalOptions) {
+                for option in Self.offeredAfter(options) {
                     #expect(offered.contains(option), "fish does not complete \(command) \(option)")
                 }
             }
@@ -197,5 +202,17 @@ import Testing
                 #expect(globals.contains(option), "fish does not complete \(option)")
             }
         }
+    }
+
+    // MARK: one table
+
+    /// The three files are what `notifyctl completion SHELL` writes from the table the
+    /// parser uses: an option added to a command cannot be missing from a shell.
+    @Test(arguments: [("bash", "completions/notifyctl.bash"), ("zsh", "completions/_notifyctl"), ("fish", "completions/notifyctl.fish")])
+    func eachFileIsWhatNotifyctlGeneratesFromItsTable(shell: String, file: String) async throws {
+        let generated = try await run(BuiltProducts.path("notifyctl"), ["completion", shell])
+        #expect(generated.status == 0, "\(generated.error)")
+        let installed = try String(contentsOfFile: Contrib.path(file), encoding: .utf8)
+        #expect(generated.output == installed, "contrib/\(file) differs from `notifyctl completion \(shell)`: regenerate it")
     }
 }

@@ -1,5 +1,6 @@
 # bash completion for notifyctl(1), the client of notifyd(1).
 # Installed as share/bash-completion/completions/notifyctl; or source it from ~/.bashrc.
+# Written by `notifyctl completion bash`, from the table notifyctl parses with.
 
 _notifyctl() {
     local cur prev words cword
@@ -13,7 +14,7 @@ _notifyctl() {
         cword=$COMP_CWORD
     fi
 
-    local commands="login logout set-token set-tags register unregister status watch ping send outbox reload stop help"
+    local commands="login logout set-token set-tags register unregister send outbox status watch ping reload stop completion help"
     local platforms="apns fcm gcm wns"
 
     # The command is the first word after the global options (and --socket's value).
@@ -26,25 +27,26 @@ _notifyctl() {
         esac
     done
 
-    if [[ -z $command ]]; then
-        case $prev in
-            --socket)
-                COMPREPLY=($(compgen -f -- "$cur"))
-                compopt -o filenames 2>/dev/null
-                return
-                ;;
-        esac
-        if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--socket --json --version --help" -- "$cur"))
-        else
-            COMPREPLY=($(compgen -W "$commands" -- "$cur"))
-        fi
-        return
-    fi
-
     case $prev in
+        --socket)
+            COMPREPLY=($(compgen -f -- "$cur"))
+            compopt -o filenames 2>/dev/null
+            return
+            ;;
+        --backend)
+            # nothing to offer: the value is the user's own
+            return
+            ;;
+        --timeout)
+            # nothing to offer: the value is the user's own
+            return
+            ;;
         --platform)
             COMPREPLY=($(compgen -W "$platforms" -- "$cur"))
+            return
+            ;;
+        --to)
+            # nothing to offer: the value is the user's own
             return
             ;;
         --pns)
@@ -58,22 +60,24 @@ _notifyctl() {
             compopt -o nospace 2>/dev/null
             return
             ;;
-        --socket)
-            COMPREPLY=($(compgen -f -- "$cur"))
-            compopt -o filenames 2>/dev/null
-            return
-            ;;
-        --backend | --timeout | --to)
-            return
-            ;;
     esac
+
+    if [[ -z $command ]]; then
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--socket --json --version --help" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+        fi
+        return
+    fi
 
     local options=""
     case $command in
         login) options="--backend --password-stdin --no-wait --timeout" ;;
         logout) options="--force" ;;
         set-token) options="--platform --no-wait --timeout" ;;
-        set-tags | register) options="--no-wait --timeout" ;;
+        set-tags) options="--no-wait --timeout" ;;
+        register) options="--no-wait --timeout" ;;
         send) options="--to --pns --wait --no-queue --timeout" ;;
         outbox)
             if ((cword == command_index + 1)) && [[ $cur != -* ]]; then
@@ -83,6 +87,13 @@ _notifyctl() {
             options="--purge"
             ;;
         stop) options="--timeout" ;;
+        completion)
+            if ((cword == command_index + 1)) && [[ $cur != -* ]]; then
+                COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur"))
+                return
+            fi
+            options=""
+            ;;
         help)
             if ((cword == command_index + 1)); then
                 COMPREPLY=($(compgen -W "$commands" -- "$cur"))
