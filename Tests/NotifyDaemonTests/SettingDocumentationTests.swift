@@ -5,7 +5,8 @@ import Testing
 
 /// Each setting's default is written once as a typed value (`RuntimeSettings`) and once
 /// as text (`SettingKey.defaultText`, from which `--help` and `--check-config` are made):
-/// the two must mean the same, and README.md's table and notifyd.1 must say what the code says.
+/// the two must mean the same, and the settings table (contrib/docs/settings.md, linked
+/// from the README) and notifyd.1 must say what the code says.
 struct SettingDocumentationTests {
     /// Defaults that are not a value the key takes: nothing set, or a place.
     static let notValues: Set<String> = ["backend", "log_file", "password_command", "state_dir"]
@@ -18,9 +19,9 @@ struct SettingDocumentationTests {
         }
     }
 
-    /// README.md's settings table, row by row: the keys, their flags and their defaults.
+    /// The settings table, row by row: the keys, their flags and their defaults.
     @Test func theReadmeTableSaysWhatTheCodeSays() throws {
-        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Self.repository.appendingPathComponent("contrib/docs/settings.md"), encoding: .utf8)
         var documented: [String: (flag: String, defaultText: String)] = [:]
         for row in readme.split(separator: "\n") where row.hasPrefix("| `") {
             let cells = row.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
@@ -34,12 +35,12 @@ struct SettingDocumentationTests {
         }
         for key in SettingKey.all {
             guard let row = documented[key.name] else {
-                Issue.record("README.md's settings table lacks \(key.name)")
+                Issue.record("contrib/docs/settings.md's table lacks \(key.name)")
                 continue
             }
-            #expect(row.defaultText == key.defaultText, "\(key.name): README says \(row.defaultText), the code \(key.defaultText)")
+            #expect(row.defaultText == key.defaultText, "\(key.name): the settings table says \(row.defaultText), the code \(key.defaultText)")
             let flag = key.flagUsage ?? ""
-            #expect(row.flag == flag, "\(key.name): README says flag '\(row.flag)', the code '\(flag)'")
+            #expect(row.flag == flag, "\(key.name): the settings table says flag '\(row.flag)', the code '\(flag)'")
         }
     }
 
