@@ -49,12 +49,12 @@ struct Context {
     func failure(_ error: ClientError) -> CommandFailure {
         guard case .closedBeforeAnswer = error else { return CommandFailure(error) }
         let location = try? socketLocation()
-        var units = location?.source == .runtimeDirectory ? SystemdQuery.units(environment: environment) : nil
+        var units = location.flatMap(systemdUnits)
         // A connection systemd closed because it gave up: the socket unit is marked failed
         // a moment after the service's start was refused. Asked again, it says so.
         for _ in 0..<5 where units?.socket?.activeState == "active" && units?.service?.activeState == "failed" {
             usleep(100_000)
-            units = SystemdQuery.units(environment: environment)
+            units = location.flatMap(systemdUnits)
         }
         if let advice = units?.advice {
             // systemd's verdict first: it is what the user acts on.
@@ -77,13 +77,19 @@ struct Context {
     private func howToStart(_ location: SocketLocation) -> String {
         switch location.source {
         case .runtimeDirectory:
-            guard let units = SystemdQuery.units(environment: environment) else { return "Start it with `notifyd &`." }
+            guard let units = systemdUnits(at: location) else { return "Start it with `notifyd &`." }
             return units.advice ?? "notifyd.socket is not installed for systemd here: run `contrib/install.sh`, or start it with `notifyd &`."
         case .flag, .environment:
             return "Start a notifyd there with `notifyd --socket \(location.path) &`."
         case .temporaryDirectory:
             return "Start it with `notifyd &` (with no XDG_RUNTIME_DIR, it listens there too)."
         }
+    }
+
+    /// What the user's systemd says of notifyd's units, asked only for the path
+    /// notifyd.socket listens on: nil elsewhere, and without systemd.
+    private func systemdUnits(at location: SocketLocation) -> SystemdUnits? {
+        location.source == .runtimeDirectory ? SystemdQuery.units(environment: environment) : nil
     }
 
     func printJSON(_ value: JSONValue) {

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import NotifyClient
+import NotifySocket
 
 /// Asks the user's systemd manager about notifyd's units, on the failure path only (a
 /// command that reaches notifyd never runs it): `systemctl --user show`, at most 2 s,
@@ -42,13 +43,9 @@ enum SystemdQuery {
         guard spawned == 0 else { return nil }
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var deadline = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &deadline)
-        let end = Double(deadline.tv_sec) + Double(deadline.tv_nsec) / 1e9 + 2
+        let end = monotonicSeconds() + 2
         while output.count < 64 * 1024 {
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            let left = end - (Double(now.tv_sec) + Double(now.tv_nsec) / 1e9)
+            let left = end - monotonicSeconds()
             var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
             guard left > 0, poll(&poller, 1, Int32(left * 1000) + 1) > 0 else { break }
             let count = read(readEnd, &buffer, buffer.count)
