@@ -68,7 +68,7 @@ public struct ResolvedSettings: Sendable {
             }
             var text = value.value
             var origin = value.origin
-            if SettingKey.paths.contains(key.name) {
+            if key.isPath {
                 do throws(PathExpansion.Problem) {
                     text = try PathExpansion.expand(text, environment: environment)
                 } catch {

@@ -20,6 +20,9 @@ struct SettingKey: Sendable {
     var reloadable = true
     /// What the flag takes, as the usage names it (`URL`, `D`): nil for a switch.
     var flagValue: String? = nil
+    /// A file or directory: `~`, `$HOME` and other variables in it are expanded
+    /// (`PathExpansion`) before `apply` sees it.
+    var isPath = false
     let apply: @Sendable (inout ResolvedSettings, String) throws(SettingError) -> Void
 
     var environmentName: String { "NOTIFYD_" + name.uppercased() }
@@ -103,7 +106,8 @@ struct SettingKey: Sendable {
             guard let level = LogLevel(name: value) else { throw SettingError("must be error, warning, notice, info or debug, not '\(value)'") }
             settings.runtime.logLevel = level
         },
-        SettingKey(name: "log_file", flag: "--log-file", summary: "append the log to this file instead of standard error", defaultText: "standard error", flagValue: "FILE") { settings, value throws(SettingError) in
+        SettingKey(name: "log_file", flag: "--log-file", summary: "append the log to this file instead of standard error", defaultText: "standard error", flagValue: "FILE",
+                   isPath: true) { settings, value throws(SettingError) in
             guard value.hasPrefix("/") else { throw SettingError("must be an absolute path (~ and $HOME are expanded)") }
             settings.runtime.logFile = value
         },
@@ -119,17 +123,13 @@ struct SettingKey: Sendable {
             settings.runtime.passwordStore = store
         },
         SettingKey(name: "state_dir", flag: "--state-dir", summary: "state, credentials and outbox; ~/.local/state/notifyd without $XDG_STATE_HOME", defaultText: "$XDG_STATE_HOME/notifyd",
-                   reloadable: false, flagValue: "DIR") { settings, value throws(SettingError) in
+                   reloadable: false, flagValue: "DIR", isPath: true) { settings, value throws(SettingError) in
             guard value.hasPrefix("/") else { throw SettingError("must be an absolute path (~ and $HOME are expanded)") }
             settings.stateDirectory = value
         },
     ]
 
     static func named(_ name: String) -> SettingKey? { all.first { $0.name == name } }
-
-    /// Settings that name a file or directory: `~`, `$HOME` and other variables in them are
-    /// expanded (`PathExpansion`).
-    static let paths: Set<String> = ["log_file", "state_dir"]
 
     private static func platform(_ value: String) throws(SettingError) -> Platform {
         guard let platform = Platform(rawValue: value.lowercased()) else {
