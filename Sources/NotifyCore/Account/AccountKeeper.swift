@@ -144,8 +144,7 @@ public actor AccountKeeper {
         if let held = keyringItemsHeld.withLock({ $0 }), await held().contains(id) { return nil }
         let item = SecretServiceKeyring.Item(user: credentials.user, id: id)
         guard case .failure(let failure) = await keyring.clear(item) else { return nil }
-        let warning = "the password of \(credentials.user) stays in the keyring (\(failure)); remove it with `\(SecretServiceKeyring.clearCommand(item))`"
-        return warning
+        return "the password of \(credentials.user) stays in the keyring (\(failure)); remove it with `\(SecretServiceKeyring.clearCommand(item))`"
     }
 
     /// A login is about to be checked: an external password is fetched anew for it.

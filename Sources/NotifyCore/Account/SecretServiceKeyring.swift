@@ -149,11 +149,12 @@ public struct SecretServiceKeyring: Sendable {
         // LC_ALL=C: secret-tool's messages are translated, and matched here.
         guard let finished = await ChildProcess.run([tool] + arguments, input: input, withStandardError: withStandardError,
                                                     environment: ["LC_ALL=C"], timeout: timeout) else {
-            return .failure(.unavailable("\(tool) is not installed (Debian package libsecret-tools)"))
+            return .failure(notInstalled)
         }
         switch finished.ending {
         case .exited(let status) where status <= 1: return .success((status, finished.output))
-        case .exited(127): return .failure(.unavailable("\(tool) is not installed (Debian package libsecret-tools)"))
+        // A C library whose posix_spawn reports a missing program only as the child's 127.
+        case .exited(127): return .failure(notInstalled)
         case .exited(let status): return .failure(.failed("\(tool) exited with status \(status): \(Self.firstLine(finished.output))"))
         case .killedAtDeadline: return .failure(.unavailable("the Secret Service did not answer within \(Int(timeout)) s"))
         case .killedForOutput: return .failure(.failed("\(tool) printed more than \(ChildProcess.outputLimit / 1024) KiB"))
@@ -165,6 +166,8 @@ public struct SecretServiceKeyring: Sendable {
         guard let address = getenv("DBUS_SESSION_BUS_ADDRESS") else { return false }
         return address.pointee != 0
     }
+
+    private var notInstalled: Failure { .unavailable("\(tool) is not installed (Debian package libsecret-tools)") }
 
     /// What secret-tool said on standard error, as a failure.
     static func classify(_ output: Data) -> Failure {

@@ -177,7 +177,8 @@ struct CommandRouter: RequestHandler {
     private func status() async -> StatusResult {
         let snapshot = await registrar.snapshot()
         let retired = await retiredRegistrations.summary
-        let passwordSource = settings[\.passwordSource].name
+        let source = settings[\.passwordSource]
+        let passwordSource = source.name
         let restartNeeded = control.restartNeeded
         return StatusResult(
             daemon: .init(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid, socket: info.socketPath,
@@ -185,7 +186,7 @@ struct CommandRouter: RequestHandler {
                           restartNeeded: restartNeeded.isEmpty ? nil : restartNeeded),
             backend: snapshot.backend,
             account: snapshot.user.map {
-                StatusResult.Account(user: $0, passwordSource: snapshot.passwordInKeyring && passwordSource == "file" ? "keyring" : passwordSource,
+                StatusResult.Account(user: $0, passwordSource: snapshot.passwordInKeyring && source == .stored ? "keyring" : passwordSource,
                                      passwordProblem: snapshot.passwordProblem)
             },
             device: .init(token: snapshot.device.token, platform: snapshot.device.platform, tags: snapshot.device.tags),
