@@ -43,6 +43,15 @@ import NotifyTestSupport
             ]
         }
 
+        /// Without systemd, install.sh starts notifyd itself: it needs a runtime directory
+        /// for the socket and a state directory, both in the scratch directory.
+        func autostartEnvironment() throws -> [String: String] {
+            var environment = self.environment
+            environment["XDG_RUNTIME_DIR"] = try scratch.sub("run")
+            environment["XDG_STATE_HOME"] = try scratch.sub("state")
+            return environment
+        }
+
         func install(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
             try await runCaptured("/bin/sh", [Contrib.path("install.sh")] + arguments, environment: environment, seconds: 120)
         }
@@ -157,9 +166,7 @@ import NotifyTestSupport
     @Test func withoutSystemdUninstallAlwaysStopsTheNotifydItStartedAndNamesWhatItLeaves() async throws {
         try await withContribScratch("inst") { scratch in
             let sandbox = try Sandbox(scratch, userSystemd: false)
-            var environment = sandbox.environment
-            environment["XDG_RUNTIME_DIR"] = try scratch.sub("run")
-            environment["XDG_STATE_HOME"] = try scratch.sub("state")
+            let environment = try sandbox.autostartEnvironment()
             // Uninstalling at once, while notifyd may still be starting, is the hard case.
             for round in 1...3 {
                 let install = try await runCaptured("/bin/sh", [Contrib.path("install.sh"), "--prefix", sandbox.prefix, "--build-dir", BuiltProducts.directory.path],
@@ -183,9 +190,7 @@ import NotifyTestSupport
     @Test func withoutSystemdAReinstallRestartsNotifydAndTheLastLineSaysWhatToDoNext() async throws {
         try await withContribScratch("inst") { scratch in
             let sandbox = try Sandbox(scratch, userSystemd: false)
-            var environment = sandbox.environment
-            environment["XDG_RUNTIME_DIR"] = try scratch.sub("run")
-            environment["XDG_STATE_HOME"] = try scratch.sub("state")
+            let environment = try sandbox.autostartEnvironment()
             let arguments = [Contrib.path("install.sh"), "--prefix", sandbox.prefix, "--build-dir", BuiltProducts.directory.path]
             let first = try await runCaptured("/bin/sh", arguments, environment: environment, seconds: 120)
             try #require(first.status == 0, "install.sh: \(first.output)\(first.error)")
