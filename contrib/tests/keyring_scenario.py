@@ -15,6 +15,7 @@ import re
 import shutil
 import time
 
+from checks import check, skipped
 from usermanager import wait_until
 
 USER = "kim"
@@ -47,7 +48,7 @@ def files_holding(secret, top):
     return found
 
 
-def run(check, skipped, manager, ctl, systemctl, configure, backend):
+def run(manager, ctl, systemctl, configure, backend):
     if not shutil.which("gnome-keyring-daemon") or not shutil.which("secret-tool"):
         skipped("the keyring: needs gnome-keyring and secret-tool (Debian packages gnome-keyring, libsecret-tools)")
         return

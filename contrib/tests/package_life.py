@@ -19,7 +19,8 @@ import subprocess
 import time
 import urllib.request
 
-from usermanager import Backend, UserManager, free_user_id, user_processes, wait_until
+from checks import check, skipped
+from usermanager import Backend, UserManager, free_user_id, notifyd_processes, wait_until
 
 GLOBAL_LINK = "/etc/systemd/user/sockets.target.wants/notifyd.socket"
 HELPER_STATE = "/var/lib/systemd/deb-systemd-user-helper-enabled"
@@ -47,20 +48,7 @@ def dpkg(*arguments):
     return result
 
 
-def notifyd_processes(uid):
-    """(pid, executable) of every notifyd the user runs."""
-    found = []
-    for pid in user_processes(uid):
-        try:
-            with open(f"/proc/{pid}/comm") as comm:
-                if comm.read().strip() == "notifyd":
-                    found.append((pid, os.readlink(f"/proc/{pid}/exe")))
-        except (FileNotFoundError, ProcessLookupError):
-            pass
-    return found
-
-
-def run_life(check, skipped, first, second, devbackend, work):
+def run_life(first, second, devbackend, work):
     """`first` and `second` are two builds of the package, `second` the higher version."""
     if os.geteuid() != 0 or not os.path.exists("/usr/lib/systemd/systemd") or not os.path.exists("/usr/bin/setpriv"):
         skipped("the package's life under user managers: needs root, systemd and util-linux")
@@ -76,7 +64,7 @@ def run_life(check, skipped, first, second, devbackend, work):
         managers.append(before)
         if not check(before.start(), "a user manager runs (a session open before the installation)"):
             return
-        life(check, first, second, backend, managers, work)
+        life(first, second, backend, managers, work)
     finally:
         if installed():
             dpkg("--purge", "notifyd")
@@ -86,7 +74,7 @@ def run_life(check, skipped, first, second, devbackend, work):
             backend.stop()
 
 
-def life(check, first, second, backend, managers, work):
+def life(first, second, backend, managers, work):
     before = managers[0]
 
     def ctl(*arguments, **keywords):

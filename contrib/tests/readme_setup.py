@@ -13,6 +13,7 @@ import subprocess
 import termios
 import time
 
+from checks import check
 from usermanager import UserManager, free_user_id
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -54,7 +55,7 @@ def typed_at_prompt(manager, command, password, timeout=60):
     return process.wait(timeout=10), output.decode("utf-8", "replace")
 
 
-def run(check, work, bins, backend):
+def run(work, bins, backend):
     lines = setup_block()
     if not check(len(lines) >= 5 and lines[0].startswith("contrib/install.sh"), f"README.md has its setup block: {lines}"):
         return

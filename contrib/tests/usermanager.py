@@ -36,6 +36,19 @@ def user_processes(uid):
     return pids
 
 
+def notifyd_processes(uid):
+    """(pid, executable) of every notifyd the user runs."""
+    found = []
+    for pid in user_processes(uid):
+        try:
+            with open(f"/proc/{pid}/comm") as comm:
+                if comm.read().strip() == "notifyd":
+                    found.append((pid, os.readlink(f"/proc/{pid}/exe")))
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return found
+
+
 def readable_by_all(top):
     for directory, _, files in os.walk(top):
         os.chmod(directory, 0o755)
