@@ -44,11 +44,20 @@ enum {
     OPT_COPYPOSTFIELDS = OPTION_POINTER + 165,
     OPT_PROTOCOLS = OPTION_LONG + 181,
     OPT_REDIR_PROTOCOLS = OPTION_LONG + 182,
+    OPT_PIPEWAIT = OPTION_LONG + 237,
     OPT_MAXAGE_CONN = OPTION_LONG + 288,
 };
 enum { INFO_STRING = 0x100000, INFO_LONG = 0x200000 };
-enum { INFO_RESPONSE_CODE = INFO_LONG + 2, INFO_PRIVATE = INFO_STRING + 21, INFO_OS_ERRNO = INFO_LONG + 25, INFO_NUM_CONNECTS = INFO_LONG + 26 };
-enum { MULTI_MAXCONNECTS = 6, MULTI_MAX_HOST_CONNECTIONS = 7 };
+enum {
+    INFO_RESPONSE_CODE = INFO_LONG + 2,
+    INFO_PRIVATE = INFO_STRING + 21,
+    INFO_OS_ERRNO = INFO_LONG + 25,
+    INFO_NUM_CONNECTS = INFO_LONG + 26,
+    INFO_HTTP_VERSION = INFO_LONG + 46,
+};
+// CURL_HTTP_VERSION_2_0: HTTP/2 (HTTP/3 is 30), as CURLINFO_HTTP_VERSION reports it.
+enum { HTTP_VERSION_2 = 3 };
+enum { MULTI_MAXCONNECTS = 6, MULTI_MAX_HOST_CONNECTIONS = 7, MULTI_MAX_CONCURRENT_STREAMS = 16 };
 enum { PROTOCOL_HTTP = 1, PROTOCOL_HTTPS = 2, GLOBAL_ALL = 3, MESSAGE_DONE = 1, ERROR_SIZE = 256 };
 
 static struct {
@@ -160,6 +169,9 @@ void *ncurl_multi_new(long max_host_connections) {
 void ncurl_multi_limit(void *multi, long max_host_connections) {
     curl.multi_setopt(multi, MULTI_MAX_HOST_CONNECTIONS, max_host_connections);
     curl.multi_setopt(multi, MULTI_MAXCONNECTS, max_host_connections);
+    // libcurl's default (since 7.67; older ones ignore the option), set so that the count
+    // notifyd keeps of requests in flight is the one libcurl keeps.
+    curl.multi_setopt(multi, MULTI_MAX_CONCURRENT_STREAMS, (long)NCURL_STREAMS_PER_CONNECTION);
 }
 
 struct transfer {
@@ -259,6 +271,12 @@ void *ncurl_transfer_start(void *multi, const char *url, const char *method, con
         curl.easy_setopt(easy, OPT_COPYPOSTFIELDS, body_length ? body : "");
     }
     curl.easy_setopt(easy, OPT_CUSTOMREQUEST, method);
+    // A burst started before any connection to an HTTPS backend has said whether it
+    // multiplexes (HTTP/2, by ALPN in the TLS handshake) waits for the first one to say,
+    // rather than opening a connection per request: one handshake where the backend speaks
+    // HTTP/2, and the others opened one handshake later where it does not. Plain HTTP is
+    // HTTP/1.1 from the start: nothing to wait for.
+    if (strncasecmp(url, "https:", 6) == 0) curl.easy_setopt(easy, OPT_PIPEWAIT, 1L);
     if (connect_only) {
         // Connects (with the TLS handshake of an https URL) and ends there: no request is
         // sent, and the connection is never lent to another transfer.
@@ -322,6 +340,13 @@ int ncurl_transfer_new_connections(void *opaque) {
     long count = 0;
     curl.easy_getinfo(transfer->easy, INFO_NUM_CONNECTS, &count);
     return (int)count;
+}
+
+int ncurl_transfer_multiplexed(void *opaque) {
+    struct transfer *transfer = opaque;
+    long version = 0;
+    curl.easy_getinfo(transfer->easy, INFO_HTTP_VERSION, &version);
+    return version >= HTTP_VERSION_2;
 }
 
 int ncurl_transfer_too_large(void *opaque) { return ((struct transfer *)opaque)->too_large; }

@@ -70,11 +70,11 @@ private final class SelfSignedServer: @unchecked Sendable {
                                                     "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem"])
         generate.waitBlocking()
 
-        port = try Self.freeLoopbackPort()
+        port = try LoopbackPort.free()
         server = try SpawnedProcess(openssl, ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", directory + "/cert.pem",
                                               "-key", directory + "/key.pem", "-www", "-quiet"])
         let deadline = Date().addingTimeInterval(10)
-        while !Self.accepts(port: port) {
+        while !LoopbackPort.accepts(port) {
             guard Date() < deadline, server.isRunning else {
                 stop()
                 throw CocoaError(.featureUnsupported)
@@ -82,36 +82,6 @@ private final class SelfSignedServer: @unchecked Sendable {
             usleep(20_000)
         }
     }
-
-    private static func freeLoopbackPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw CocoaError(.featureUnsupported) }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private static func accepts(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = loopback(port: port)
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-    }
-
-    private static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        return address
-    }
-
 
     func stop() {
         server.signal(SIGKILL)

@@ -17,6 +17,9 @@ int ncurl_hold(char *error, size_t error_size);
 /// Gives back a hold; the last one unloads libcurl, which no pointer from it may outlive.
 void ncurl_release(void);
 
+/// Requests one HTTP/2 connection carries at once, at most (the server may allow fewer).
+enum { NCURL_STREAMS_PER_CONNECTION = 100 };
+
 /// A multi handle with its connection pool: at most `max_host_connections` to one host.
 void *ncurl_multi_new(long max_host_connections);
 
@@ -51,6 +54,9 @@ void *ncurl_next_finished(void *multi);
 /// After a transfer finished: libcurl's result code (0 is success) and the HTTP status.
 int ncurl_transfer_result(void *transfer, long *status);
 int ncurl_transfer_too_large(void *transfer);
+/// Whether the finished transfer's response came over a connection that multiplexes
+/// requests (HTTP/2 or later).
+int ncurl_transfer_multiplexed(void *transfer);
 /// The system's error number behind a failed connection (ENETUNREACH, ECONNREFUSED...), or 0.
 int ncurl_transfer_os_errno(void *transfer);
 

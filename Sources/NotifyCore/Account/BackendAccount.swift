@@ -74,6 +74,9 @@ public protocol BackendAPI: Sendable {
                           then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void)
     /// Forgets a lane none of whose requests is under way or will be handed over.
     func endLane(_ lane: UInt64)
+    /// Requests one connection carries at once: 1 over HTTP/1.1, more over HTTP/2, where
+    /// `max_connections` counts connections, each with this many requests in flight.
+    var requestsPerConnection: Int { get }
 }
 
 extension BackendAPI {
@@ -81,6 +84,7 @@ extension BackendAPI {
     public var probes: Bool { false }
     public func probe(_ backend: String, tls: Bool) async -> Bool { false }
     public var keepsLanes: Bool { false }
+    public var requestsPerConnection: Int { 1 }
 
     /// Without lanes: the caller sends one request of a lane at a time.
     public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?, lane: UInt64,

@@ -174,7 +174,9 @@ public actor Outbox {
         let expired = queue.expire(now: now)
         if !expired.isEmpty { recordExpired(expired) }
         let keepsLanes = backend.keepsLanes
-        for delivery in queue.takeReady(now: now, depth: keepsLanes ? Self.laneDepth : 1, unchained: keepsLanes ? brokenLanes : []) {
+        let ready = queue.takeReady(now: now, depth: keepsLanes ? Self.laneDepth : 1, unchained: keepsLanes ? brokenLanes : [],
+                                    requestsPerConnection: backend.requestsPerConnection)
+        for delivery in ready {
             if keepsLanes {
                 handToLane(delivery)
                 continue

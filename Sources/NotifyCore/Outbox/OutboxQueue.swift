@@ -146,9 +146,11 @@ public struct OutboxQueue: Sendable {
     /// order (each goes only once the one before it was accepted, and none after one that
     /// was not; see `BackendAPI.keepsLanes`), except for the keys of `unchained`, whose
     /// lane broke and which wait until their deliveries in flight are back. Up to
-    /// `concurrency` keys have deliveries in flight at once.
-    public mutating func takeReady(now: Date, depth: Int = 1, unchained: Set<String> = []) -> [Delivery] {
+    /// `concurrency` connections' worth of keys have deliveries in flight at once: one key
+    /// per connection, or `requestsPerConnection` where the backend multiplexes (HTTP/2).
+    public mutating func takeReady(now: Date, depth: Int = 1, unchained: Set<String> = [], requestsPerConnection: Int = 1) -> [Delivery] {
         guard !paused else { return [] }
+        let concurrency = self.concurrency * max(1, requestsPerConnection)
         var started: [Delivery] = []
         // Found from the few in flight, not by hashing every queued id: this runs after
         // every commit and every attempt, over a queue a burst makes long.

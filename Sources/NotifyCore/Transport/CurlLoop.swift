@@ -75,6 +75,8 @@ final class CurlLoop: @unchecked Sendable {
         var resize: Int?
         var endedLanes: [UInt64] = []
         var brokenLanes: [UInt64] = []
+        /// The last response came over HTTP/2: a connection carries many requests at once.
+        var multiplexing = false
     }
 
     let shared = Mutex(Shared())
@@ -98,6 +100,8 @@ final class CurlLoop: @unchecked Sendable {
     /// (libcurl closes one only as a request ends), and the descriptors they hold are
     /// counted for clients. Replaced with a pool of the new size once no request runs.
     var poolTooLarge = false
+    /// `shared.multiplexing` as the loop last set it: the lock is taken only when it changes.
+    private var multiplexing = false
 
     /// The loop starts with no pool, and opens one for the first request.
     init(maximumConnections: Int, replyLimit: Int, keepAlive: @escaping @Sendable () -> Double) {
@@ -149,6 +153,12 @@ final class CurlLoop: @unchecked Sendable {
         case false?: break
         }
     }
+
+    /// Whether the backend's last response came over a connection that multiplexes
+    /// requests (HTTP/2), where `NCURL_STREAMS_PER_CONNECTION` go side by side on each.
+    /// notifyd talks to one backend at a time: a request to another (the deletion of a
+    /// registration at the backend used before) only changes it for as long as it is the last.
+    var multiplexes: Bool { shared.withLock { $0.multiplexing } }
 
     func endLane(_ lane: UInt64) {
         shared.withLock { $0.endedLanes.append(lane) }
@@ -314,12 +324,20 @@ final class CurlLoop: @unchecked Sendable {
         poolTooLarge = false
     }
 
+    private func noteProtocol(of transfer: UnsafeMutableRawPointer) {
+        let multiplexed = ncurl_transfer_multiplexed(transfer) != 0
+        guard multiplexed != multiplexing else { return }
+        multiplexing = multiplexed
+        shared.withLock { $0.multiplexing = multiplexed }
+    }
+
     /// Returns whether the next request of the job's lane started.
     @discardableResult
     private func finish(_ transfer: UnsafeMutableRawPointer, _ job: Job, _ outcome: HTTPOutcome) -> Bool {
         running[transfer] = nil
         running.releaseStorageIfEmpty()
         let keptAliveOnly = ncurl_transfer_new_connections(transfer) == 0
+        if case .response = outcome, !job.request.connectOnly { noteProtocol(of: transfer) }
         if let multi { ncurl_transfer_free(multi, transfer) }
         // The connections kept alive were closed by the backend meanwhile (an idle timeout
         // shorter than libcurl's 118 s), and libcurl took the close for a live connection:

@@ -49,6 +49,8 @@ final class CurlTransport: HTTPTransport {
 
     var connectsOnly: Bool { true }
 
+    var requestsPerConnection: Int { loop.multiplexes ? Int(NCURL_STREAMS_PER_CONNECTION) : 1 }
+
     func perform(_ request: HTTPRequest, lane: UInt64, then: @escaping @Sendable (HTTPOutcome) -> Void) {
         loop.hand(request, lane: lane, timeoutMilliseconds: timeoutMilliseconds, then: then)
     }

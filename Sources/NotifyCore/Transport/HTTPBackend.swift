@@ -68,6 +68,8 @@ public final class HTTPBackend: BackendAPI {
 
     public var keepsLanes: Bool { transport.keepsLanes }
 
+    public var requestsPerConnection: Int { transport.requestsPerConnection }
+
     public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?, lane: UInt64,
                                  then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void) {
         let encoded = (try? JSONEncoder().encode(body)) ?? Data()

@@ -30,6 +30,9 @@ protocol HTTPTransport: Sendable {
     func networkChanged()
     /// False where `HTTPRequest.connectOnly` is not carried out (URLSession).
     var connectsOnly: Bool { get }
+    /// Requests one connection to the backend carries at once: 1 over HTTP/1.1, more once
+    /// the backend answered over HTTP/2.
+    var requestsPerConnection: Int { get }
 }
 
 struct HTTPRequest: Sendable {
@@ -58,6 +61,9 @@ extension HTTPTransport {
     var keepsLanes: Bool { false }
 
     var connectsOnly: Bool { false }
+
+    /// URLSession multiplexes HTTP/2 by itself, but does not say when: counted as HTTP/1.1.
+    var requestsPerConnection: Int { 1 }
 
     /// Where lanes are not kept: one request after the other only if the caller waits.
     func perform(_ request: HTTPRequest, lane: UInt64, then: @escaping @Sendable (HTTPOutcome) -> Void) {

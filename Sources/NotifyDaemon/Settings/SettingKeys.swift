@@ -90,7 +90,7 @@ struct SettingKey: Sendable {
         SettingKey(name: "outbox_expiry", flag: nil, summary: "how long an undelivered message is retried", defaultText: "7d") { settings, value throws(SettingError) in
             settings.runtime.outboxExpiry = try duration(value, atLeast: 1)
         },
-        SettingKey(name: "max_connections", flag: nil, summary: "most requests to the backend at once",
+        SettingKey(name: "max_connections", flag: nil, summary: "most connections to the backend at once (HTTP/2: 100 requests each)",
                    defaultText: "\(RuntimeSettings.defaultConnections)") { settings, value throws(SettingError) in
             let digits = value.trimmingSpaces()
             guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),

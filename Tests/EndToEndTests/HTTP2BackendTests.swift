@@ -1,0 +1,73 @@
+import DevBackend
+import Foundation
+import NotifySocket
+import NotifyTestSupport
+import Testing
+
+/// The built notifyd against a backend behind an HTTP/2 front end (nginx): `max_connections`
+/// counts connections there, each carrying many requests, so a burst to more recipients
+/// than that goes side by side on one connection, each recipient's messages still in order.
+@Suite struct HTTP2BackendTests {
+    static let recipients = 20
+    static let perRecipient = 2
+
+    @Test(.enabled(if: HTTP2FrontEnd.shouldRun, Comment(rawValue: HTTP2FrontEnd.skipReason)))
+    func aBurstToMoreRecipientsThanMaxConnectionsGoesSideBySideOnOneConnection() async throws {
+        let backend = DevBackendServer(options: .init(quiet: true))
+        let backendPort = try backend.start()
+        defer { backend.stop() }
+        let frontEnd = try await HTTP2FrontEnd(backendPort: backendPort)
+        let state = frontEnd.directory.file("state")
+        let first = try await DaemonUnderTest(backend: frontEnd.url, stateDirectory: state, launcher: frontEnd.trustingLauncher)
+        let login = try await first.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(login.status == 0, "\(login.output)\(login.error)")
+        await first.cleanUp()
+        // A notifyd started afresh, which has no connection yet and has not heard the
+        // backend speak HTTP/2: the burst opens its first connection.
+        let daemon = try await DaemonUnderTest(backend: frontEnd.url, stateDirectory: state, launcher: frontEnd.trustingLauncher)
+        let before = frontEnd.requests().count
+        // Each send held 1 s at the backend: the requests of a burst overlap for certain.
+        try backend.addFault(.init(route: .send, delay: 1))
+
+        let count = Self.recipients * Self.perRecipient
+        let lines = (0..<count).map { #"{"id":\#($0),"cmd":"send","to":"user\#($0 % Self.recipients)","message":"message \#($0)"}"# }
+        let replies = try await Self.exchange(lines, socket: daemon.socket)
+        #expect(replies.count == count)
+        #expect(replies.allSatisfy { $0.contains(#""state":"delivered""#) }, "\(replies.filter { !$0.contains(#""state":"delivered""#) })")
+
+        let burst = frontEnd.requests().dropFirst(before).filter { $0.target.hasPrefix("/api/notifications") }
+        #expect(burst.count == count)
+        #expect(burst.allSatisfy { $0.httpVersion == "HTTP/2.0" && $0.status == 200 }, "\(burst)")
+        #expect(burst.contains { $0.number == 1 }, "the burst opened the connection it went on: \(burst)")
+        #expect(Set(burst.map(\.connection)).count == 1,
+                "one connection: the requests that came before the backend said it speaks HTTP/2 waited for it to say so: \(burst)")
+        let atOnce = HTTP2FrontEnd.mostAtOnce(Array(burst))
+        #expect(atOnce == Self.recipients, "every recipient's lane in flight at once, beyond max_connections (16): \(atOnce)")
+
+        // Order per recipient: each one's messages reached the backend as they were sent.
+        let pushes = backend.pushes()
+        for recipient in 0..<Self.recipients {
+            let payloads = pushes.filter { $0.toTag == "user\(recipient)" }.map(\.payload)
+            let expected = (0..<Self.perRecipient).map { "message \(recipient + $0 * Self.recipients)" }
+            #expect(payloads.count == expected.count && zip(payloads, expected).allSatisfy { $0.contains($1) }, "user\(recipient): \(payloads)")
+        }
+        await daemon.cleanUp()
+        try await offThePool { frontEnd.stop() }
+    }
+
+    /// Writes all `lines` at once on one connection and reads as many replies.
+    static func exchange(_ lines: [String], socket: String) async throws -> [String] {
+        try await offThePool {
+            let fd = try UnixSocket.connect(path: socket)
+            defer { close(fd) }
+            try UnixSocket.writeAll(fd, Array(lines.map { $0 + "\n" }.joined().utf8))
+            UnixSocket.setReceiveTimeout(fd, seconds: 60)
+            let reader = LineReader(fd: fd, maximumLength: 65536)
+            var replies: [String] = []
+            while replies.count < lines.count, case .line(let reply) = reader.next() {
+                replies.append(String(decoding: reply, as: UTF8.self))
+            }
+            return replies
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import NotifyTestSupport
+
+/// nginx in front of a dev backend, terminating TLS and HTTP/2 as a cloud front door does
+/// (HTTP/1.1 with kept-alive connections behind it), with a certificate from a CA made for
+/// the test; each request it answered is in its access log. notifyd trusts the CA in a
+/// mount namespace of its own in which the system's CA bundle (read by libcurl at a fixed
+/// path) has the CA added; the machine's bundle is not touched.
+final class HTTP2FrontEnd: Sendable {
+    static let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let unshare = ["/usr/bin/unshare", "/bin/unshare"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
+
+    /// Why it cannot run here, or nil.
+    static let unavailable: String? = {
+        guard getuid() == 0 else { return "needs root: notifyd trusts the test CA through a bind mount in a mount namespace" }
+        guard nginx != nil else { return "needs nginx as an HTTP/2 front end (Debian package nginx-light)" }
+        guard openssl != nil else { return "needs openssl for the test CA (Debian package openssl)" }
+        guard unshare != nil, FileManager.default.fileExists(atPath: systemBundle) else {
+            return "needs unshare (util-linux) and the system CA bundle at \(systemBundle)"
+        }
+        return nil
+    }()
+
+    /// Runs wherever it can; under CI (`$CI` set) always, to fail with the reason instead.
+    static var shouldRun: Bool { ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty } ?? false || unavailable == nil }
+    static var skipReason: String { unavailable ?? "nginx, openssl and a mount namespace are available" }
+
+    let directory: ScratchDirectory
+    let port: Int
+    private let server: SpawnedProcess
+
+    var url: String { "https://127.0.0.1:\(port)" }
+
+    /// Starts nginx for the backend listening on `backendPort` of 127.0.0.1.
+    init(backendPort: Int) async throws {
+        if let reason = Self.unavailable { throw Failure(message: reason) }
+        directory = try ScratchDirectory()
+        let path = directory.path
+        try await Self.makeCertificates(in: path)
+        port = try LoopbackPort.free()
+        let configuration = """
+            daemon off;
+            master_process off;
+            user root;
+            pid \(path)/nginx.pid;
+            error_log \(path)/error.log;
+            events { worker_connections 256; }
+            http {
+                log_format timing '$connection $connection_requests $server_protocol $msec $request_time $status $request_uri';
+                access_log \(path)/access.log timing;
+                client_body_temp_path \(path)/body;
+                proxy_temp_path \(path)/proxy;
+                fastcgi_temp_path \(path)/fastcgi;
+                uwsgi_temp_path \(path)/uwsgi;
+                scgi_temp_path \(path)/scgi;
+                upstream backend {
+                    server 127.0.0.1:\(backendPort);
+                    keepalive 64;
+                }
+                server {
+                    listen 127.0.0.1:\(port) ssl http2;
+                    ssl_certificate \(path)/server.pem;
+                    ssl_certificate_key \(path)/server.key;
+                    location / {
+                        proxy_pass http://backend;
+                        proxy_http_version 1.1;
+                        proxy_set_header Connection "";
+                    }
+                }
+            }
+
+            """
+        try configuration.write(toFile: path + "/nginx.conf", atomically: true, encoding: .utf8)
+        server = try await SpawnedProcess.start(Self.nginx!, ["-p", path, "-c", path + "/nginx.conf"])
+        let server = self.server
+        let port = self.port
+        guard await eventually(20, { LoopbackPort.accepts(port) || !server.isRunning }), server.isRunning else {
+            try await offThePool { self.stop() }
+            throw Failure(message: "nginx did not start: \(server.standardError)\((try? String(contentsOfFile: path + "/error.log", encoding: .utf8)) ?? "")")
+        }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
+    /// A CA of the test's own, a certificate for 127.0.0.1 signed by it, and the system's
+    /// bundle with the CA added (`bundle.pem`).
+    private static func makeCertificates(in path: String) async throws {
+        let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+        try "subjectAltName = IP:127.0.0.1\nbasicConstraints = CA:FALSE\nextendedKeyUsage = serverAuth\n"
+            .write(toFile: path + "/server.ext", atomically: true, encoding: .utf8)
+        let steps = [
+            ["req", "-x509"] + curve + ["-keyout", path + "/ca.key", "-out", path + "/ca.pem", "-days", "2", "-subj", "/CN=notifyd test CA"],
+            ["req"] + curve + ["-keyout", path + "/server.key", "-out", path + "/server.csr", "-subj", "/CN=127.0.0.1"],
+            ["x509", "-req", "-in", path + "/server.csr", "-CA", path + "/ca.pem", "-CAkey", path + "/ca.key", "-CAcreateserial",
+             "-out", path + "/server.pem", "-days", "2", "-extfile", path + "/server.ext"],
+        ]
+        for step in steps {
+            let made = try await run(openssl!, step)
+            guard made.status == 0 else { throw Failure(message: "openssl \(step[0]) failed: \(made.error)") }
+        }
+        let bundle = try String(contentsOfFile: systemBundle, encoding: .utf8) + String(contentsOfFile: path + "/ca.pem", encoding: .utf8)
+        try bundle.write(toFile: path + "/bundle.pem", atomically: true, encoding: .utf8)
+    }
+
+    /// A `DaemonUnderTest` launcher: notifyd runs where the system's CA bundle trusts the test CA.
+    var trustingLauncher: [String] {
+        [Self.unshare!, "--mount", "--propagation", "private", "/bin/sh", "-c", #"mount --bind "$0" "$1" && shift && exec "$@""#,
+         directory.file("bundle.pem"), Self.systemBundle]
+    }
+
+    /// One request nginx answered.
+    struct Request {
+        /// nginx's serial number of the client's connection.
+        var connection: Int
+        /// 1 for the first request on its connection.
+        var number: Int
+        var httpVersion: String
+        var start: Double
+        var end: Double
+        var status: Int
+        var target: String
+    }
+
+    /// What nginx answered, from its access log, in the order it answered.
+    func requests() -> [Request] {
+        let log = (try? String(contentsOfFile: directory.file("access.log"), encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ").map(String.init)
+            guard fields.count == 7, let connection = Int(fields[0]), let number = Int(fields[1]), let end = Double(fields[3]),
+                  let duration = Double(fields[4]), let status = Int(fields[5]) else { return nil }
+            return Request(connection: connection, number: number, httpVersion: fields[2], start: end - duration, end: end, status: status,
+                           target: fields[6])
+        }
+    }
+
+    /// The most of `requests` under way at one moment.
+    static func mostAtOnce(_ requests: [Request]) -> Int {
+        // Ends sort before starts at the same instant: a request answered as the next
+        // began did not overlap it.
+        let edges = requests.flatMap { [($0.start, 1), ($0.end, -1)] }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+        var now = 0, most = 0
+        for (_, change) in edges {
+            now += change
+            most = max(most, now)
+        }
+        return most
+    }
+
+    /// Blocks until nginx is gone (killed after 10 s): call it off the pool.
+    func stop() {
+        server.signal(SIGTERM)
+        server.waitBlocking(seconds: 10)
+        directory.remove()
+    }
+}
