@@ -208,6 +208,57 @@ struct OutboxTests {
         #expect(fixture.files.isEmpty)
     }
 
+    /// Once writes work, a message goes to the backend while it is written. When its write
+    /// fails after all, its sender hears so, and that the backend may have it; nothing is
+    /// kept or sent again, and the next message waits for its write again.
+    @Test func aWriteThatFailsWhileItsMessageIsSentIsToldWithThat() async throws {
+        let fixture = try await Fixture()
+        #expect(try await fixture.send("first", [.apns, .fcm]).map(\.state) == [.delivered, .delivered])
+        let blocker = fixture.directory.file("outbox/batch-0000000004-fcm.json")
+        try FileManager.default.createDirectory(atPath: blocker, withIntermediateDirectories: true)
+        do {
+            _ = try await fixture.send("second", [.apns, .fcm])
+            Issue.record("a send that could not be saved was accepted")
+        } catch {
+            #expect("\(error)".contains("may have been delivered"), "\(error)")
+        }
+        #expect(fixture.backend.calls.count == 4, "sent while it was being written")
+        #expect(await fixture.outbox.list().isEmpty)
+        #expect(fixture.files == ["batch-0000000004-fcm.json"], "nothing but the blocker")
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(fixture.backend.calls.count == 4, "not sent again")
+
+        // The next write fails too: this time nothing goes before it.
+        let second = fixture.directory.file("outbox/batch-0000000006-fcm.json")
+        try FileManager.default.createDirectory(atPath: second, withIntermediateDirectories: true)
+        await #expect(throws: CoreError.self) { try await fixture.send("third", [.apns, .fcm]) }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(fixture.backend.calls.count == 4, "not sent: the write before it had failed")
+    }
+
+    /// A message still on its way when its write fails is forgotten when it comes back:
+    /// an outage is not retried for a message its sender was told failed.
+    @Test func aMessageOnItsWayWhenItsWriteFailsIsNotRetried() async throws {
+        let fixture = try await Fixture()
+        #expect(try await fixture.send("first").map(\.state) == [.delivered])
+        let blocker = fixture.directory.file("outbox/0000000002-apns.json")
+        try FileManager.default.createDirectory(atPath: blocker, withIntermediateDirectories: true)
+        fixture.backend.holdNext("send")
+        fixture.backend.answerNextSends([.status(503, retryAfter: nil, body: "")])
+        do {
+            _ = try await fixture.send("second")
+            Issue.record("a send that could not be saved was accepted")
+        } catch {
+            #expect("\(error)".contains("may have been delivered"), "\(error)")
+        }
+        #expect(await eventually { fixture.backend.isHolding })
+        fixture.backend.release()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(fixture.backend.calls.count == 2, "answered 503, and not retried")
+        #expect(await fixture.outbox.list().isEmpty)
+        #expect(fixture.files == ["0000000002-apns.json"], "nothing but the blocker")
+    }
+
     @Test func aMessageIsSentAsTheAccountThatQueuedItOrHeld() async throws {
         let fixture = try await Fixture()
         fixture.backend.failEverything(.transport("connection refused"))

@@ -252,6 +252,39 @@ struct SlowDiskTests {
         await outbox.shutdown()
     }
 
+    /// Once a write has worked, a send's request does not wait for its write (a round trip
+    /// need not pay for an fsync), but its sender hears nothing before it is on disk, and
+    /// its removal once delivered comes after the write.
+    @Test func aSendGoesWhileItIsWrittenAndIsAnsweredOnceWritten() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let recorder = FileCallRecorder(root: directory.path)
+        let backend = FakeBackend()
+        let outbox = try await DurableWriteTests.outbox(directory, recorder, backend: backend)
+        _ = try await outbox.submit(to: "carol", message: "the first write", platforms: [.apns])
+        #expect(await eventually { backend.calls.count == 1 })
+        recorder.holdNextSync("fsync outbox/")
+        let ids = try await outbox.enqueue(to: "bob", message: "hello", platforms: [.apns])
+        let answer = Task {
+            try await outbox.committed(ids)
+            recorder.note("answered")
+            return await outbox.wait(for: ids, untilFinal: false, timeout: 10)
+        }
+        #expect(await eventually { recorder.isHolding })
+        #expect(await eventually { backend.calls.count == 2 }, "sent while its write is held")
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(!recorder.steps.contains("note answered"), "answered before it was on disk")
+        recorder.release()
+        #expect(try await answer.value.map(\.state) == [.delivered])
+        await outbox.shutdown()
+        let file = "outbox/\(ids[0]).json"
+        let all = recorder.steps(under: "outbox/")
+        let steps = Array(all.drop { !$0.hasPrefix("write \(file)") }).filter { $0.contains(file) || $0 == "fsync outbox/" }
+        #expect(Array(steps.prefix(4)) == DurableWriteTests.durableWrite("\(ids[0]).json", in: "outbox/"), "\(steps)")
+        #expect(steps.firstIndex(of: "unlink \(file)").map { $0 > 3 } == true, "removed after it was written: \(steps)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file(file)))
+    }
+
     /// A batch being written does not hold up the messages sent before it: each is removed,
     /// and its sender told, without waiting for the batches of later sends.
     @Test func aSlowCommitHoldsUpNoMessageAlreadySent() async throws {

@@ -63,12 +63,16 @@ struct GroupCommit {
         }
     }
 
-    /// Records the outcome of a batch and wakes those waiting for it.
-    mutating func written(_ number: Int, _ batch: [Delivery], failure: CoreError?) {
+    /// Records the outcome of a batch and wakes those waiting for it. `alreadySent`: the
+    /// deliveries of a batch that failed which had gone to the backend while it was written.
+    mutating func written(_ number: Int, _ batch: [Delivery], failure: CoreError?, alreadySent: Set<String> = []) {
         writtenUpTo = number
         for delivery in batch {
             batchOf[delivery.id] = nil
-            if let failure { failures[delivery.id] = failure }
+            guard let failure else { continue }
+            failures[delivery.id] = alreadySent.contains(delivery.id)
+                ? .storage("\(failure.description); the message had gone to the backend meanwhile and may have been delivered")
+                : failure
         }
         for continuation in waiters.removeValue(forKey: number) ?? [] { continuation.resume() }
         batchOf.releaseStorageIfEmpty()

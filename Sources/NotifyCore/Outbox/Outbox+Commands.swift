@@ -47,6 +47,7 @@ extension Outbox {
     /// Forgets failed and expired entries, and those held for an account that is gone.
     public func purge() async -> Int {
         let purged = queue.purgeDead()
+        await afterCommit(purged.map(\.id))
         let store = self.store
         await writer.value {
             for delivery in purged { try? store.remove(delivery.id) }
@@ -100,6 +101,8 @@ extension Outbox {
             throw .invalidArgument("message '\(id)' is being sent right now; look again with `notifyctl outbox`")
         }
         let store = self.store
+        // Cancelled while its batch is being written: removed once the batch is on disk.
+        await afterCommit([id])
         await writer.value { try? store.remove(id) }
         delivery.state = .cancelled
         delivery.nextAttemptAt = nil

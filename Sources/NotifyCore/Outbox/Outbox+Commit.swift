@@ -6,11 +6,16 @@ import Foundation
 import NotifyProtocol
 
 /// A send's way onto the disk: its copies gathered with the sends around it and written in
-/// one batch (the group commit), and only then queued, and its sender told.
+/// one batch (the group commit). The batch is queued, and so sent, as its write starts: the
+/// promise is that a send is on disk before its sender hears anything, which the request
+/// need not wait for (one fsync or two of a round trip). What changes on disk for a
+/// delivery afterwards (its removal once delivered) waits for its batch (`afterCommit`).
+/// Until a write has worked, and again after one failed, a batch is queued only once it is
+/// written: a disk that refuses the outbox sends nothing its senders are told failed.
 extension Outbox {
     /// Validates, persists and queues a message for each platform, as the account logged in
-    /// now; returns the delivery ids. Every copy is on disk before any is queued: when one
-    /// cannot be saved, none is kept and none is sent.
+    /// now; returns the delivery ids. When one copy cannot be saved, none is kept or sent
+    /// from then on, and the sender hears why, and whether it had gone out (`withdraw`).
     public func submit(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [String] {
         let ids = try await enqueue(to: to, message: message, platforms: platforms)
         try await committed(ids)
@@ -58,16 +63,28 @@ extension Outbox {
     /// them all in one batch.
     public func committed(_ ids: [String]) async throws(CoreError) {
         startCommit()
-        while let batch = commits.unwrittenBatch(of: ids) {
-            await withCheckedContinuation { continuation in commits.waitFor(batch, continuation) }
-        }
+        await afterCommit(ids)
         if let error = commits.takeFailure(ids) { throw error }
     }
 
+    /// Returns once the batches holding `ids` are written, or failed to be.
+    func afterCommit(_ ids: [String]) async {
+        while let batch = commits.unwrittenBatch(of: ids) {
+            await withCheckedContinuation { continuation in commits.waitFor(batch, continuation) }
+        }
+    }
+
     /// Writes everything collected since the last commit with one batch write, on the
-    /// commit writer's thread, so that sends arriving meanwhile gather for the next one.
+    /// commit writer's thread, so that sends arriving meanwhile gather for the next one;
+    /// queues the batch meanwhile.
     func startCommit() {
         guard commitTask == nil, let (number, batch) = commits.takeBatch() else { return }
+        let sentEarly = writesWork
+        if sentEarly {
+            for delivery in batch { queue.add(delivery) }
+            // Its senders wait for the write (`committed`): there is no waiter to answer yet.
+            pump(changed: [])
+        }
         let (store, writer) = (self.store, self.commitWriter)
         commitTask = Task {
             let failure: CoreError?
@@ -77,22 +94,41 @@ extension Outbox {
             } catch {
                 failure = error
             }
-            self.finishCommit(number, batch, failure)
+            self.finishCommit(number, batch, failure, sentEarly: sentEarly)
         }
     }
 
-    private func finishCommit(_ number: Int, _ batch: [Delivery], _ failure: CoreError?) {
+    private func finishCommit(_ number: Int, _ batch: [Delivery], _ failure: CoreError?, sentEarly: Bool) {
         commitTask = nil
+        writesWork = failure == nil
         if let failure {
             logger.error("outbox: \(failure.description); \(batch.count == 1 ? "1 message" : "\(batch.count) messages") not accepted")
+            commits.written(number, batch, failure: failure, alreadySent: sentEarly ? withdraw(batch) : [])
         } else {
-            for delivery in batch {
-                queue.add(delivery)
-                onEvent(delivery.status)
-            }
+            if !sentEarly { for delivery in batch { queue.add(delivery) } }
+            // Told as they were accepted: before any outcome, which waits for this write.
+            for delivery in batch { onEvent(delivery.status) }
+            commits.written(number, batch, failure: nil)
         }
-        commits.written(number, batch, failure: failure)
         startCommit()
         pump(changed: batch.map(\.id))
+    }
+
+    /// Takes a batch that could not be written back out of the queue: what waits is never
+    /// sent, and what is on its way is forgotten when it comes back (`finished`). Returns
+    /// the ids that had gone to the backend already.
+    private func withdraw(_ batch: [Delivery]) -> Set<String> {
+        var sent = Set<String>()
+        for delivery in batch {
+            if queue.isInFlight(delivery.id) {
+                withdrawn.insert(delivery.id)
+                // Handed to the backend, or about to be: a lane's next one may still be held back.
+                if lanes[delivery.orderKey].map({ !$0.toHand.contains { $0.id == delivery.id } }) ?? true { sent.insert(delivery.id) }
+            } else if queue.cancel(delivery.id) == nil {
+                // Its attempt is over: delivered or refused already.
+                sent.insert(delivery.id)
+            }
+        }
+        return sent
     }
 }

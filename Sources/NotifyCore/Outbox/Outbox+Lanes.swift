@@ -56,7 +56,7 @@ extension Outbox {
         while let lane = lanes[key], !lane.toHand.isEmpty {
             lanes[key]?.toHand = []
             for delivery in lane.toHand {
-                if lanes[key]?.broken ?? true || stopped {
+                if lanes[key]?.broken ?? true || stopped || withdrawn.contains(delivery.id) {
                     await finished(delivery.id, .notAttempted, lane: key)
                     continue
                 }

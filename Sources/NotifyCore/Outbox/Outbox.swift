@@ -49,6 +49,11 @@ public actor Outbox {
     /// Deliveries whose attempt ended and whose outcome is being written: their senders
     /// hear it once it is on disk.
     var outcomesBeingWritten: Set<String> = []
+    /// The last batch was written: the next is sent while it is (Outbox+Commit.swift).
+    var writesWork = false
+    /// Deliveries on their way to the backend when their batch could not be written: never
+    /// accepted, so their outcome is dropped when it comes (see `withdraw`).
+    var withdrawn: Set<String> = []
     /// The one timer for retries and expiries, and when it fires.
     private var wake: (at: Date, task: Task<Void, Never>)?
     /// The final statuses of deliveries whose senders have not had their answer yet: kept
@@ -175,7 +180,7 @@ public actor Outbox {
         if !expired.isEmpty { recordExpired(expired) }
         let keepsLanes = backend.keepsLanes
         let ready = queue.takeReady(now: now, depth: keepsLanes ? Self.laneDepth : 1, unchained: keepsLanes ? brokenLanes : [],
-                                    requestsPerConnection: backend.requestsPerConnection)
+                                    requestsPerConnection: backend.requestsPerConnection, beingWritten: outcomesBeingWritten)
         for delivery in ready {
             if keepsLanes {
                 handToLane(delivery)
@@ -227,6 +232,12 @@ public actor Outbox {
         for (id, result, lane) in outcomes {
             attempts[id] = nil
             if let lane { laneReturned(lane, result) }
+            if withdrawn.remove(id) != nil {
+                queue.finished(id, .notAttempted, now: clock.now())
+                _ = queue.cancel(id)
+                withdrawn.releaseStorageIfEmpty()
+                continue
+            }
             if result == .notAttempted {
                 // Unsent and unchanged: it waits its turn again, behind the one that failed.
                 queue.finished(id, result, now: clock.now())
@@ -252,6 +263,8 @@ public actor Outbox {
             settled.append((delivery, done))
         }
         if !settled.isEmpty {
+            // A delivery's batch may still be being written: what it leaves on disk comes after.
+            await afterCommit(settled.map(\.delivery.id))
             let (store, logger) = (self.store, self.logger)
             let writes = settled.map { delivery, done -> @Sendable () -> Void in
                 guard done else { return persisting(delivery) }

@@ -148,7 +148,10 @@ public struct OutboxQueue: Sendable {
     /// lane broke and which wait until their deliveries in flight are back. Up to
     /// `concurrency` connections' worth of keys have deliveries in flight at once: one key
     /// per connection, or `requestsPerConnection` where the backend multiplexes (HTTP/2).
-    public mutating func takeReady(now: Date, depth: Int = 1, unchained: Set<String> = [], requestsPerConnection: Int = 1) -> [Delivery] {
+    /// A delivery of `beingWritten` (its last outcome is being saved, and its sender may
+    /// not have heard it yet) does not start again, nor do those behind it.
+    public mutating func takeReady(now: Date, depth: Int = 1, unchained: Set<String> = [], requestsPerConnection: Int = 1,
+                                   beingWritten: Set<String> = []) -> [Delivery] {
         guard !paused else { return [] }
         let concurrency = self.concurrency * max(1, requestsPerConnection)
         var started: [Delivery] = []
@@ -170,6 +173,11 @@ public struct OutboxQueue: Sendable {
             guard lanesInUse < concurrency || roomy > 0 else { break }
             let key = queued[index].orderKey
             if key == lastClosed || closed.contains(key) { continue }
+            if !beingWritten.isEmpty && beingWritten.contains(queued[index].id) {
+                closed.insert(key)
+                lastClosed = key
+                continue
+            }
             guard !isHeld(queued[index]), !inFlight.contains(queued[index].id) else { continue }
             let delivery = queued[index]
             // Whatever happens, later deliveries with this key wait for this one.
