@@ -1,34 +1,43 @@
 #!/usr/bin/env python3
 """A backend far away, behind HTTPS: terminates TLS on a loopback port and forwards each
 connection to a plain HTTP backend (the dev backend), delaying every byte by --delay-ms
-each way (default 20: 40 ms per round trip).
+each way (default 20: 40 ms per round trip). With --plain it terminates nothing: it
+forwards the bytes as they come, delayed the same way, to a server that speaks TLS itself
+(nginx, as the HTTP/2 front end of contrib/benchmarks/run).
 
     contrib/benchmarks/tls-delay-proxy.py --cert CERT --key KEY --backend HOST:PORT [--delay-ms MS]
+    contrib/benchmarks/tls-delay-proxy.py --plain --backend HOST:PORT [--delay-ms MS]
 
-The delay is applied to the encrypted bytes, before TLS and after it, so the TLS handshake
-pays its round trips as it would over a real network; the first bytes of a connection also
-wait one more round trip, the TCP handshake's (connecting to loopback returns at once, so
-the client sends its hello a round trip earlier than it could over a real link). Each
-client connection gets its own connection to the backend, kept open as long as both ends
-keep theirs: HTTP/1.1 keep-alive passes through, and a backend that closes an idle
-connection (the dev backend does after 60 s) closes the client's too, with a close_notify
-and a FIN, and answers anything the client sends after that with a reset, a round trip
-later as over a real link. ALPN offers http/1.1 only (the dev backend speaks nothing
-else).
+The delay is applied to the encrypted bytes, before TLS and after it (with --plain, to the
+bytes as they pass, which are the client's TLS), so the TLS handshake pays its round trips
+as it would over a real network; the first bytes of a connection also wait one more round
+trip, the TCP handshake's (connecting to loopback returns at once, so the client sends its
+hello a round trip earlier than it could over a real link). Each client connection gets
+its own connection to the backend, kept open as long as both ends keep theirs: HTTP/1.1
+keep-alive passes through (and HTTP/2, with --plain), and a backend that closes an idle
+connection (the dev backend does after 60 s, nginx after its keepalive_timeout) closes the
+client's too, with a FIN (and, terminating TLS, a close_notify before it), and answers
+anything the client sends after that with a reset, a round trip later as over a real link.
+Terminating TLS, ALPN offers http/1.1 only (the dev backend speaks nothing else); with
+--plain the client and the backend agree on their own.
 
 Prints `listening on 127.0.0.1:PORT` first. Each line read on standard input is answered
-with one JSON line of counts since the start: connections accepted, TLS handshakes
-completed (of which resumed sessions), handshakes that failed, connections open now, the
-most open at once, how many of those open the server has closed (the client has not
+with one JSON line of counts since the start: connections accepted, connections open now,
+the most open at once, how many of those open the server has closed (the client has not
 closed its end yet), on how many connections a client sent bytes after the server had
-closed them, and when the last bytes of a request went to the backend (`time.monotonic()`, the
-system's monotonic clock). Ends at the end of standard input, or on SIGTERM.
+closed them (terminating TLS, bytes holding data, not only the client's close_notify; with
+--plain any bytes, a close_notify too), and when the last bytes of a request went to the
+backend (`time.monotonic()`, the system's monotonic clock; with --plain, the last bytes of
+anything the client sent). Terminating TLS, also TLS handshakes completed (of which resumed
+sessions) and handshakes that failed; with --plain there are no such counts (the backend
+knows them). Ends at the end of standard input, or on SIGTERM.
 """
 import argparse, asyncio, collections, json, signal, socket, ssl, struct, sys, time
 
 
 class Counts:
-    def __init__(self):
+    def __init__(self, tls):
+        self.tls = tls
         self.connections = self.handshakes = self.resumed = self.failed = self.open = self.most_open = 0
         self.server_closed = self.after_close = 0
         self.last_request = 0.0
@@ -37,9 +46,11 @@ class Counts:
         self.last_request = time.monotonic()
 
     def as_json(self):
-        return json.dumps(dict(connections=self.connections, handshakes=self.handshakes, resumed=self.resumed,
-                               failed=self.failed, open=self.open, most_open=self.most_open, server_closed=self.server_closed,
-                               after_close=self.after_close, last_request=self.last_request))
+        counts = dict(connections=self.connections, open=self.open, most_open=self.most_open, server_closed=self.server_closed,
+                      after_close=self.after_close, last_request=self.last_request)
+        if self.tls:
+            counts.update(handshakes=self.handshakes, resumed=self.resumed, failed=self.failed)
+        return json.dumps(counts)
 
 
 class Delayed:
@@ -69,12 +80,13 @@ class Delayed:
 
 class ClientConnection(asyncio.Protocol):
     """One client's connection: TLS through memory buffers, so that the encrypted bytes
-    can be delayed on their way in and out."""
+    can be delayed on their way in and out; without a TLS context (--plain), the bytes as
+    they come."""
 
     def __init__(self, loop, context, backend, delay, counts):
         self.loop, self.backend, self.delay, self.counts = loop, backend, delay, counts
         self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-        self.tls = context.wrap_bio(self.incoming, self.outgoing, server_side=True)
+        self.tls = context.wrap_bio(self.incoming, self.outgoing, server_side=True) if context else None
         self.inbound = Delayed(loop, delay, self.from_client, first_extra=2 * delay)
         self.outbound = Delayed(loop, delay, self.to_client)
         self.transport = None
@@ -132,6 +144,9 @@ class ClientConnection(asyncio.Protocol):
             # than over a real link (it may still be reading the close_notify).
             self.loop.call_later(self.delay, self.reset)
             return
+        if self.tls is None:
+            self.to_backend(chunk)
+            return
         self.incoming.write(chunk)
         if not self.secure:
             try:
@@ -162,8 +177,9 @@ class ClientConnection(asyncio.Protocol):
 
     def carries_data(self, chunk):
         """Whether bytes sent after the close hold a request, not only the client's own
-        close_notify (libcurl sends one when it drops a connection it finds too old)."""
-        if not self.secure:
+        close_notify (libcurl sends one when it drops a connection it finds too old). With
+        --plain any bytes count: the TLS is the client's and the backend's."""
+        if self.tls is None or not self.secure:
             return True
         self.incoming.write(chunk)
         try:
@@ -189,15 +205,18 @@ class ClientConnection(asyncio.Protocol):
         self.backend_done = True
 
     def from_backend(self, plain):
-        if self.secure:
+        if self.tls is None:
+            self.outbound.push(plain)
+        elif self.secure:
             self.tls.write(plain)
             self.flush()
 
     def backend_closed(self):
         """The backend closed its connection (an idle one, say): so does this one, with a
-        close_notify and a FIN, as a TLS server closing an idle connection does."""
+        close_notify and a FIN, as a TLS server closing an idle connection does (with
+        --plain the backend's own close_notify, if any, has come through already)."""
         self.backend_done = True
-        if self.secure:
+        if self.tls is not None and self.secure:
             try:
                 self.tls.unwrap()
             except ssl.SSLError:
@@ -206,6 +225,8 @@ class ClientConnection(asyncio.Protocol):
         self.outbound.push(None)
 
     def flush(self):
+        if self.tls is None:
+            return
         data = self.outgoing.read()
         if data:
             self.outbound.push(data)
@@ -238,12 +259,14 @@ class BackendConnection(asyncio.Protocol):
 
 async def serve(args):
     loop = asyncio.get_running_loop()
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(args.cert, args.key)
-    context.set_alpn_protocols(["http/1.1"])
+    context = None
+    if not args.plain:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.cert, args.key)
+        context.set_alpn_protocols(["http/1.1"])
     host, _, port = args.backend.rpartition(":")
     backend = (host or "127.0.0.1", int(port))
-    counts = Counts()
+    counts = Counts(tls=context is not None)
     server = await loop.create_server(lambda: ClientConnection(loop, context, backend, args.delay_ms / 1000, counts),
                                       "127.0.0.1", args.port, backlog=256)
     print(f"listening on 127.0.0.1:{server.sockets[0].getsockname()[1]}", flush=True)
@@ -264,12 +287,16 @@ async def serve(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cert", required=True, help="the server's certificate (PEM)")
-    parser.add_argument("--key", required=True, help="its private key (PEM)")
-    parser.add_argument("--backend", required=True, help="HOST:PORT of the plain HTTP backend")
+    parser.add_argument("--cert", help="the server's certificate (PEM)")
+    parser.add_argument("--key", help="its private key (PEM)")
+    parser.add_argument("--plain", action="store_true", help="no TLS: forward the bytes as they come, delayed (the backend speaks TLS itself)")
+    parser.add_argument("--backend", required=True, help="HOST:PORT of the plain HTTP backend (with --plain, of the server to pass the bytes to)")
     parser.add_argument("--delay-ms", type=float, default=20.0, help="one-way delay (default 20)")
     parser.add_argument("--port", type=int, default=0, help="the port to listen on (default: any free one)")
-    asyncio.run(serve(parser.parse_args()))
+    args = parser.parse_args()
+    if not args.plain and not (args.cert and args.key):
+        parser.error("--cert and --key are needed, unless --plain")
+    asyncio.run(serve(args))
 
 
 if __name__ == "__main__":
