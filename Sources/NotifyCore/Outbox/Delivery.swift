@@ -60,6 +60,11 @@ public struct Delivery: Equatable, Sendable {
         platform.rawValue + "\u{0}" + to + "\u{0}" + (account.map { $0.user + "\u{0}" + $0.backend } ?? "")
     }
 
+    /// Takes `key`'s storage for the order key when it is the same text.
+    mutating func shareOrderKey(_ key: String) {
+        if key == orderKey { orderKey = key }
+    }
+
     /// The sequence number an id made by `init` begins with.
     static func sequence(inID id: String) -> Int? {
         guard let dash = id.utf8.firstIndex(of: UInt8(ascii: "-")) else { return nil }
