@@ -59,6 +59,74 @@ struct OutboxEntryRecord: Codable {
         return 2048 + 6 * strings.reduce(0) { $0 + $1.utf8.count }
     }
 
+    /// Writes the record as `JSONEncoder.state` encodes it (keys sorted); false for a date
+    /// the writer leaves to the encoder.
+    func write(to json: inout JSONTextWriter) -> Bool {
+        json.beginObject()
+        if let account {
+            json.key("account")
+            json.beginObject()
+            json.key("backend")
+            json.string(account.backend)
+            json.key("user")
+            json.string(account.user)
+            json.endObject()
+        }
+        json.key("attempts")
+        json.int(attempts)
+        json.key("created_at")
+        guard json.date(createdAt) else { return false }
+        json.key("expires_at")
+        guard json.date(expiresAt) else { return false }
+        json.key("id")
+        json.string(id)
+        if let idempotencyKey {
+            json.key("idempotency_key")
+            json.string(idempotencyKey)
+        }
+        if let lastError {
+            json.key("last_error")
+            json.beginObject()
+            json.key("code")
+            json.string(lastError.code)
+            json.key("message")
+            json.string(lastError.message)
+            json.endObject()
+        }
+        json.key("message")
+        json.string(message)
+        if let nextAttemptAt {
+            json.key("next_attempt_at")
+            guard json.date(nextAttemptAt) else { return false }
+        }
+        json.key("platform")
+        json.string(platform)
+        json.key("sequence")
+        json.int(sequence)
+        json.key("state")
+        json.string(state)
+        json.key("to")
+        json.string(to)
+        if let version {
+            json.key("version")
+            json.int(version)
+        }
+        json.endObject()
+        return true
+    }
+
+    /// The file of one record, as `JSONEncoder.state` writes it.
+    func stateFile() throws -> Data {
+        var json = JSONTextWriter(pretty: true, escapingSlashes: true, capacity: OutboxEntryRecord.textSize(message))
+        guard write(to: &json) else { return try JSONEncoder.state.encode(self) }
+        return Data(json.bytes)
+    }
+
+    /// Room for a record's text, most of the time.
+    static func textSize(_ message: String) -> Int {
+        640 + message.utf8.count
+    }
+
     struct UnknownPlatform: Error, CustomStringConvertible {
         var name: String
         var description: String { "unknown platform '\(name)'" }

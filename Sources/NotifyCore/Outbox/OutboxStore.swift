@@ -9,6 +9,7 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
+import NotifyProtocol
 
 /// The outbox on disk: `outbox/<id>.json`, one file per delivery, each written atomically
 /// (and fsynced) before the sender hears "accepted", removed once the backend took it.
@@ -103,7 +104,7 @@ public struct OutboxStore: Sendable {
         try ids.cover(deliveries.map(\.sequence).max() ?? 0)
         let data: Data
         do {
-            data = try JSONEncoder.state.encode(OutboxBatchRecord(deliveries))
+            data = try OutboxBatchRecord(deliveries).stateFile()
         } catch {
             throw .storage("cannot encode outbox entries: \(error)")
         }
@@ -136,7 +137,7 @@ public struct OutboxStore: Sendable {
         try ids.cover(delivery.sequence)
         let data: Data
         do {
-            data = try JSONEncoder.state.encode(OutboxEntryRecord(delivery))
+            data = try OutboxEntryRecord(delivery).stateFile()
         } catch {
             throw .storage("cannot encode an outbox entry: \(error)")
         }
@@ -196,6 +197,27 @@ struct OutboxBatchRecord: Codable {
     init(_ deliveries: [Delivery]) {
         version = OutboxEntryRecord.currentVersion
         entries = deliveries.map(OutboxEntryRecord.init)
+    }
+
+    /// The file as `JSONEncoder.state` writes it, written without the encoder: a burst's
+    /// batch is written once per message it holds (see `JSONTextWriter`).
+    func stateFile() throws -> Data {
+        let size = entries.reduce(64) { $0 + 64 + OutboxEntryRecord.textSize($1.message) }
+        var json = JSONTextWriter(pretty: true, escapingSlashes: true, capacity: size)
+        json.beginObject()
+        json.key("entries")
+        json.beginArray()
+        for entry in entries {
+            json.nextElement()
+            guard entry.write(to: &json) else { return try JSONEncoder.state.encode(self) }
+        }
+        json.endArray()
+        if let version {
+            json.key("version")
+            json.int(version)
+        }
+        json.endObject()
+        return Data(json.bytes)
     }
 }
 
