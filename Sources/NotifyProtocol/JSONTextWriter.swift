@@ -40,11 +40,9 @@ public struct JSONTextWriter {
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         bytes.append(UInt8(ascii: "\""))
-        if pretty {
-            bytes.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: " ")])
-        } else {
-            bytes.append(UInt8(ascii: ":"))
-        }
+        if pretty { bytes.append(UInt8(ascii: " ")) }
+        bytes.append(UInt8(ascii: ":"))
+        if pretty { bytes.append(UInt8(ascii: " ")) }
     }
 
     /// Before each element of an array.
@@ -56,6 +54,11 @@ public struct JSONTextWriter {
         bytes.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
+            // Most text has nothing to escape: looked for first, then copied at once.
+            if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || (escapingSlashes && $0 == UInt8(ascii: "/")) }) {
+                bytes.append(contentsOf: utf8)
+                return
+            }
             var start = 0
             for index in utf8.indices {
                 let byte = utf8[index]
@@ -130,6 +133,13 @@ public struct JSONTextWriter {
 
     private mutating func newline() {
         bytes.append(UInt8(ascii: "\n"))
-        for _ in 0..<(2 * depth) { bytes.append(UInt8(ascii: " ")) }
+        var indent = 2 * depth
+        while indent > 0 {
+            let run = min(indent, Self.spaces.count)
+            bytes.append(contentsOf: Self.spaces[0..<run])
+            indent -= run
+        }
     }
+
+    private static let spaces = [UInt8](repeating: UInt8(ascii: " "), count: 32)
 }

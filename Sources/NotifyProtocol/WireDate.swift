@@ -59,25 +59,22 @@ public enum WireDate {
         let days = total / 86400
         let secondOfDay = total - days * 86400
         let (year, month, day) = civil(fromDaysSinceEpoch: days)
-        func digits(_ value: Int, _ count: Int) {
-            var divisor = 1
-            for _ in 1..<count { divisor *= 10 }
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-                divisor /= 10
-            }
+        func two(_ value: Int) {
+            bytes.append(UInt8(ascii: "0") + UInt8(value / 10))
+            bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
         }
-        digits(year, 4)
+        two(year / 100)
+        two(year % 100)
         bytes.append(UInt8(ascii: "-"))
-        digits(month, 2)
+        two(month)
         bytes.append(UInt8(ascii: "-"))
-        digits(day, 2)
+        two(day)
         bytes.append(UInt8(ascii: "T"))
-        digits(secondOfDay / 3600, 2)
+        two(secondOfDay / 3600)
         bytes.append(UInt8(ascii: ":"))
-        digits(secondOfDay / 60 % 60, 2)
+        two(secondOfDay / 60 % 60)
         bytes.append(UInt8(ascii: ":"))
-        digits(secondOfDay % 60, 2)
+        two(secondOfDay % 60)
         bytes.append(UInt8(ascii: "Z"))
         return true
     }

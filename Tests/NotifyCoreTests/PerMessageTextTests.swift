@@ -37,3 +37,21 @@ struct PerMessageTextTests {
         #expect(JSONStringText.escaped("a\u{2028}b\"\\\n") == "a\\u2028b\\\"\\\\\\n")
     }
 }
+
+extension PerMessageTextTests {
+    @Test func aPayloadsSizeIsCountedAsItWouldBeWritten() throws {
+        for message in ["", "hi", "say \"hi\"\n\t\\ <b>&'", "é🍷\u{2028}\u{1}", String(repeating: "x", count: 5000)] {
+            for platform in Platform.allCases {
+                let written = try? NotificationText.payload(message, sender: "alice", for: platform).utf8.count
+                #expect((try? NotificationText.payloadSize(message, sender: "alice", for: platform)) == written)
+            }
+        }
+    }
+
+    @Test func aPreviewIsTheFirstFortyCharacters() {
+        for message in ["", "short", String(repeating: "é", count: 20), String(repeating: "a", count: 40), String(repeating: "a", count: 41),
+                        String(repeating: "\r\n", count: 30), String(repeating: "🍷", count: 50), "e\u{301}" + String(repeating: "x", count: 39)] {
+            #expect(Delivery.preview(message) == String(message.prefix(40)))
+        }
+    }
+}

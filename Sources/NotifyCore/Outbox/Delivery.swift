@@ -90,6 +90,12 @@ public struct Delivery: Equatable, Sendable {
         }
     }
 
+    /// The first 40 characters of `message`: all of one of 40 bytes or fewer, without
+    /// walking its characters (a status is made several times per message).
+    static func preview(_ message: String) -> String {
+        message.utf8.count <= 40 ? message : String(message.prefix(40))
+    }
+
     /// The sequence number an id made by `init` begins with.
     static func sequence(inID id: String) -> Int? {
         guard let dash = id.utf8.firstIndex(of: UInt8(ascii: "-")) else { return nil }
@@ -100,7 +106,7 @@ public struct Delivery: Equatable, Sendable {
         DeliveryStatus(
             id: id, to: to, pns: platform.rawValue, state: state, attempts: attempts, createdAt: createdAt,
             nextAttemptAt: state == .queued ? nextAttemptAt : nil, expiresAt: state == .queued ? expiresAt : nil,
-            error: lastError, preview: String(message.prefix(40)))
+            error: lastError, preview: Self.preview(message))
     }
 }
 

@@ -53,10 +53,13 @@ struct OutboxEntryRecord: Codable {
     /// each string at six bytes per byte (`\u0000`, JSON's longest escape, for a control
     /// character), and 2 KiB for the keys, numbers, dates and spaces around them.
     static func sizeBound(of delivery: Delivery) -> Int {
-        let strings = [delivery.id, delivery.to, delivery.message, delivery.platform.rawValue, delivery.state.rawValue,
-                       delivery.account?.user ?? "", delivery.account?.backend ?? "",
-                       delivery.lastError?.code.rawValue ?? "", delivery.lastError?.message ?? "", delivery.idempotencyKey ?? ""]
-        return 2048 + 6 * strings.reduce(0) { $0 + $1.utf8.count }
+        // Added up one by one: a list of the strings cost an allocation per message.
+        var bytes = delivery.id.utf8.count + delivery.to.utf8.count + delivery.message.utf8.count
+        bytes += delivery.platform.rawValue.utf8.count + delivery.state.rawValue.utf8.count
+        bytes += (delivery.account?.user.utf8.count ?? 0) + (delivery.account?.backend.utf8.count ?? 0)
+        bytes += (delivery.lastError?.code.rawValue.utf8.count ?? 0) + (delivery.lastError?.message.utf8.count ?? 0)
+        bytes += delivery.idempotencyKey?.utf8.count ?? 0
+        return 2048 + 6 * bytes
     }
 
     /// Writes the record as `JSONEncoder.state` encodes it (keys sorted); false for a date
