@@ -255,18 +255,29 @@ public actor Outbox {
         }
         if !settled.isEmpty {
             let (store, logger) = (self.store, self.logger)
-            let writes = settled.map { delivery, done -> @Sendable () -> Void in
-                guard done else { return persisting(delivery) }
-                let id = delivery.id
-                return {
-                    do throws(CoreError) {
-                        try store.remove(id)
-                    } catch {
-                        logger.error("\(error.description); it may be sent again after a restart")
-                    }
+            // In order; the removals one after another go together (one write to their
+            // batch's log, see `OutboxStore.remove(_:)`).
+            var writes: [@Sendable () -> Void] = []
+            var removals: [String] = []
+            func removeTogether() {
+                guard !removals.isEmpty else { return }
+                let ids = removals
+                removals = []
+                writes.append {
+                    for error in store.remove(ids) { logger.error("\(error.description); it may be sent again after a restart") }
                 }
             }
-            await writer.value { for write in writes { write() } }
+            for (delivery, done) in settled {
+                if done {
+                    removals.append(delivery.id)
+                } else {
+                    removeTogether()
+                    writes.append(persisting(delivery))
+                }
+            }
+            removeTogether()
+            let jobs = writes
+            await writer.value { for write in jobs { write() } }
         }
         for (delivery, done) in settled {
             outcomesBeingWritten.remove(delivery.id)

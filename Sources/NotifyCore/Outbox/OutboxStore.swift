@@ -157,22 +157,51 @@ public struct OutboxStore: Sendable {
     /// at-least-once delivery allows; the next save's directory fsync makes it durable.
     /// One removal at a time (on the outbox's writer thread): the index and the logs change together.
     public func remove(_ id: String) throws(CoreError) {
-        let (removal, ownFile) = batches.remove(id)
-        // A batch member has a file of its own only once it changed after the batch was
-        // written; most never do, and looking for the file costs a path lookup each.
-        if ownFile && calls.unlink(path(id) + ".json") != 0 && errno != ENOENT {
-            throw .storage("cannot remove outbox entry \(id): \(String(cString: strerror(errno)))")
-        }
-        switch removal {
-        case .none:
-            break
-        case .finished(let batch):
-            forget(batch)
-        case .pending(let batch):
-            if let error = doneLogs.append(id, to: path(batch) + ".done") {
-                throw .storage("cannot record that outbox entry \(id) was sent: \(String(cString: strerror(error)))")
+        if let failure = remove([id]).first { throw failure }
+    }
+
+    /// `remove` for several deliveries, in their order; returns what failed. The removals
+    /// that go to one batch's log one after another are written to it with one `write`
+    /// (a burst's deliveries leave in order, most of them members of the same batch): what
+    /// is written is what one `remove` after another writes, and each line is written
+    /// before anything a later delivery's removal does to the files.
+    public func remove(_ ids: [String]) -> [CoreError] {
+        var failures: [CoreError] = []
+        var logged: (batch: String, ids: [String])?
+        func writeLogged() {
+            guard let (batch, ids) = logged else { return }
+            logged = nil
+            if let error = doneLogs.append(ids, to: path(batch) + ".done") {
+                for id in ids { failures.append(.storage("cannot record that outbox entry \(id) was sent: \(String(cString: strerror(error)))")) }
             }
         }
+        for id in ids {
+            let (removal, ownFile) = batches.remove(id)
+            // A batch member has a file of its own only once it changed after the batch was
+            // written; most never do, and looking for the file costs a path lookup each.
+            if ownFile {
+                writeLogged()
+                if calls.unlink(path(id) + ".json") != 0 && errno != ENOENT {
+                    failures.append(.storage("cannot remove outbox entry \(id): \(String(cString: strerror(errno)))"))
+                    continue
+                }
+            }
+            switch removal {
+            case .none:
+                break
+            case .finished(let batch):
+                writeLogged()
+                forget(batch)
+            case .pending(let batch):
+                if logged?.batch != batch {
+                    writeLogged()
+                    logged = (batch, [])
+                }
+                logged?.ids.append(id)
+            }
+        }
+        writeLogged()
+        return failures
     }
 
     private static let batchPrefix = "batch-"
