@@ -183,19 +183,22 @@ public struct OutboxQueue: Sendable {
             guard lanesInUse < concurrency || roomy > 0 else { break }
             // Every key queued is closed: nothing further in the queue may start.
             if closed.count == keys { break }
+            // In flight: nothing to decide. Looked at first, and without touching the
+            // delivery: each pass goes past the ones in flight at the head of a lane.
+            if queued.isInFlight(at: index) { continue }
             let key = queued[index].orderKey
             if key == lastClosed { continue }
             if key != lastOpen {
                 if closed.contains(key) { continue }
                 lastOpen = key
             }
-            if Self.isHeld(queued[index], account: account) {
+            if queued[index].state == .queued && (queued[index].account.map { $0 != account } ?? true) {
+                // Held (see `isHeld`).
                 closed.insert(key)
                 lastClosed = key
                 lastOpen = ""
                 continue
             }
-            guard !queued.isInFlight(at: index) else { continue }
             let delivery = queued[index]
             // Whatever happens, later deliveries with this key wait for this one.
             closed.insert(key)
