@@ -5,6 +5,8 @@
 /// as it is.
 public enum JSONStringText {
     public static func escaped(_ text: String) -> String {
+        // Most messages have nothing to escape: looked for byte by byte, then taken as they are.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0xE2 }) { return text }
         var result = ""
         result.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {

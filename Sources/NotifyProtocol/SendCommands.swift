@@ -124,3 +124,72 @@ public struct SendEvent: Codable, Hashable, Sendable {
         self.delivery = delivery
     }
 }
+
+// A send's reply is written once per message: without the encoder (see `JSONTextWriter`).
+extension SendResult {
+    /// The result exactly as `WireCoding.encoder()` encodes it; nil for a date the writer
+    /// leaves to the encoder.
+    public var wireJSON: [UInt8]? {
+        var json = JSONTextWriter(pretty: false, escapingSlashes: false, capacity: 32 + 192 * deliveries.count)
+        json.beginObject()
+        json.key("deliveries")
+        json.beginArray()
+        for delivery in deliveries {
+            json.nextElement()
+            guard delivery.write(to: &json) else { return nil }
+        }
+        json.endArray()
+        json.endObject()
+        return json.bytes
+    }
+}
+
+extension DeliveryStatus {
+    /// Writes the status as its `Encodable` conformance does, keys sorted; false for a date
+    /// the writer leaves to the encoder.
+    public func write(to json: inout JSONTextWriter) -> Bool {
+        json.beginObject()
+        json.key("attempts")
+        json.int(attempts)
+        json.key("created_at")
+        guard json.date(createdAt) else { return false }
+        if let error {
+            json.key("error")
+            error.write(to: &json)
+        }
+        if let expiresAt {
+            json.key("expires_at")
+            guard json.date(expiresAt) else { return false }
+        }
+        json.key("id")
+        json.string(id)
+        if let nextAttemptAt {
+            json.key("next_attempt_at")
+            guard json.date(nextAttemptAt) else { return false }
+        }
+        json.key("pns")
+        json.string(pns)
+        if let preview {
+            json.key("preview")
+            json.string(preview)
+        }
+        json.key("state")
+        json.string(state.rawValue)
+        json.key("to")
+        json.string(to)
+        json.endObject()
+        return true
+    }
+}
+
+extension WireError {
+    /// Writes the error as its `Encodable` conformance does, keys sorted.
+    public func write(to json: inout JSONTextWriter) {
+        json.beginObject()
+        json.key("code")
+        json.string(code.rawValue)
+        json.key("message")
+        json.string(message)
+        json.endObject()
+    }
+}

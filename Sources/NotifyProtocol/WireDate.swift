@@ -49,6 +49,36 @@ public enum WireDate {
         return "\(yearText)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
     }
 
+    /// `format`'s text as UTF-8, appended to `bytes`, for a date from 1970 to 9999 (false,
+    /// with nothing appended, for any other): for writers of JSON text that would only
+    /// turn the string back into bytes.
+    public static func append(_ date: Date, to bytes: inout [UInt8]) -> Bool {
+        let seconds = date.timeIntervalSince1970
+        guard seconds >= 0, seconds < 253_402_300_800 else { return false }
+        let total = Int(seconds.rounded(.down))
+        let days = total / 86400
+        let secondOfDay = total - days * 86400
+        let (year, month, day) = civil(fromDaysSinceEpoch: days)
+        func two(_ value: Int) {
+            bytes.append(UInt8(ascii: "0") + UInt8(value / 10))
+            bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
+        }
+        two(year / 100)
+        two(year % 100)
+        bytes.append(UInt8(ascii: "-"))
+        two(month)
+        bytes.append(UInt8(ascii: "-"))
+        two(day)
+        bytes.append(UInt8(ascii: "T"))
+        two(secondOfDay / 3600)
+        bytes.append(UInt8(ascii: ":"))
+        two(secondOfDay / 60 % 60)
+        bytes.append(UInt8(ascii: ":"))
+        two(secondOfDay % 60)
+        bytes.append(UInt8(ascii: "Z"))
+        return true
+    }
+
     private static func isLeap(_ year: Int) -> Bool {
         year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
     }

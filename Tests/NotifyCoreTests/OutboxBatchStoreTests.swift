@@ -165,3 +165,35 @@ struct OutboxBatchStoreTests {
         #expect(OutboxStore(stateDirectory: scratch.path).highestSequence() == 9)
     }
 }
+
+extension OutboxBatchStoreTests {
+    /// Removals made together leave the files one removal after another leaves.
+    @Test func removalsTogetherLeaveWhatRemovalsOneByOneLeave() throws {
+        func store(_ scratch: ScratchDirectory) throws -> OutboxStore {
+            let store = OutboxStore(stateDirectory: scratch.path)
+            try store.save(batch: (1...4).map { OutboxStoreTests.delivery($0) })
+            try store.save(batch: (5...7).map { OutboxStoreTests.delivery($0) })
+            // A member that changed after its batch was written has a file of its own.
+            var changed = OutboxStoreTests.delivery(6)
+            changed.attempts = 1
+            try store.save(changed)
+            return store
+        }
+        let ids = [1, 2, 5, 3, 4, 6].map { OutboxStoreTests.delivery($0).id }
+        let (together, oneByOne) = (try ScratchDirectory(), try ScratchDirectory())
+        defer {
+            together.remove()
+            oneByOne.remove()
+        }
+        let a = try store(together), b = try store(oneByOne)
+        #expect(a.remove(ids).isEmpty)
+        for id in ids { try b.remove(id) }
+        #expect(try OutboxStoreTests.names(a) == OutboxStoreTests.names(b))
+        for name in try OutboxStoreTests.names(a) {
+            let contents = { (store: OutboxStore) in FileManager.default.contents(atPath: (store.directory as NSString).appendingPathComponent(name)) }
+            #expect(contents(a) == contents(b), "\(name)")
+        }
+        #expect(OutboxStore(stateDirectory: together.path).load().0 == OutboxStore(stateDirectory: oneByOne.path).load().0)
+        #expect(OutboxStore(stateDirectory: together.path).load().0.map(\.sequence) == [7])
+    }
+}

@@ -35,7 +35,7 @@ struct OutboxQueueTests {
         return queue
     }
 
-    static func ids(_ deliveries: [Delivery]) -> [String] { deliveries.map(\.id) }
+    static func ids(_ deliveries: some Sequence<Delivery>) -> [String] { deliveries.map(\.id) }
 
     // MARK: Order and concurrency
 

@@ -28,6 +28,9 @@ public actor AccountKeeper {
     private let login: Mutex<Credentials?>
     /// The password source's run under way, the source it runs, and since when.
     private var fetching: (source: PasswordSource, run: Task<Result<String, CoreError>, Never>, since: Date)?
+    /// The backend URL parsed last, and from what text: the outbox asks for an account's
+    /// credentials for each run of messages it hands over.
+    private var parsedBackend: (text: String, url: URL)?
     /// Since when the password source has been running, while it runs: `status` says so
     /// rather than "talking to the backend".
     public var passwordRunningSince: Date? { fetching?.since }
@@ -183,7 +186,14 @@ public actor AccountKeeper {
     /// login being checked).
     public func backendAccount(_ credentials: Credentials) async throws(CoreError) -> BackendAccount {
         guard let backend = backend(of: credentials) else { throw .noBackend }
-        guard let url = URL(string: backend) else { throw .invalidArgument("invalid backend URL \(backend)") }
+        let url: URL
+        if let parsedBackend, parsedBackend.text == backend {
+            url = parsedBackend.url
+        } else {
+            guard let parsed = URL(string: backend) else { throw .invalidArgument("invalid backend URL \(backend)") }
+            parsedBackend = (backend, parsed)
+            url = parsed
+        }
         return BackendAccount(baseURL: url, user: credentials.user, password: try await password(of: credentials))
     }
 

@@ -49,12 +49,26 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
     /// Basic auth cannot carry a ':' in the user name, and the tutorial backend splits on it.
     /// `role` names the user in messages: "user name", or "recipient" for `send --to`.
     public static func validateUser(_ user: String, role: String = "user name") throws(CoreError) {
+        // Every byte one of those allowed: checked once per send, character by character
+        // only to name a bad one.
+        if !user.isEmpty && user.utf8.allSatisfy(isAllowedInUserName) { return }
         guard !user.isEmpty else { throw .invalidArgument("the \(role) is empty") }
         guard !user.contains(":") else { throw .invalidArgument("a \(role) may not contain ':' (HTTP Basic authentication cannot carry it)") }
         // The backend tags registrations `username:<user>`, and tags hold only these.
         if let bad = user.first(where: { !($0.isASCII && ($0.isLetter || $0.isNumber)) && !"_@#.-".contains($0) }) {
             throw .invalidArgument("a \(role) may hold letters, digits and _ @ # . - only (the backend turns it into a tag); '\(bad)' is not allowed")
         }
+    }
+}
+
+/// An ASCII letter or digit, or one of `_@#.-`.
+private func isAllowedInUserName(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+         UInt8(ascii: "_"), UInt8(ascii: "@"), UInt8(ascii: "#"), UInt8(ascii: "."), UInt8(ascii: "-"):
+        true
+    default:
+        false
     }
 }
 

@@ -40,7 +40,7 @@ public struct Delivery: Equatable, Sendable {
     }
 
     public init(sequence: Int, to: String, platform: Platform, message: String, createdAt: Date, expiresAt: Date, account: AccountKey? = nil) {
-        self.id = CFormat.string("%010ld", sequence) + "-" + platform.rawValue
+        self.id = Self.paddedSequence(sequence) + "-" + platform.rawValue
         self.sequence = sequence
         self.to = to
         self.platform = platform
@@ -60,6 +60,42 @@ public struct Delivery: Equatable, Sendable {
         platform.rawValue + "\u{0}" + to + "\u{0}" + (account.map { $0.user + "\u{0}" + $0.backend } ?? "")
     }
 
+    /// Takes `key`'s storage for the order key when it is the same text.
+    mutating func shareOrderKey(_ key: String) {
+        if key == orderKey { orderKey = key }
+    }
+
+    /// `sequence` as `%010ld` writes it, without going through the C library's formatting
+    /// once per message.
+    static func paddedSequence(_ sequence: Int) -> String {
+        guard sequence >= 0 else { return CFormat.string("%010ld", sequence) }
+        let digits = String(sequence)
+        let count = digits.utf8.count
+        return count >= 10 ? digits : String(repeating: "0", count: 10 - count) + digits
+    }
+
+    /// A new random `idempotencyKey`: a UUID in lower case, as `uuidString.lowercased()`
+    /// writes it, without the upper-case text in between.
+    static func newIdempotencyKey() -> String {
+        let hex = Array("0123456789abcdef".utf8)
+        return withUnsafeBytes(of: UUID().uuid) { bytes in
+            var text: [UInt8] = []
+            text.reserveCapacity(36)
+            for (index, byte) in bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+                text.append(hex[Int(byte >> 4)])
+                text.append(hex[Int(byte & 0x0F)])
+            }
+            return String(decoding: text, as: UTF8.self)
+        }
+    }
+
+    /// The first 40 characters of `message`: all of one of 40 bytes or fewer, without
+    /// walking its characters (a status is made several times per message).
+    static func preview(_ message: String) -> String {
+        message.utf8.count <= 40 ? message : String(message.prefix(40))
+    }
+
     /// The sequence number an id made by `init` begins with.
     static func sequence(inID id: String) -> Int? {
         guard let dash = id.utf8.firstIndex(of: UInt8(ascii: "-")) else { return nil }
@@ -70,7 +106,7 @@ public struct Delivery: Equatable, Sendable {
         DeliveryStatus(
             id: id, to: to, pns: platform.rawValue, state: state, attempts: attempts, createdAt: createdAt,
             nextAttemptAt: state == .queued ? nextAttemptAt : nil, expiresAt: state == .queued ? expiresAt : nil,
-            error: lastError, preview: String(message.prefix(40)))
+            error: lastError, preview: Self.preview(message))
     }
 }
 

@@ -18,7 +18,7 @@ extension Outbox {
             let now = clock.now()
             var delivery = Delivery(sequence: 0, to: to, platform: platform, message: message, createdAt: now, expiresAt: now, account: account)
             delivery.id = "direct-" + platform.rawValue
-            delivery.idempotencyKey = UUID().uuidString.lowercased()
+            delivery.idempotencyKey = Delivery.newIdempotencyKey()
             let result = await attempt(delivery)
             delivery.attempts = 1
             switch result {

@@ -39,7 +39,7 @@ extension Outbox {
             var delivery = Delivery(sequence: nextSequence, to: to, platform: platform, message: message,
                                     createdAt: now, expiresAt: now.addingTimeInterval(expiry), account: account)
             delivery.senderWaiting = true
-            delivery.idempotencyKey = UUID().uuidString.lowercased()
+            delivery.idempotencyKey = Delivery.newIdempotencyKey()
             copies.append(delivery)
             nextSequence += 1
         }

@@ -172,8 +172,12 @@ public actor Outbox {
 
     /// Starts what may start, arms the timer and answers the waiters that have their
     /// answer: only those of `changed` (and of what expired) when the caller knows that
-    /// nothing else changed, or all of them (the default, always right).
-    func pump(changed: [String]? = nil) {
+    /// nothing else changed, or all of them (the default, always right). `onlyRemoved`:
+    /// the caller knows that since the last pass deliveries only left the queue, which
+    /// makes no retry or expiry come sooner, so the timer stays as it is armed (one that
+    /// fires early finds nothing to do and arms the next) and the queue is not searched
+    /// for its next time, once per message of a burst.
+    func pump(changed: [String]? = nil, onlyRemoved: Bool = false) {
         guard !stopped else { return }
         let now = clock.now()
         let expired = queue.expire(now: now)
@@ -191,7 +195,7 @@ public actor Outbox {
                 await self.finished(delivery.id, result)
             }
         }
-        scheduleWake()
+        if !onlyRemoved { scheduleWake() }
         // Those of the expired deliveries hear once the expiry is written (`recordExpired`).
         releaseSettledWaiters(among: changed)
         recovery?.setWaiting(.outbox, queue.waitsOnBackend)
@@ -266,18 +270,29 @@ public actor Outbox {
             // A delivery's batch may still be being written: what it leaves on disk comes after.
             await afterCommit(settled.map(\.delivery.id))
             let (store, logger) = (self.store, self.logger)
-            let writes = settled.map { delivery, done -> @Sendable () -> Void in
-                guard done else { return persisting(delivery) }
-                let id = delivery.id
-                return {
-                    do throws(CoreError) {
-                        try store.remove(id)
-                    } catch {
-                        logger.error("\(error.description); it may be sent again after a restart")
-                    }
+            // In order; the removals one after another go together (one write to their
+            // batch's log, see `OutboxStore.remove(_:)`).
+            var writes: [@Sendable () -> Void] = []
+            var removals: [String] = []
+            func removeTogether() {
+                guard !removals.isEmpty else { return }
+                let ids = removals
+                removals = []
+                writes.append {
+                    for error in store.remove(ids) { logger.error("\(error.description); it may be sent again after a restart") }
                 }
             }
-            await writer.value { for write in writes { write() } }
+            for (delivery, done) in settled {
+                if done {
+                    removals.append(delivery.id)
+                } else {
+                    removeTogether()
+                    writes.append(persisting(delivery))
+                }
+            }
+            removeTogether()
+            let jobs = writes
+            await writer.value { for write in jobs { write() } }
         }
         for (delivery, done) in settled {
             outcomesBeingWritten.remove(delivery.id)
@@ -289,7 +304,8 @@ public actor Outbox {
         releaseSettledWaiters(among: ids)
         // Out of the queue (delivered or refused) settles its own waiters only; a retry,
         // a hold or a message sent back unsent changes what other deliveries wait for.
-        pump(changed: unsent || settled.contains { $0.delivery.state == .queued } ? nil : ids)
+        let onlyRemoved = !unsent && !settled.contains { $0.delivery.state == .queued }
+        pump(changed: onlyRemoved ? ids : nil, onlyRemoved: onlyRemoved)
         releaseIfEmptied()
     }
 

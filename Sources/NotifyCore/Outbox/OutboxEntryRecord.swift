@@ -53,10 +53,81 @@ struct OutboxEntryRecord: Codable {
     /// each string at six bytes per byte (`\u0000`, JSON's longest escape, for a control
     /// character), and 2 KiB for the keys, numbers, dates and spaces around them.
     static func sizeBound(of delivery: Delivery) -> Int {
-        let strings = [delivery.id, delivery.to, delivery.message, delivery.platform.rawValue, delivery.state.rawValue,
-                       delivery.account?.user ?? "", delivery.account?.backend ?? "",
-                       delivery.lastError?.code.rawValue ?? "", delivery.lastError?.message ?? "", delivery.idempotencyKey ?? ""]
-        return 2048 + 6 * strings.reduce(0) { $0 + $1.utf8.count }
+        // Added up one by one: a list of the strings cost an allocation per message.
+        var bytes = delivery.id.utf8.count + delivery.to.utf8.count + delivery.message.utf8.count
+        bytes += delivery.platform.rawValue.utf8.count + delivery.state.rawValue.utf8.count
+        bytes += (delivery.account?.user.utf8.count ?? 0) + (delivery.account?.backend.utf8.count ?? 0)
+        bytes += (delivery.lastError?.code.rawValue.utf8.count ?? 0) + (delivery.lastError?.message.utf8.count ?? 0)
+        bytes += delivery.idempotencyKey?.utf8.count ?? 0
+        return 2048 + 6 * bytes
+    }
+
+    /// Writes the record as `JSONEncoder.state` encodes it (keys sorted); false for a date
+    /// the writer leaves to the encoder.
+    func write(to json: inout JSONTextWriter) -> Bool {
+        json.beginObject()
+        if let account {
+            json.key("account")
+            json.beginObject()
+            json.key("backend")
+            json.string(account.backend)
+            json.key("user")
+            json.string(account.user)
+            json.endObject()
+        }
+        json.key("attempts")
+        json.int(attempts)
+        json.key("created_at")
+        guard json.date(createdAt) else { return false }
+        json.key("expires_at")
+        guard json.date(expiresAt) else { return false }
+        json.key("id")
+        json.string(id)
+        if let idempotencyKey {
+            json.key("idempotency_key")
+            json.string(idempotencyKey)
+        }
+        if let lastError {
+            json.key("last_error")
+            json.beginObject()
+            json.key("code")
+            json.string(lastError.code)
+            json.key("message")
+            json.string(lastError.message)
+            json.endObject()
+        }
+        json.key("message")
+        json.string(message)
+        if let nextAttemptAt {
+            json.key("next_attempt_at")
+            guard json.date(nextAttemptAt) else { return false }
+        }
+        json.key("platform")
+        json.string(platform)
+        json.key("sequence")
+        json.int(sequence)
+        json.key("state")
+        json.string(state)
+        json.key("to")
+        json.string(to)
+        if let version {
+            json.key("version")
+            json.int(version)
+        }
+        json.endObject()
+        return true
+    }
+
+    /// The file of one record, as `JSONEncoder.state` writes it.
+    func stateFile() throws -> Data {
+        var json = JSONTextWriter(pretty: true, escapingSlashes: true, capacity: OutboxEntryRecord.textSize(message))
+        guard write(to: &json) else { return try JSONEncoder.state.encode(self) }
+        return Data(json.bytes)
+    }
+
+    /// Room for a record's text, most of the time.
+    static func textSize(_ message: String) -> Int {
+        640 + message.utf8.count
     }
 
     struct UnknownPlatform: Error, CustomStringConvertible {

@@ -20,7 +20,7 @@ import NotifyProtocol
 public struct OutboxQueue: Sendable {
     // What is not private here is shared with OutboxQueue+EarlyEnds.swift (what ends a
     // wait before its time).
-    public internal(set) var queued: [Delivery] = []
+    public internal(set) var queued = QueuedDeliveries()
     /// Failed or expired after queueing: kept to be reported, never dropped silently.
     public private(set) var dead: [Delivery] = []
     public internal(set) var backoff: Backoff
@@ -33,7 +33,9 @@ public struct OutboxQueue: Sendable {
     /// False once a delivery whose id does not begin with its sequence number was added
     /// (a hand-edited entry): lookups by id then scan instead of searching.
     private var idsFollowSequence = true
-    private var inFlight = Set<String>()
+    /// At most the earliest expiry of a queued delivery not in flight (nil: none is
+    /// queued): while it lies ahead, nothing can expire and `expire` need not look.
+    private var expiryFloor: Date?
     var retryAt: [String: Wait] = [:]
     var failures: [String: Int] = [:]
     /// Keys waiting out their own backoff after a failure without `Retry-After`, with their
@@ -71,12 +73,13 @@ public struct OutboxQueue: Sendable {
         self.random = SplitMix64(seed: seed)
     }
 
-    public var inFlightCount: Int { inFlight.count }
+    public var inFlightCount: Int { queued.inFlightCount }
 
     public mutating func add(_ delivery: Delivery) {
         if delivery.state == .queued {
             if Delivery.sequence(inID: delivery.id) != delivery.sequence { idsFollowSequence = false }
             queued.insert(delivery, at: firstQueuedIndex(atOrAfter: delivery.sequence + 1))
+            lowerExpiryFloor(to: delivery.expiresAt)
         } else {
             dead.append(delivery)
         }
@@ -90,6 +93,8 @@ public struct OutboxQueue: Sendable {
     /// pass of the outbox, so this is a binary search on the sequence number the id
     /// begins with (`queued` is sorted by it), not a scan.
     private func queuedIndex(of id: String) -> Int? {
+        // The delivery answered last, or the next to be: a burst is sent and answered from the front.
+        if let first = queued.first, first.id == id { return 0 }
         guard idsFollowSequence, let sequence = Delivery.sequence(inID: id) else {
             return queued.firstIndex { $0.id == id }
         }
@@ -114,6 +119,10 @@ public struct OutboxQueue: Sendable {
 
     /// True for a queued delivery whose account is not the one logged in.
     public func isHeld(_ delivery: Delivery) -> Bool {
+        Self.isHeld(delivery, account: account)
+    }
+
+    private static func isHeld(_ delivery: Delivery, account: AccountKey?) -> Bool {
         delivery.state == .queued && (delivery.account == nil || delivery.account != account)
     }
 
@@ -136,7 +145,11 @@ public struct OutboxQueue: Sendable {
         let delivery = queued[index]
         if paused || isHeld(delivery) { return true }
         if let until = retryAt[delivery.orderKey]?.until, until > now { return true }
-        return delivery.attempts > 0 && !inFlight.contains(id)
+        return delivery.attempts > 0 && !queued.isInFlight(at: index)
+    }
+
+    private mutating func lowerExpiryFloor(to date: Date) {
+        if expiryFloor.map({ date < $0 }) ?? true { expiryFloor = date }
     }
 
     /// The deliveries to start now; they count as in flight until `finished`.
@@ -155,40 +168,60 @@ public struct OutboxQueue: Sendable {
         guard !paused else { return [] }
         let concurrency = self.concurrency * max(1, requestsPerConnection)
         var started: [Delivery] = []
-        // Found from the few in flight, not by hashing every queued id: this runs after
-        // every commit and every attempt, over a queue a burst makes long.
-        var running: [String: Int] = [:]
-        for id in inFlight {
-            if let index = queuedIndex(of: id) { running[queued[index].orderKey, default: 0] += 1 }
-        }
+        // Kept as deliveries go in flight and come back, not found from the ids in flight:
+        // this runs after every commit and every attempt, over a queue a burst makes long.
+        var running = queued.inFlightPerKey
         // Keys whose next delivery may not start now: it waits behind one that is not in
-        // flight, for a retry, or for room in its lane.
+        // flight, for a retry, or for room in its lane; or the key's account is not the one
+        // logged in (a key is one account's: all its deliveries are held).
         var closed = Set<String>()
         // Most of a long queue is messages behind others of their key, often of the same
-        // key one after another: compared with the last key closed before it is hashed.
+        // key one after another: compared with the last key closed, and the last key seen
+        // open, before it is hashed.
         var lastClosed = ""
+        var lastOpen = ""
         var lanesInUse = running.count
         var roomy = depth > 1 ? running.filter { $0.value < depth && !unchained.contains($0.key) }.count : 0
+        let keys = queued.keyCount
+        let account = self.account
         for index in queued.indices {
             guard lanesInUse < concurrency || roomy > 0 else { break }
+            // Every key queued is closed: nothing further in the queue may start.
+            if closed.count == keys { break }
+            // In flight: nothing to decide. Looked at first, and without touching the
+            // delivery: each pass goes past the ones in flight at the head of a lane.
+            if queued.isInFlight(at: index) { continue }
             let key = queued[index].orderKey
-            if key == lastClosed || closed.contains(key) { continue }
+            if key == lastClosed { continue }
+            if key != lastOpen {
+                if closed.contains(key) { continue }
+                lastOpen = key
+            }
+            if queued[index].state == .queued && (queued[index].account.map { $0 != account } ?? true) {
+                // Held (see `isHeld`).
+                closed.insert(key)
+                lastClosed = key
+                lastOpen = ""
+                continue
+            }
             if !beingWritten.isEmpty && beingWritten.contains(queued[index].id) {
                 closed.insert(key)
                 lastClosed = key
+                lastOpen = ""
                 continue
             }
-            guard !isHeld(queued[index]), !inFlight.contains(queued[index].id) else { continue }
             let delivery = queued[index]
             // Whatever happens, later deliveries with this key wait for this one.
             closed.insert(key)
             lastClosed = key
+            lastOpen = ""
             if let count = running[key] {
                 // Right behind those in flight: follows them in their lane, or waits.
                 guard count < depth, !unchained.contains(key) else { continue }
                 if let until = retryAt[key]?.until, until > now { continue }
                 closed.remove(key)
                 lastClosed = ""
+                lastOpen = key
                 running[key] = count + 1
                 if count + 1 == depth { roomy -= 1 }
             } else {
@@ -199,10 +232,11 @@ public struct OutboxQueue: Sendable {
                 if depth > 1 {
                     closed.remove(key)
                     lastClosed = ""
+                    lastOpen = key
                     roomy += 1
                 }
             }
-            inFlight.insert(delivery.id)
+            queued.setInFlight(true, at: index)
             started.append(delivery)
         }
         return started
@@ -211,8 +245,10 @@ public struct OutboxQueue: Sendable {
     /// Records an attempt's result; returns the delivery as it now stands.
     @discardableResult
     public mutating func finished(_ id: String, _ result: DeliveryResult, now: Date) -> Delivery? {
-        inFlight.remove(id)
         guard let index = queuedIndex(of: id) else { return nil }
+        queued.setInFlight(false, at: index)
+        // Back in the queue's count of what may expire, unless it leaves it below.
+        lowerExpiryFloor(to: queued[index].expiresAt)
         var delivery = queued[index]
         if case .accountGone = result { return delivery }
         if case .notAttempted = result { return delivery }
@@ -226,8 +262,9 @@ public struct OutboxQueue: Sendable {
             delivery.state = .delivered
             delivery.lastError = nil
             delivery.nextAttemptAt = nil
-            failures[key] = nil
-            retryAt[key] = nil
+            // Looked up only when there is anything to find: a burst that goes well has none.
+            if !failures.isEmpty { failures[key] = nil }
+            if !retryAt.isEmpty { retryAt[key] = nil }
             endRecoverableWait(key)
             return delivery
         case .offline(let error):
@@ -286,9 +323,9 @@ public struct OutboxQueue: Sendable {
     }
 
     private mutating func endRecoverableWait(_ key: String) {
-        recoverable[key] = nil
-        cutShort.remove(key)
-        offline[key] = nil
+        if !recoverable.isEmpty { recoverable[key] = nil }
+        if !cutShort.isEmpty { cutShort.remove(key) }
+        if !offline.isEmpty { offline[key] = nil }
     }
 
     /// Credentials changed: try again.
@@ -298,9 +335,15 @@ public struct OutboxQueue: Sendable {
 
     /// Moves queued deliveries past their expiry (and not in flight) to `dead`.
     public mutating func expire(now: Date) -> [Delivery] {
+        guard let floor = expiryFloor, floor <= now else { return [] }
         var expired: [Delivery] = []
-        queued.removeAll { delivery in
-            guard delivery.expiresAt <= now, !inFlight.contains(delivery.id) else { return false }
+        var earliest: Date?
+        queued.removeAll { delivery, inFlight in
+            if inFlight { return false }
+            guard delivery.expiresAt <= now else {
+                if earliest.map({ delivery.expiresAt < $0 }) ?? true { earliest = delivery.expiresAt }
+                return false
+            }
             var gone = delivery
             gone.state = .expired
             gone.nextAttemptAt = nil
@@ -310,6 +353,7 @@ public struct OutboxQueue: Sendable {
             expired.append(gone)
             return true
         }
+        expiryFloor = earliest
         dead += expired
         return expired
     }
@@ -322,13 +366,13 @@ public struct OutboxQueue: Sendable {
         let keys = Set(chosen.map(\.orderKey))
         for key in keys { retryAt[key] = nil }
         paused = false
-        return queued.filter { keys.contains($0.orderKey) && !inFlight.contains($0.id) }.count
+        return queued.indices.filter { keys.contains(queued[$0].orderKey) && !queued.isInFlight(at: $0) }.count
     }
 
     /// `outbox cancel`: removes a delivery that is not being sent right now.
     public mutating func cancel(_ id: String) -> Delivery? {
-        guard !inFlight.contains(id) else { return nil }
         if let index = queuedIndex(of: id) {
+            guard !queued.isInFlight(at: index) else { return nil }
             return queued.remove(at: index)
         }
         if let index = dead.firstIndex(where: { $0.id == id }) {
@@ -337,12 +381,11 @@ public struct OutboxQueue: Sendable {
         return nil
     }
 
-    public func isInFlight(_ id: String) -> Bool { inFlight.contains(id) }
+    public func isInFlight(_ id: String) -> Bool { queuedIndex(of: id).map(queued.isInFlight) ?? false }
 
     /// Lets the tables sized for a burst go once the burst is over (see `EmptyStorage`).
     mutating func releaseStorageIfEmpty() {
         queued.releaseStorageIfEmpty()
-        inFlight.releaseStorageIfEmpty()
         retryAt.releaseStorageIfEmpty()
         failures.releaseStorageIfEmpty()
         recoverable.releaseStorageIfEmpty()
@@ -353,8 +396,13 @@ public struct OutboxQueue: Sendable {
     /// Forgets the failed and expired deliveries, and those held for an account that is
     /// not logged in; returns them.
     public mutating func purgeDead() -> [Delivery] {
-        let held = queued.filter { isHeld($0) && !inFlight.contains($0.id) }
-        queued.removeAll { delivery in held.contains { $0.id == delivery.id } }
+        var held: [Delivery] = []
+        let account = self.account
+        queued.removeAll { delivery, inFlight in
+            guard Self.isHeld(delivery, account: account) && !inFlight else { return false }
+            held.append(delivery)
+            return true
+        }
         defer { dead = [] }
         return dead + held
     }
@@ -364,14 +412,15 @@ public struct OutboxQueue: Sendable {
         // One pass over the queue: this runs after every attempt and every commit.
         var earliest: Date?
         let pending = paused ? [:] : retryAt.compactMapValues { $0.until > now ? $0.until : nil }
-        for delivery in queued {
+        // By position, not by copying each delivery out of the queue.
+        for index in queued.indices {
             // An expiry that passed while the delivery was in flight is handled when it returns.
-            // (The cheap comparison first: hashing every id made this pass cost more than it.)
-            if earliest.map({ delivery.expiresAt < $0 }) ?? true, !inFlight.contains(delivery.id) {
-                earliest = delivery.expiresAt
+            let expiresAt = queued[index].expiresAt
+            if earliest.map({ expiresAt < $0 }) ?? true, !queued.isInFlight(at: index) {
+                earliest = expiresAt
             }
             // Held deliveries only expire: a login, not a retry time, lets them go out.
-            if !pending.isEmpty, !isHeld(delivery), let retry = pending[delivery.orderKey], earliest.map({ retry < $0 }) ?? true {
+            if !pending.isEmpty, !isHeld(queued[index]), let retry = pending[queued[index].orderKey], earliest.map({ retry < $0 }) ?? true {
                 earliest = retry
             }
         }

@@ -9,6 +9,7 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
+import NotifyProtocol
 
 /// The outbox on disk: `outbox/<id>.json`, one file per delivery, each written atomically
 /// (and fsynced) before the sender hears "accepted", removed once the backend took it.
@@ -103,7 +104,7 @@ public struct OutboxStore: Sendable {
         try ids.cover(deliveries.map(\.sequence).max() ?? 0)
         let data: Data
         do {
-            data = try JSONEncoder.state.encode(OutboxBatchRecord(deliveries))
+            data = try OutboxBatchRecord(deliveries).stateFile()
         } catch {
             throw .storage("cannot encode outbox entries: \(error)")
         }
@@ -136,7 +137,7 @@ public struct OutboxStore: Sendable {
         try ids.cover(delivery.sequence)
         let data: Data
         do {
-            data = try JSONEncoder.state.encode(OutboxEntryRecord(delivery))
+            data = try OutboxEntryRecord(delivery).stateFile()
         } catch {
             throw .storage("cannot encode an outbox entry: \(error)")
         }
@@ -156,22 +157,51 @@ public struct OutboxStore: Sendable {
     /// at-least-once delivery allows; the next save's directory fsync makes it durable.
     /// One removal at a time (on the outbox's writer thread): the index and the logs change together.
     public func remove(_ id: String) throws(CoreError) {
-        let (removal, ownFile) = batches.remove(id)
-        // A batch member has a file of its own only once it changed after the batch was
-        // written; most never do, and looking for the file costs a path lookup each.
-        if ownFile && calls.unlink(path(id) + ".json") != 0 && errno != ENOENT {
-            throw .storage("cannot remove outbox entry \(id): \(String(cString: strerror(errno)))")
-        }
-        switch removal {
-        case .none:
-            break
-        case .finished(let batch):
-            forget(batch)
-        case .pending(let batch):
-            if let error = doneLogs.append(id, to: path(batch) + ".done") {
-                throw .storage("cannot record that outbox entry \(id) was sent: \(String(cString: strerror(error)))")
+        if let failure = remove([id]).first { throw failure }
+    }
+
+    /// `remove` for several deliveries, in their order; returns what failed. The removals
+    /// that go to one batch's log one after another are written to it with one `write`
+    /// (a burst's deliveries leave in order, most of them members of the same batch): what
+    /// is written is what one `remove` after another writes, and each line is written
+    /// before anything a later delivery's removal does to the files.
+    public func remove(_ ids: [String]) -> [CoreError] {
+        var failures: [CoreError] = []
+        var logged: (batch: String, ids: [String])?
+        func writeLogged() {
+            guard let (batch, ids) = logged else { return }
+            logged = nil
+            if let error = doneLogs.append(ids, to: path(batch) + ".done") {
+                for id in ids { failures.append(.storage("cannot record that outbox entry \(id) was sent: \(String(cString: strerror(error)))")) }
             }
         }
+        for id in ids {
+            let (removal, ownFile) = batches.remove(id)
+            // A batch member has a file of its own only once it changed after the batch was
+            // written; most never do, and looking for the file costs a path lookup each.
+            if ownFile {
+                writeLogged()
+                if calls.unlink(path(id) + ".json") != 0 && errno != ENOENT {
+                    failures.append(.storage("cannot remove outbox entry \(id): \(String(cString: strerror(errno)))"))
+                    continue
+                }
+            }
+            switch removal {
+            case .none:
+                break
+            case .finished(let batch):
+                writeLogged()
+                forget(batch)
+            case .pending(let batch):
+                if logged?.batch != batch {
+                    writeLogged()
+                    logged = (batch, [])
+                }
+                logged?.ids.append(id)
+            }
+        }
+        writeLogged()
+        return failures
     }
 
     private static let batchPrefix = "batch-"
@@ -196,6 +226,27 @@ struct OutboxBatchRecord: Codable {
     init(_ deliveries: [Delivery]) {
         version = OutboxEntryRecord.currentVersion
         entries = deliveries.map(OutboxEntryRecord.init)
+    }
+
+    /// The file as `JSONEncoder.state` writes it, written without the encoder: a burst's
+    /// batch is written once per message it holds (see `JSONTextWriter`).
+    func stateFile() throws -> Data {
+        let size = entries.reduce(64) { $0 + 64 + OutboxEntryRecord.textSize($1.message) }
+        var json = JSONTextWriter(pretty: true, escapingSlashes: true, capacity: size)
+        json.beginObject()
+        json.key("entries")
+        json.beginArray()
+        for entry in entries {
+            json.nextElement()
+            guard entry.write(to: &json) else { return try JSONEncoder.state.encode(self) }
+        }
+        json.endArray()
+        if let version {
+            json.key("version")
+            json.int(version)
+        }
+        json.endObject()
+        return Data(json.bytes)
     }
 }
 

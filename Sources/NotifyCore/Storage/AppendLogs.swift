@@ -32,7 +32,21 @@ final class AppendLogs: Sendable {
     /// Each line also starts on a newline of its own, so one cut short (a full disk) cannot
     /// run into the next: readers skip the empty lines.
     func append(_ line: String, to path: String) -> Int32? {
-        files.withLock { logs in
+        append([line], to: path)
+    }
+
+    /// `append` for several lines, written with one `write`: the same bytes as appending
+    /// them one after another.
+    func append(_ lines: [String], to path: String) -> Int32? {
+        guard !lines.isEmpty else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count + 2 })
+        for line in lines {
+            bytes.append(0x0A)
+            bytes.append(contentsOf: line.utf8)
+            bytes.append(0x0A)
+        }
+        return files.withLock { logs in
             let fd: Int32
             if let index = logs.firstIndex(where: { $0.path == path }) {
                 fd = logs.remove(at: index).fd
@@ -42,7 +56,7 @@ final class AppendLogs: Sendable {
                 fd = calls.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
                 guard fd >= 0 else { return errno }
             }
-            if let error = Array(("\n" + line + "\n").utf8).withUnsafeBytes({ calls.writeWhole(fd, $0) }) {
+            if let error = bytes.withUnsafeBytes({ calls.writeWhole(fd, $0) }) {
                 _ = calls.close(fd)
                 return error
             }

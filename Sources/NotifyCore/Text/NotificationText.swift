@@ -45,9 +45,21 @@ public enum NotificationText {
         }
     }
 
+    /// `payload(...).utf8.count`, added up for JSON payloads instead of pasted together
+    /// once per message only to be measured.
+    static func payloadSize(_ message: String, sender: String, for platform: Platform) throws(CoreError) -> Int {
+        let wrapper: Int
+        switch platform {
+        case .apns: wrapper = #"{"aps":{"alert":""#.utf8.count + #""}}"#.utf8.count
+        case .fcm, .gcm: wrapper = #"{ "data" : {"message":""#.utf8.count + #""}}"#.utf8.count
+        case .wns: return try payload(message, sender: sender, for: platform).utf8.count
+        }
+        return wrapper + "From ".utf8.count + sender.utf8.count + ": ".utf8.count + (try escape(message, for: platform)).utf8.count
+    }
+
     /// Refuses a message that cannot fit once the backend has wrapped it, saying by how much.
     public static func checkSize(_ message: String, sender: String, for platform: Platform) throws(CoreError) {
-        let size = try payload(message, sender: sender, for: platform).utf8.count
+        let size = try payloadSize(message, sender: sender, for: platform)
         let limit = payloadLimit(platform)
         if size > limit {
             throw .messageTooLarge("the message is too long for \(platform): with the backend's wrapper and escaping the payload is \(size) bytes, and \(platform) accepts \(limit); shorten it by at least \(size - limit) bytes")

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyProtocol
+import Synchronization
 
 /// The tutorial AppBackend over HTTP(S): connections are reused, at most
 /// `max_connections` to the backend. Redirects are not followed and replies are bounded
@@ -16,6 +17,22 @@ public final class HTTPBackend: BackendAPI {
     private let replyLimit: Int
     /// Read at each request: `request_timeout`, `max_connections`, `allow_insecure_http`.
     private let settings: SettingsStore
+    /// The URL the last request was built for, and from what: a lane's messages all go to
+    /// one, which is then built once, not once per message.
+    private let lastTarget = Mutex<Target?>(nil)
+
+    private struct Target {
+        var base: URL
+        var path: String
+        var query: [(String, String)]
+        var allowInsecureHTTP: Bool
+        var url: Result<URL, BackendCallError>
+
+        func isFor(_ base: URL, _ path: String, _ query: [(String, String)], _ allowInsecureHTTP: Bool) -> Bool {
+            self.allowInsecureHTTP == allowInsecureHTTP && self.path == path && self.query.count == query.count
+                && zip(self.query, query).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 } && self.base == base
+        }
+    }
 
     public init(settings: SettingsStore, replyLimit: Int = HTTPBackend.defaultReplyLimit) {
         #if canImport(Darwin)
@@ -61,7 +78,7 @@ public final class HTTPBackend: BackendAPI {
     }
 
     public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?) async -> Result<Void, BackendCallError> {
-        let encoded = (try? JSONEncoder().encode(body)) ?? Data()
+        let encoded = Self.jsonString(body)
         return await call("POST", "api/notifications", query: [("pns", pns), ("to_tag", toTag)], body: encoded, account: account,
                           idempotencyKey: idempotencyKey).map { _ in () }
     }
@@ -72,7 +89,7 @@ public final class HTTPBackend: BackendAPI {
 
     public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?, lane: UInt64,
                                  then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void) {
-        let encoded = (try? JSONEncoder().encode(body)) ?? Data()
+        let encoded = Self.jsonString(body)
         switch request("POST", "api/notifications", query: [("pns", pns), ("to_tag", toTag)], body: encoded, account: account, idempotencyKey: idempotencyKey) {
         case .failure(let error):
             // Not handed over: the requests after it in the lane must not go either.
@@ -84,6 +101,13 @@ public final class HTTPBackend: BackendAPI {
                 then(Self.interpret(outcome, account: account, replyLimit: replyLimit).map { _ in () })
             }
         }
+    }
+
+    /// The body of a send: the text as one JSON string, as `JSONEncoder().encode(text)` writes it.
+    static func jsonString(_ text: String) -> Data {
+        var json = JSONTextWriter(pretty: false, escapingSlashes: true, capacity: text.utf8.count + 16)
+        json.string(text)
+        return Data(json.bytes)
     }
 
     public func endLane(_ lane: UInt64) {
@@ -135,13 +159,10 @@ public final class HTTPBackend: BackendAPI {
 
     private func request(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount,
                          idempotencyKey: String? = nil) -> Result<HTTPRequest, BackendCallError> {
-        // Checked here as well as where the URL is configured: a credentials file written
-        // by an older version may still name a plain-http backend.
-        if let refusal = BackendURL.insecureRefusal(account.baseURL, allowInsecureHTTP: settings[\.allowInsecureHTTP]) {
-            return .failure(.transport(refusal))
-        }
-        guard let url = URLText.url(base: account.baseURL, path: path, query: query) else {
-            return .failure(.transport("cannot build a URL from \(BackendText.withoutUserInfo(account.baseURL.absoluteString))"))
+        let url: URL
+        switch target(account.baseURL, path, query) {
+        case .failure(let error): return .failure(error)
+        case .success(let built): url = built
         }
         var headers = ["Authorization: " + account.authorizationHeader, "Accept: application/json"]
         if body != nil { headers.append("Content-Type: application/json") }
@@ -152,6 +173,23 @@ public final class HTTPBackend: BackendAPI {
         // ASP.NET and some proxies answer 411 to a body-less POST without a length.
         let sent = body ?? (method == "GET" || method == "DELETE" ? nil : Data())
         return .success(HTTPRequest(method: method, url: url, headers: headers, body: sent))
+    }
+
+    private func target(_ base: URL, _ path: String, _ query: [(String, String)]) -> Result<URL, BackendCallError> {
+        let allowInsecureHTTP = settings[\.allowInsecureHTTP]
+        if let last = lastTarget.withLock({ $0 }), last.isFor(base, path, query, allowInsecureHTTP) { return last.url }
+        let url: Result<URL, BackendCallError>
+        // Checked here as well as where the URL is configured: a credentials file written
+        // by an older version may still name a plain-http backend.
+        if let refusal = BackendURL.insecureRefusal(base, allowInsecureHTTP: allowInsecureHTTP) {
+            url = .failure(.transport(refusal))
+        } else if let built = URLText.url(base: base, path: path, query: query) {
+            url = .success(built)
+        } else {
+            url = .failure(.transport("cannot build a URL from \(BackendText.withoutUserInfo(base.absoluteString))"))
+        }
+        lastTarget.withLock { $0 = Target(base: base, path: path, query: query, allowInsecureHTTP: allowInsecureHTTP, url: url) }
+        return url
     }
 
     private static func interpret(_ outcome: HTTPOutcome, account: BackendAccount, replyLimit: Int) -> Result<Data, BackendCallError> {

@@ -80,6 +80,15 @@ struct CommandRouter: RequestHandler {
         } catch {
             return .now(Reply.failure(nil, WireError(code: .malformedRequest, message: "not valid JSON (\(error)): each request is one JSON object on one line, like {\"cmd\":\"ping\"}")))
         }
+        // A `send` written plainly, the command of a burst, is read without the decoder.
+        if let cmd = shape.cmdRange, line[cmd].elementsEqual(#""send""#.utf8), let command = SendCommand(plainLine: line) {
+            let id = RequestID(line: line, shape: shape, decoded: nil)
+            do throws(CoreError) {
+                return try await send(id, command)
+            } catch {
+                return .now(Reply.failure(id, error))
+            }
+        }
         let data = Data(line)
         let decoder = WireCoding.decoder()
         guard let header = try? decoder.decode(RequestHeader.self, from: data) else {

@@ -27,6 +27,12 @@ enum Reply: Sendable {
         return success(id, encodedResult: body)
     }
 
+    /// A send's reply, written without the encoder (`SendResult.wireJSON`): one per message.
+    static func success(_ id: RequestID?, _ result: SendResult) -> [UInt8] {
+        guard let body = result.wireJSON ?? encodedResult(result) else { return unencodable(id) }
+        return success(id, encodedResult: body)
+    }
+
     /// A result as the wire carries it, for a reply made now or kept to be sent again;
     /// nil for one that cannot be encoded (a non-finite number).
     static func encodedResult<R: Encodable>(_ result: R) -> [UInt8]? {
