@@ -45,7 +45,7 @@ void ncurl_multi_wait(void *multi, int timeout_ms);
 /// Wakes a thread waiting in `ncurl_multi_wait`; safe from any thread.
 void ncurl_wakeup(void *multi);
 
-/// Frees a multi handle whose transfers have all been freed.
+/// Frees a multi handle whose transfers have all been freed, and the spare ones it kept.
 void ncurl_multi_free(void *multi);
 
 /// The next finished transfer, or NULL.
@@ -70,7 +70,8 @@ const char *ncurl_transfer_retry_after(void *transfer);
 /// libcurl's words for a failure ("SSL certificate problem: …").
 const char *ncurl_transfer_error_text(void *transfer);
 
-/// Removes the transfer from `multi` (finished or not) and frees it.
+/// Removes the transfer from `multi` (finished or not) and frees it, or keeps it in the
+/// pool for a later request (a few at most; reset before it is used again).
 void ncurl_transfer_free(void *multi, void *transfer);
 
 // The result codes the client tells apart.

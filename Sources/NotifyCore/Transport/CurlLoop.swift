@@ -53,11 +53,47 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     /// The requests of one lane that wait for the one under way; broken once one was not
-    /// answered with a 2xx, after which none of the lane goes out.
+    /// answered with a 2xx, after which none of the lane goes out. Changed in place in
+    /// `lanes` (`lanes[id]!`): a copy taken out and put back would copy its list each time.
     private struct Lane {
-        var waiting: [Job] = []
+        /// Oldest first, from `head` on: the next is taken without moving the rest.
+        private var waiting: [Job] = []
+        private var head = 0
         var busy = false
         var broken = false
+
+        mutating func append(_ job: Job) {
+            waiting.append(job)
+        }
+
+        /// The request under way is back: the next one to start if it was accepted, or,
+        /// if it was not, the lane breaks and what waited comes back unsent.
+        mutating func finished(accepted: Bool) -> (next: Job?, skipped: [Job]) {
+            guard accepted else {
+                busy = false
+                broken = true
+                return (nil, takeAll())
+            }
+            guard head < waiting.count else {
+                busy = false
+                return (nil, [])
+            }
+            let next = waiting[head]
+            head += 1
+            if head == waiting.count {
+                waiting.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            return (next, [])
+        }
+
+        mutating func takeAll() -> [Job] {
+            defer {
+                waiting = []
+                head = 0
+            }
+            return Array(waiting[head...])
+        }
     }
 
     struct Shared {
@@ -213,12 +249,9 @@ final class CurlLoop: @unchecked Sendable {
                 return (shared.starting, shared.cancelled, shared.stopping, shared.networkChanged, shared.resize, (shared.endedLanes, shared.brokenLanes))
             }
             for id in brokenLanes {
-                var lane = lanes[id] ?? Lane()
-                lane.broken = true
-                let skipped = lane.waiting
-                lane.waiting = []
-                lanes[id] = lane
-                for job in skipped { job.then(.notAttempted) }
+                if lanes[id] == nil { lanes[id] = Lane() }
+                lanes[id]!.broken = true
+                for job in lanes[id]!.takeAll() { job.then(.notAttempted) }
             }
             // After the breaks: a lane's end comes after its break, and taken before it in
             // the same pass, the break would make the lane again, never to be ended.
@@ -274,20 +307,17 @@ final class CurlLoop: @unchecked Sendable {
     /// Starts `job` now, or after the request of its lane under way.
     private func admit(_ job: Job) {
         guard let id = job.lane else { return start(job) }
-        var lane = lanes[id] ?? Lane()
-        if lane.broken {
+        if lanes[id] == nil { lanes[id] = Lane() }
+        if lanes[id]!.broken {
             job.then(.notAttempted)
-        } else if lane.busy {
-            lane.waiting.append(job)
+        } else if lanes[id]!.busy {
+            lanes[id]!.append(job)
         } else {
-            lane.busy = true
-            // Stored before the start: a request libcurl cannot start settles at once, and
+            // Marked before the start: a request libcurl cannot start settles at once, and
             // must find its lane busy to break it, or the lane would wait forever.
-            lanes[id] = lane
+            lanes[id]!.busy = true
             start(job)
-            return
         }
-        lanes[id] = lane
     }
 
     private func start(_ job: Job) {
@@ -359,17 +389,9 @@ final class CurlLoop: @unchecked Sendable {
     /// after a 2xx, or breaks the lane. Returns whether a next request started.
     @discardableResult
     private func settle(_ job: Job, _ outcome: HTTPOutcome) -> Bool {
-        var next: Job?
-        if let id = job.lane, var lane = lanes[id] {
-            if outcome.isSuccess, !lane.waiting.isEmpty {
-                next = lane.waiting.removeFirst()
-            } else if !outcome.isSuccess {
-                lane.broken = true
-            }
-            let skipped = lane.broken ? lane.waiting : []
-            if lane.broken { lane.waiting = [] }
-            lane.busy = next != nil
-            lanes[id] = lane.busy || lane.broken ? lane : nil
+        if let id = job.lane, lanes[id] != nil {
+            let (next, skipped) = lanes[id]!.finished(accepted: outcome.isSuccess)
+            if let lane = lanes[id], !lane.busy && !lane.broken { lanes[id] = nil }
             if let next { start(next) }
             outcomes.append((job, outcome))
             for job in skipped { outcomes.append((job, .notAttempted)) }
