@@ -170,6 +170,9 @@ struct transfer {
     size_t length, capacity, limit;
     int too_large;
     int result;
+    /// The connection a connect-only transfer made is its own until it is cleaned up:
+    /// such a transfer is never kept for reuse.
+    int connect_only;
     char location[1024];
     char retry_after[128];
     char error[ERROR_SIZE];
@@ -227,6 +230,7 @@ static struct transfer *new_transfer(struct pool *pool) {
         transfer->length = 0;
         transfer->too_large = 0;
         transfer->result = 0;
+        transfer->connect_only = 0;
         transfer->location[0] = transfer->retry_after[0] = transfer->error[0] = '\0';
         return transfer;
     }
@@ -328,6 +332,7 @@ void *ncurl_transfer_start(void *opaque, const char *url, const char *method, co
     // HTTP/1.1 from the start: nothing to wait for.
     if (strncasecmp(url, "https:", 6) == 0) curl.easy_setopt(easy, OPT_PIPEWAIT, 1L);
     if (connect_only) {
+        transfer->connect_only = 1;
         // Connects (with the TLS handshake of an https URL) and ends there: no request is
         // sent, and the connection is never lent to another transfer.
         curl.easy_setopt(easy, OPT_CONNECT_ONLY, 1L);
@@ -430,7 +435,7 @@ void ncurl_transfer_free(void *opaque_pool, void *opaque) {
     struct pool *pool = opaque_pool;
     struct transfer *transfer = opaque;
     curl.multi_remove_handle(pool->multi, transfer->easy);
-    if (pool->spares >= SPARE_TRANSFERS) {
+    if (pool->spares >= SPARE_TRANSFERS || transfer->connect_only) {
         destroy(transfer);
         return;
     }

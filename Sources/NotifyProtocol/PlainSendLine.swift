@@ -79,7 +79,13 @@ private struct PlainObjectReader {
             case "timeout":
                 switch value {
                 case .number(let range):
-                    guard let seconds = Double(text(range)), seconds.isFinite else { return nil }
+                    // The decoder refuses a number that underflows to zero (1e-400, or 0.
+                    // and 400 zeros and a 1) and some zeros with an exponent (0e3): those,
+                    // and any exponent, are left to it.
+                    let digits = bytes[range]
+                    guard !digits.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }),
+                          let seconds = Double(text(range)), seconds.isFinite,
+                          seconds != 0 || !digits.contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) else { return nil }
                     timeout = seconds
                 case .null: timeout = nil
                 default: return nil

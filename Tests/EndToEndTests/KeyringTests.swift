@@ -118,7 +118,7 @@ import Testing
                                            environment: keyring.environment)
         let lookupsBefore = keyring.calls.filter { $0.hasPrefix("lookup") }.count
         let queued = try await daemon.notifyctl(["send", "--to", "alice", "while locked"])
-        #expect(queued.status == 0 || queued.status == 4, "\(queued.output)\(queued.error)")
+        #expect(queued.status == 0 || queued.status == 4, "\(queued.output)\(queued.error)\n\(keyring.calls)\n\(daemon.child.standardError)")
         let pushes = backend.pushes().count
         let said = await eventually { (try? await daemon.notifyctl(["status"]).output.contains("is locked")) == true }
         #expect(said, "status names the locked keyring")
@@ -181,7 +181,7 @@ import Testing
         #expect(try await daemon.notifyctl(["reload"]).status == 0)
         let retiredFile = daemon.stateDirectory + "/retired-registrations.json"
         #expect(await eventually { FileManager.default.fileExists(atPath: retiredFile) }, "the old registration waits for its deletion")
-        #expect(Self.filesHolding(Self.password, under: daemon.stateDirectory).isEmpty)
+        #expect(Self.filesHolding(Self.password, under: daemon.stateDirectory).isEmpty, "\(keyring.calls)\n\(daemon.child.standardError)")
         let deleted = await eventually(20) { old.requests().contains { $0.method == "DELETE" && $0.path == "/api/register/" + id && $0.status == 200 } }
         #expect(deleted, "the old registration is deleted, with the password from the keyring")
         let ended = await eventually { (try? await daemon.notifyctl(["--json", "status"]).output.contains("retired_registrations")) == false }

@@ -187,7 +187,8 @@ public actor AccountKeeper {
     public func backendAccount(_ credentials: Credentials) async throws(CoreError) -> BackendAccount {
         guard let backend = backend(of: credentials) else { throw .noBackend }
         let url: URL
-        if let parsedBackend, parsedBackend.text == backend {
+        // Byte for byte: `==` would take a canonically equivalent spelling for the same.
+        if let parsedBackend, parsedBackend.text.utf8.elementsEqual(backend.utf8) {
             url = parsedBackend.url
         } else {
             guard let parsed = URL(string: backend) else { throw .invalidArgument("invalid backend URL \(backend)") }

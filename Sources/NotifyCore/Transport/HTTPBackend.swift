@@ -28,9 +28,15 @@ public final class HTTPBackend: BackendAPI {
         var allowInsecureHTTP: Bool
         var url: Result<URL, BackendCallError>
 
+        /// Byte for byte: Swift's `==` calls canonically equivalent texts equal ("café"
+        /// composed and decomposed), which are two recipients at the backend.
         func isFor(_ base: URL, _ path: String, _ query: [(String, String)], _ allowInsecureHTTP: Bool) -> Bool {
-            self.allowInsecureHTTP == allowInsecureHTTP && self.path == path && self.query.count == query.count
-                && zip(self.query, query).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 } && self.base == base
+            self.allowInsecureHTTP == allowInsecureHTTP && Self.same(self.path, path) && self.query.count == query.count
+                && zip(self.query, query).allSatisfy { Self.same($0.0, $1.0) && Self.same($0.1, $1.1) } && self.base == base
+        }
+
+        private static func same(_ one: String, _ other: String) -> Bool {
+            one.utf8.elementsEqual(other.utf8)
         }
     }
 
