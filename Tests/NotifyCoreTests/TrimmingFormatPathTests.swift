@@ -71,6 +71,18 @@ import Testing
         #expect(await eventually { kill(-group, 0) == -1 && errno == ESRCH })
     }
 
+    /// A descriptor open without close-on-exec at the moment the command starts (another
+    /// thread's file write; Foundation's writes open so) does not go with it: a command that
+    /// kept it would keep that file busy, and an executable written so could not be run.
+    @Test func aCommandInheritsNoDescriptorButItsOwnThree() async throws {
+        let stray = open("/dev/null", O_RDONLY)
+        defer { close(stray) }
+        let finished = try #require(await ChildProcess.run(shell: "ls /proc/$$/fd", timeout: 10))
+        let open = String(decoding: finished.output, as: UTF8.self).split(separator: "\n").compactMap { Int32($0) }
+        #expect(!open.contains(stray), "descriptor \(stray) went with the command: \(open)")
+        #expect(Set(open).isSubset(of: [0, 1, 2, 3]), "\(open) (3 may be ls's own directory)")
+    }
+
     /// A command that prints more than a password is stopped at once, not read to its end
     /// (`yes` has none) or left blocked on a full pipe.
     @Test func aFloodOfOutputIsCutAndTheCommandStopped() async throws {

@@ -46,7 +46,7 @@ public final class SpawnedProcess: Sendable {
         // not all close-on-exec, would count against a limit the child is started under
         // (`prlimit --nofile`) and keep their peers from seeing an end of file.
         #if canImport(Glibc)
-        closeFrom3(&actions)
+        closeInheritedDescriptors(&actions)
         #endif
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -162,13 +162,3 @@ public func run(_ executable: String, _ arguments: [String], environment: [Strin
     let status = await child.wait(seconds: seconds)
     return (status, child.standardOutput, child.standardError)
 }
-
-#if canImport(Glibc)
-/// glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, which Swift's Glibc module does
-/// not declare; looked up by name, and skipped where the C library has none.
-private func closeFrom3(_ actions: inout posix_spawn_file_actions_t) {
-    typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return }
-    _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
-}
-#endif

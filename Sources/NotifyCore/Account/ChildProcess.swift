@@ -162,6 +162,9 @@ enum ChildProcess {
         } else {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
+        #if canImport(Glibc)
+        closeInheritedDescriptors(&actions)
+        #endif
         var defaults = sigset_t()
         sigemptyset(&defaults)
         sigaddset(&defaults, SIGPIPE)
