@@ -1,5 +1,6 @@
 import Foundation
 import NotifyProtocol
+import NotifyTestSupport
 import Testing
 @testable import NotifyCore
 
@@ -7,17 +8,15 @@ import Testing
 /// calls canonically equivalent texts equal), and the outbox's files read back by the loader.
 struct JSONTextFuzzTests {
     struct Generator {
-        var state: UInt64
+        var random: SeededRandom
 
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
+        init(state: UInt64) {
+            random = SeededRandom(seed: state)
         }
 
-        mutating func below(_ count: Int) -> Int { Int(next() % UInt64(count)) }
+        mutating func next() -> UInt64 { random.next() }
+
+        mutating func below(_ count: Int) -> Int { random.below(count) }
 
         mutating func scalar() -> Unicode.Scalar {
             switch below(6) {

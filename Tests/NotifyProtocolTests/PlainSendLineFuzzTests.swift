@@ -1,5 +1,6 @@
 import Foundation
 import NotifyProtocol
+import NotifyTestSupport
 import Testing
 
 /// Whatever `SendCommand(plainLine:)` takes, the router's slow path (shape check, then the
@@ -71,7 +72,7 @@ struct PlainSendLineFuzzTests {
     }
 
     @Test func generatedLines() {
-        var random = SplitMix(state: 0x5EED)
+        var random = SeededRandom(seed: 0x5EED)
         func pick(_ items: [String]) -> String { items[random.below(items.count)] }
         func whitespace() -> String { pick(["", "", " ", "\t", "\r\n "]) }
         func text() -> String {
@@ -121,19 +122,4 @@ struct PlainSendLineFuzzTests {
         }
         #expect(taken > 10_000, "the fast path took \(taken) lines: the comparison would test little")
     }
-}
-
-/// A seeded generator, so that a failure comes back on the next run.
-struct SplitMix {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func below(_ count: Int) -> Int { Int(next() % UInt64(count)) }
 }
