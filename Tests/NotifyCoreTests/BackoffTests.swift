@@ -1,5 +1,6 @@
 import Testing
 @testable import NotifyCore
+import NotifySystem
 
 struct BackoffTests {
     private let backoff = Backoff(initial: 10, multiplier: 3, maximum: 1000)

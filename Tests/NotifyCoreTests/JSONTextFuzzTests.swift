@@ -1,5 +1,6 @@
 import Foundation
 import NotifyProtocol
+import NotifySystem
 import NotifyTestSupport
 import Testing
 @testable import NotifyCore
@@ -8,10 +9,10 @@ import Testing
 /// calls canonically equivalent texts equal), and the outbox's files read back by the loader.
 struct JSONTextFuzzTests {
     struct Generator {
-        var random: SeededRandom
+        var random: SplitMix64
 
         init(state: UInt64) {
-            random = SeededRandom(seed: state)
+            random = SplitMix64(seed: state)
         }
 
         mutating func next() -> UInt64 { random.next() }

@@ -2,6 +2,7 @@ import Foundation
 import NotifyTestSupport
 import Testing
 @testable import NotifyCore
+import NotifySystem
 
 /// Every file notifyd reads back, damaged 2,000 ways each from a fixed seed: bytes flipped,
 /// cut short, numbers replaced with extremes (Int64's ends and past them, -5, 1e308, NaN)

@@ -3,6 +3,7 @@ import NotifyCore
 import NotifyDaemon
 import NotifyTestSupport
 import Testing
+import NotifySystem
 
 /// 5,000 generated config files, from a fixed seed: random bytes, invalid UTF-8 of every
 /// kind, control and format characters, CR, quotes, `#`, `=` and the real keys with good

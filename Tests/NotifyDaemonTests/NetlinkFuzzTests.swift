@@ -2,6 +2,7 @@ import NotifyCore
 @testable import NotifyDaemon
 import NotifyTestSupport
 import Testing
+import NotifySystem
 
 /// 100,000 generated datagrams, from a fixed seed, through what the socket loop does with
 /// each one the kernel sends: the parser, the interpreter and the burst. Whole datagrams

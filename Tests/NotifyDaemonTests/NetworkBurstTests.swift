@@ -1,6 +1,7 @@
 import NotifyCore
 @testable import NotifyDaemon
 import Testing
+import NotifySystem
 
 /// How the kernel's messages become few reports: a burst is waited out (never longer than
 /// `longest` after its first message), a random spread is added, and nothing is pending,

@@ -4,6 +4,7 @@ import NotifyProtocol
 import NotifySocket
 import NotifyTestSupport
 import Testing
+import NotifySystem
 
 /// 100,000 generated request lines, from a fixed seed, through a running daemon's line
 /// splitter and request decoder: random bytes, invalid UTF-8, NUL, nesting up to 200,000

@@ -1,5 +1,6 @@
 import Foundation
 import NotifyProtocol
+import NotifySystem
 import NotifyTestSupport
 import Testing
 
@@ -72,7 +73,7 @@ struct PlainSendLineFuzzTests {
     }
 
     @Test func generatedLines() {
-        var random = SeededRandom(seed: 0x5EED)
+        var random = SplitMix64(seed: 0x5EED)
         func pick(_ items: [String]) -> String { items[random.below(items.count)] }
         func whitespace() -> String { pick(["", "", " ", "\t", "\r\n "]) }
         func text() -> String {

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyProtocol
+import NotifySystem
 
 /// The outbox's scheduling as a pure value: which deliveries may go out now, and what a
 /// result means for the rest. Deliveries to the same recipient and platform go out one at

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyProtocol
+import NotifySystem
 
 /// The registration logic as a pure value: events go in (inputs changed, a timer fired, a
 /// backend call ended) and actions come out (call the backend, wake me at, persist).

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyProtocol
+import NotifySystem
 
 /// The registrations of this device at backends it no longer uses. When the backend
 /// changes (a reload with another `backend`, a login at another one), the registration at
