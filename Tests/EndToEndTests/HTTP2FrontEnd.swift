@@ -27,7 +27,7 @@ final class HTTP2FrontEnd: Sendable {
     }()
 
     /// Runs wherever it can; under CI (`$CI` set) always, to fail with the reason instead.
-    static var shouldRun: Bool { ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty } ?? false || unavailable == nil }
+    static var shouldRun: Bool { Contrib.isCI || unavailable == nil }
     static var skipReason: String { unavailable ?? "nginx, openssl and a mount namespace are available" }
 
     let directory: ScratchDirectory
