@@ -25,7 +25,8 @@ final class CurlLoop: @unchecked Sendable {
     // @unchecked: `multi` and `running` are touched by the loop's thread alone (and
     // `curl_multi_wakeup`, which libcurl makes safe from any thread, under the lock of
     // `shared`, which the loop's thread also holds to replace `multi`); the rest is in `shared`.
-    // What is not private is for the pool's life in CurlLoop+Pool.swift, on the same thread.
+    // What is not private is for the pool's life in CurlLoop+Pool.swift, on the same thread;
+    // a lane's waiting requests are in CurlLoop+Lane.swift.
     /// nil while the loop holds no pool, and no hold on libcurl.
     var multi: UnsafeMutableRawPointer?
     /// Why there is no pool, for a request that finds none.
@@ -50,50 +51,6 @@ final class CurlLoop: @unchecked Sendable {
         var then: @Sendable (HTTPOutcome) -> Void
         /// Sent again on a new connection after one kept alive turned out to be closed.
         var resent = false
-    }
-
-    /// The requests of one lane that wait for the one under way; broken once one was not
-    /// answered with a 2xx, after which none of the lane goes out. Changed in place in
-    /// `lanes` (`lanes[id]!`): a copy taken out and put back would copy its list each time.
-    private struct Lane {
-        /// Oldest first, from `head` on: the next is taken without moving the rest.
-        private var waiting: [Job] = []
-        private var head = 0
-        var busy = false
-        var broken = false
-
-        mutating func append(_ job: Job) {
-            waiting.append(job)
-        }
-
-        /// The request under way is back: the next one to start if it was accepted, or,
-        /// if it was not, the lane breaks and what waited comes back unsent.
-        mutating func finished(accepted: Bool) -> (next: Job?, skipped: [Job]) {
-            guard accepted else {
-                busy = false
-                broken = true
-                return (nil, takeAll())
-            }
-            guard head < waiting.count else {
-                busy = false
-                return (nil, [])
-            }
-            let next = waiting[head]
-            head += 1
-            if head == waiting.count {
-                waiting.removeAll(keepingCapacity: true)
-                head = 0
-            }
-            return (next, [])
-        }
-
-        mutating func takeAll() -> [Job] {
-            defer {
-                waiting = []
-                head = 0
-            }
-            return Array(waiting[head...])
-        }
     }
 
     struct Shared {
