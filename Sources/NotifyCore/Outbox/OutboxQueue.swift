@@ -20,14 +20,14 @@ import NotifySystem
 /// sent in another account's name) until their account logs in again or they are purged.
 public struct OutboxQueue: Sendable {
     // What is not private here is shared with OutboxQueue+EarlyEnds.swift (what ends a
-    // wait before its time).
+    // wait before its time) and OutboxQueue+Commands.swift (what `outbox` commands change).
     public internal(set) var queued = QueuedDeliveries()
     /// Failed or expired after queueing: kept to be reported, never dropped silently.
-    public private(set) var dead: [Delivery] = []
+    public internal(set) var dead: [Delivery] = []
     public internal(set) var backoff: Backoff
     public internal(set) var concurrency: Int
     /// Set while the backend refuses the credentials: nothing goes out until `resume`.
-    public private(set) var paused = false
+    public internal(set) var paused = false
     /// The account logged in now; deliveries of any other are held.
     public private(set) var account: AccountKey?
 
@@ -93,7 +93,7 @@ public struct OutboxQueue: Sendable {
     /// Where `id` is in `queued`. Every waiting sender asks after its deliveries on each
     /// pass of the outbox, so this is a binary search on the sequence number the id
     /// begins with (`queued` is sorted by it), not a scan.
-    private func queuedIndex(of id: String) -> Int? {
+    func queuedIndex(of id: String) -> Int? {
         // The delivery answered last, or the next to be: a burst is sent and answered from the front.
         if let first = queued.first, first.id == id { return 0 }
         guard idsFollowSequence, let sequence = Delivery.sequence(inID: id) else {
@@ -123,7 +123,7 @@ public struct OutboxQueue: Sendable {
         Self.isHeld(delivery, account: account)
     }
 
-    private static func isHeld(_ delivery: Delivery, account: AccountKey?) -> Bool {
+    static func isHeld(_ delivery: Delivery, account: AccountKey?) -> Bool {
         delivery.state == .queued && (delivery.account == nil || delivery.account != account)
     }
 
@@ -359,29 +359,6 @@ public struct OutboxQueue: Sendable {
         return expired
     }
 
-    /// `outbox retry`: drops the waits before the next attempt (of every queued delivery,
-    /// or of `id` and those queued with it) and lifts a hold for credentials. Returns how
-    /// many queued deliveries this releases.
-    public mutating func retryNow(_ id: String?) -> Int {
-        let chosen = queued.filter { id == nil || $0.id == id }
-        let keys = Set(chosen.map(\.orderKey))
-        for key in keys { retryAt[key] = nil }
-        paused = false
-        return queued.indices.filter { keys.contains(queued[$0].orderKey) && !queued.isInFlight(at: $0) }.count
-    }
-
-    /// `outbox cancel`: removes a delivery that is not being sent right now.
-    public mutating func cancel(_ id: String) -> Delivery? {
-        if let index = queuedIndex(of: id) {
-            guard !queued.isInFlight(at: index) else { return nil }
-            return queued.remove(at: index)
-        }
-        if let index = dead.firstIndex(where: { $0.id == id }) {
-            return dead.remove(at: index)
-        }
-        return nil
-    }
-
     public func isInFlight(_ id: String) -> Bool { queuedIndex(of: id).map(queued.isInFlight) ?? false }
 
     /// Lets the tables sized for a burst go once the burst is over (see `EmptyStorage`).
@@ -392,20 +369,6 @@ public struct OutboxQueue: Sendable {
         recoverable.releaseStorageIfEmpty()
         cutShort.releaseStorageIfEmpty()
         offline.releaseStorageIfEmpty()
-    }
-
-    /// Forgets the failed and expired deliveries, and those held for an account that is
-    /// not logged in; returns them.
-    public mutating func purgeDead() -> [Delivery] {
-        var held: [Delivery] = []
-        let account = self.account
-        queued.removeAll { delivery, inFlight in
-            guard Self.isHeld(delivery, account: account) && !inFlight else { return false }
-            held.append(delivery)
-            return true
-        }
-        defer { dead = [] }
-        return dead + held
     }
 
     /// When something next becomes possible: a retry time or an expiry.
