@@ -47,7 +47,8 @@ let package = Package(
         .executableTarget(name: "notify-devbackend", dependencies: ["DevBackend"]),
 
         // Helpers the test targets share.
-        .target(name: "NotifyTestSupport", dependencies: ["NotifySystem"], path: "Tests/NotifyTestSupport"),
+        .target(name: "CPseudoTerminal", path: "Tests/CPseudoTerminal"),
+        .target(name: "NotifyTestSupport", dependencies: ["NotifySystem", "CPseudoTerminal"], path: "Tests/NotifyTestSupport"),
         .testTarget(name: "NotifyProtocolTests", dependencies: ["NotifyProtocol", "NotifyTestSupport"]),
         .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "DevBackend", "NotifyTestSupport"]),
         .testTarget(name: "NotifyDaemonTests", dependencies: ["NotifyDaemon", "NotifyClient", "DevBackend", "NotifyTestSupport"]),

@@ -64,8 +64,11 @@ enum Terminal {
             }
             _exit(130)
         }
-        write(fd, prompt)
+        // Echo goes off before the prompt shows, so that a password typed the moment it
+        // appears is neither echoed nor flushed: TCSAFLUSH discards only what was typed ahead
+        // of the prompt, as getpass and readpassphrase do.
         tcsetattr(fd, TCSAFLUSH, &silent)
+        write(fd, prompt)
         var line: [UInt8] = []
         var byte: UInt8 = 0
         while read(fd, &byte, 1) == 1, byte != 0x0A, byte != 0x0D {

@@ -139,16 +139,29 @@ import NotifyTestSupport
         #expect(help.output.contains("1  something needs you") && help.output.contains("4  notifyd is at it by itself"))
     }
 
-    /// At a terminal (a pseudo-terminal `script` makes), login names where the password goes.
-    @Test func thePasswordPromptNamesTheBackend() async throws {
-        let backend = try Self.backend()
+    /// At a terminal, login asks for the password naming where it goes, and a password typed
+    /// the moment the prompt shows is neither shown nor lost: echo is off before the prompt is.
+    @Test func thePasswordPromptHidesWhatIsTypedFromItsFirstMoment() async throws {
+        let backend = DevBackendServer(options: .init(quiet: true, accounts: ["alice": "s3cret-typed"]))
+        try backend.start()
         defer { backend.stop() }
         let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
-        let command = "\(BuiltProducts.path("notifyctl")) --socket \(daemon.socket) login alice"
-        // What is typed ahead of the prompt is discarded (TCSAFLUSH), as passwd does: only the
-        // prompt is looked at.
-        let result = try await run("/usr/bin/script", ["-q", "-e", "-c", command, "/dev/null"], stdin: Data("\n".utf8))
-        #expect(result.output.contains("Password for alice at \(backend.baseURL.absoluteString): "), "\(result.output)")
+        let terminal = try PseudoTerminal()
+        // Held output keeps notifyctl in its `write` of the prompt, where echo must be off already.
+        terminal.holdOutput()
+        let login = try await SpawnedProcess.start(BuiltProducts.path("notifyctl"), ["--socket", daemon.socket, "login", "alice"],
+                                                   terminal: terminal.path)
+        let prompting = await eventually { terminal.isBeingWritten(by: login.pid) || !login.isRunning }
+        #expect(prompting && login.isRunning, "notifyctl writes its prompt: \(login.standardError)")
+        #expect(!terminal.echoes, "echo is off while the prompt is written")
+        terminal.releaseOutput()
+        let prompt = "Password for alice at \(backend.baseURL.absoluteString): "
+        #expect(terminal.shown(containing: prompt).hasSuffix(prompt))
+        terminal.type("s3cret-typed\n")
+        #expect(await login.wait() == 0, "\(login.standardOutput)\(login.standardError)")
+        #expect(login.standardOutput.contains("Logged in as alice"))
+        #expect(!terminal.shown(containing: "\n", seconds: 2).contains("s3cret"), "the password is not echoed")
+        #expect(terminal.echoes, "echo is back on afterwards")
         await daemon.cleanUp()
     }
 

@@ -25,7 +25,10 @@ public final class SpawnedProcess: Sendable {
     private let directory: String
     private let exitStatus = Mutex<Int32?>(nil)
 
-    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws {
+    /// `terminal` (a pseudo-terminal's path) starts the program in a session of its own
+    /// with that terminal as its standard input and controlling terminal, as at a login;
+    /// `stdin` is then ignored.
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil, terminal: String? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("nd-child-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try (stdin ?? Data()).write(to: URL(fileURLWithPath: directory + "/stdin"))
@@ -39,7 +42,12 @@ public final class SpawnedProcess: Sendable {
         #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, directory + "/stdin", O_RDONLY, 0)
+        if let terminal {
+            // Opened by a session leader without O_NOCTTY, it becomes the controlling terminal.
+            posix_spawn_file_actions_addopen(&actions, 0, terminal, O_RDWR, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, directory + "/stdin", O_RDONLY, 0)
+        }
         posix_spawn_file_actions_addopen(&actions, 1, directory + "/stdout", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, directory + "/stderr", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         // Nothing else of the test process: other tests' sockets, open at that moment and
@@ -54,9 +62,13 @@ public final class SpawnedProcess: Sendable {
         sigemptyset(&noSignalsBlocked)
         posix_spawnattr_setsigmask(&attributes, &noSignalsBlocked)
         #if canImport(Darwin)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_CLOEXEC_DEFAULT))
+        let newSession: Int32 = terminal == nil ? 0 : POSIX_SPAWN_SETSID
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_CLOEXEC_DEFAULT | newSession))
         #else
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        // glibc's POSIX_SPAWN_SETSID, which Swift does not import; it takes effect before the
+        // file actions, so the terminal opened there is the new session's.
+        let newSession: Int32 = terminal == nil ? 0 : 0x80
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | newSession))
         #endif
 
         var merged = ProcessInfo.processInfo.environment
@@ -85,8 +97,9 @@ public final class SpawnedProcess: Sendable {
     /// `init` on a thread of its own, for tests in Swift concurrency: creating the files
     /// and spawning can wait on a busy disk or scheduler for seconds, and the pool's few
     /// threads must not (see `offThePool`).
-    public static func start(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) async throws -> SpawnedProcess {
-        try await offThePool { try SpawnedProcess(executable, arguments, environment: environment, stdin: stdin) }
+    public static func start(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil,
+                             terminal: String? = nil) async throws -> SpawnedProcess {
+        try await offThePool { try SpawnedProcess(executable, arguments, environment: environment, stdin: stdin, terminal: terminal) }
     }
 
     deinit {
