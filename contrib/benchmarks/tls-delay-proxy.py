@@ -32,7 +32,7 @@ anything the client sent). Terminating TLS, also TLS handshakes completed (of wh
 sessions) and handshakes that failed; with --plain there are no such counts (the backend
 knows them). Ends at the end of standard input, or on SIGTERM.
 """
-import argparse, asyncio, collections, json, signal, socket, ssl, struct, sys, time
+import argparse, asyncio, collections, json, selectors, signal, socket, ssl, struct, sys, time
 
 
 class Counts:
@@ -296,7 +296,16 @@ def main():
     args = parser.parse_args()
     if not args.plain and not (args.cert and args.key):
         parser.error("--cert and --key are needed, unless --plain")
-    asyncio.run(serve(args))
+    # select(2), not asyncio's default epoll: epoll waits in whole milliseconds, rounded up,
+    # which added up to a millisecond to each delay (1.2 ms to a round trip, measured with
+    # curl on a kept connection: 42.2 → 41.0 ms), where select waits to the microsecond.
+    # It takes descriptors below 1,024 only: some 500 connections at once, far above what a
+    # benchmark opens.
+    loop = asyncio.SelectorEventLoop(selectors.SelectSelector())
+    try:
+        loop.run_until_complete(serve(args))
+    finally:
+        loop.close()
 
 
 if __name__ == "__main__":
