@@ -79,6 +79,25 @@ struct OutboxQueueTests {
         #expect(queue.inFlightCount == 2)
     }
 
+    /// Lanes (a recipient's next messages handed over before the one under way is
+    /// answered) take no message queued after one that waits for a place: the recipients
+    /// take turns, oldest message first.
+    @Test func lanesLeaveTheNextPlaceToTheOldestMessageWaitingForOne() {
+        let ann = (1...3).map { Self.delivery($0 * 3, to: "ann") }
+        let ben = (1...3).map { Self.delivery($0 * 3 + 1, to: "ben") }
+        let cat = (1...3).map { Self.delivery($0 * 3 + 2, to: "cat") }
+        var queue = Self.queue(ann + ben + cat, concurrency: 2)
+
+        #expect(Self.ids(queue.takeReady(now: Self.at(0), depth: 16)) == Self.ids([ann[0], ben[0]]))
+        queue.finished(ann[0].id, .delivered, now: Self.at(1))
+        #expect(Self.ids(queue.takeReady(now: Self.at(1), depth: 16)) == [cat[0].id])
+        queue.finished(ben[0].id, .delivered, now: Self.at(2))
+        #expect(Self.ids(queue.takeReady(now: Self.at(2), depth: 16)) == [ann[1].id])
+        // With no one waiting for a place, a lane takes its recipient's next messages.
+        var alone = Self.queue(ann, concurrency: 2)
+        #expect(Self.ids(alone.takeReady(now: Self.at(0), depth: 16)) == Self.ids(ann))
+    }
+
     @Test func oneMessageToSeveralPlatformsGoesSideBySide() {
         let apns = Self.delivery(1, .apns), fcm = Self.delivery(1, .fcm), wns = Self.delivery(1, .wns)
         let nextApns = Self.delivery(2, .apns)
