@@ -285,6 +285,41 @@ struct SlowDiskTests {
         #expect(!FileManager.default.fileExists(atPath: directory.file(file)))
     }
 
+    /// A retry that falls due while the outcome before it is still being written waits for
+    /// that write: a message is not sent again before its last attempt is on disk, however
+    /// soon other outcomes free a place for it.
+    @Test func aRetryDueWhileItsOutcomeIsWrittenWaitsForTheWrite() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let recorder = FileCallRecorder(root: directory.path)
+        let backend = FakeBackend()
+        let clock = ManualClock()
+        let outbox = try await DurableWriteTests.outbox(directory, recorder, backend: backend, clock: clock)
+        func sendsTo(_ recipient: String) -> Int { backend.calls.filter { if case .send(_, recipient, _) = $0 { true } else { false } }.count }
+        // carol's message is under way, held at the backend.
+        backend.holdNext("send")
+        _ = try await outbox.submit(to: "carol", message: "under way", platforms: [.apns])
+        #expect(await eventually { backend.isHolding })
+        // bob's is answered 503, and the write of that outcome is held (past its batch's
+        // own two syncs).
+        backend.answerNextSends([.status(503, retryAfter: nil, body: "")])
+        recorder.holdNextSync("fsync outbox/", skipping: 2)
+        let ids = try await outbox.submit(to: "bob", message: "hello", platforms: [.apns])
+        #expect(await eventually { recorder.isHolding })
+        #expect(sendsTo("bob") == 1)
+        // bob's retry falls due, and carol's answer frees a place and makes the outbox look.
+        clock.advance(by: 3600)
+        backend.release()
+        #expect(await eventually { sendsTo("carol") == 1 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(sendsTo("bob") == 1, "sent again while its last attempt was being written")
+        recorder.release()
+        clock.advance(by: 3600)
+        #expect(await outbox.wait(for: ids, untilFinal: true, timeout: 10).map(\.state) == [.delivered])
+        #expect(sendsTo("bob") == 2)
+        await outbox.shutdown()
+    }
+
     /// A batch being written does not hold up the messages sent before it: each is removed,
     /// and its sender told, without waiting for the batches of later sends.
     @Test func aSlowCommitHoldsUpNoMessageAlreadySent() async throws {

@@ -267,6 +267,11 @@ public actor Outbox {
             settled.append((delivery, done))
         }
         if !settled.isEmpty {
+            // What these outcomes free, a place and their recipients' turns, goes to the next
+            // deliveries now: none waits for these writes (one kept for a retry, being
+            // written, holds back those behind it: `beingWritten`). Their senders hear
+            // below, once the outcomes are on disk.
+            pump(changed: [], onlyRemoved: true)
             // A delivery's batch may still be being written: what it leaves on disk comes after.
             await afterCommit(settled.map(\.delivery.id))
             let (store, logger) = (self.store, self.logger)
