@@ -10,11 +10,38 @@ import Testing
         #expect(backend.port == port)
         #expect(backend.baseURL.absoluteString == "http://127.0.0.1:\(port)")
         let idle = try RawHTTPClient(port: port)
+        #if os(Linux)
+        let listener = try #require(Self.listeningSocket(port: port), "a socket listens on \(port)")
+        #expect(Self.isOpenHere(socket: listener))
+        #endif
         backend.stop()
         backend.stop()
         // The idle keep-alive connection was closed too.
         #expect(try idle.isClosedByServer())
+        #if os(Linux)
+        // The listener itself, by its inode: the port may already be another test's.
+        #expect(!Self.isOpenHere(socket: listener))
+        #else
         #expect(throws: (any Error).self) { _ = try RawHTTPClient(port: port) }
+        #endif
+    }
+
+    /// The inode of the socket listening on 127.0.0.1:`port` (/proc/net/tcp).
+    static func listeningSocket(port: Int) -> String? {
+        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return nil }
+        let local = "0100007F:" + String(format: "%04X", port)
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            // local_address rem_address st … inode; 0A is LISTEN.
+            if fields.count > 9, fields[1] == local, fields[3] == "0A" { return String(fields[9]) }
+        }
+        return nil
+    }
+
+    /// Whether this process holds the socket with that inode open.
+    static func isOpenHere(socket inode: String) -> Bool {
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return descriptors.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == "socket:[\(inode)]" }
     }
 
     @Test func aServerStartsOnceAndStopBeforeStartIsHarmless() throws {
