@@ -26,16 +26,22 @@ public struct SocketLocation: Sendable, Equatable {
     /// Resolves, in order: `--socket`, `$NOTIFYD_SOCKET`, `$XDG_RUNTIME_DIR/notifyd/notifyd.sock`,
     /// then `$TMPDIR` (or /tmp) `/notifyd-<uid>/notifyd.sock`.
     public static func resolve(flag: String?, environment: [String: String], uid: UInt32 = currentUID()) throws(SocketError) -> SocketLocation {
+        try resolve(flag: flag, variable: { environment[$0] }, uid: uid)
+    }
+
+    /// `resolve`, reading the environment one variable at a time (`getenv`): for notifyctl,
+    /// which would otherwise build a dictionary of the whole environment for three names.
+    public static func resolve(flag: String?, variable: (String) -> String?, uid: UInt32 = currentUID()) throws(SocketError) -> SocketLocation {
         let location: SocketLocation
         if let flag, !flag.isEmpty {
             location = SocketLocation(path: flag, source: .flag)
-        } else if let fromEnvironment = environment["NOTIFYD_SOCKET"], !fromEnvironment.isEmpty {
+        } else if let fromEnvironment = variable("NOTIFYD_SOCKET"), !fromEnvironment.isEmpty {
             location = SocketLocation(path: fromEnvironment, source: .environment)
-        } else if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+        } else if let runtime = variable("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") {
             let directory = joined(runtime, "notifyd")
             location = SocketLocation(path: joined(directory, "notifyd.sock"), source: .runtimeDirectory, privateDirectory: directory)
         } else {
-            var temporary = environment["TMPDIR"] ?? "/tmp"
+            var temporary = variable("TMPDIR") ?? "/tmp"
             if !temporary.hasPrefix("/") { temporary = "/tmp" }
             let directory = joined(temporary, "notifyd-\(uid)")
             location = SocketLocation(

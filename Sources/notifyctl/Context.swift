@@ -16,7 +16,6 @@ import NotifySocket
 struct Context {
     var socketFlag: String?
     var json: Bool
-    var environment: [String: String]
 
     /// Connects, or explains where it looked and how to start notifyd.
     func connect(timeout: Double? = 30) throws(CommandFailure) -> NotifyClient {
@@ -66,7 +65,7 @@ struct Context {
 
     private func socketLocation() throws(CommandFailure) -> SocketLocation {
         do {
-            return try SocketLocation.resolve(flag: socketFlag, environment: environment)
+            return try SocketLocation.resolve(flag: socketFlag, variable: ProcessEnvironment.value)
         } catch {
             throw CommandFailure(.unreachable, error.message)
         }
@@ -89,7 +88,7 @@ struct Context {
     /// What the user's systemd says of notifyd's units, asked only for the path
     /// notifyd.socket listens on: nil elsewhere, and without systemd.
     private func systemdUnits(at location: SocketLocation) -> SystemdUnits? {
-        location.source == .runtimeDirectory ? SystemdQuery.units(environment: environment) : nil
+        location.source == .runtimeDirectory ? SystemdQuery.units() : nil
     }
 
     func printJSON(_ value: JSONValue) {

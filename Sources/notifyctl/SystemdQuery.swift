@@ -10,18 +10,20 @@ import NotifySocket
 /// command that reaches notifyd never runs it): `systemctl --user show`, at most 2 s,
 /// its output bounded. Nil where there is no systemctl or no user manager answers.
 enum SystemdQuery {
-    static func units(environment: [String: String]) -> SystemdUnits? {
+    static func units() -> SystemdUnits? {
         #if os(Linux)
-        guard let output = run(["systemctl", "--user", "--no-pager", "show", SystemdUnits.properties] + SystemdUnits.units,
-                               environment: environment) else { return nil }
+        guard let output = run(["systemctl", "--user", "--no-pager", "show", SystemdUnits.properties] + SystemdUnits.units) else { return nil }
         return SystemdUnits(showOutput: output)
         #else
         return nil
         #endif
     }
 
-    /// The program's standard output when it exits 0 within the deadline.
-    private static func run(_ arguments: [String], environment: [String: String]) -> String? {
+    #if os(Linux)
+    /// The program's standard output when it exits 0 within the deadline. It gets
+    /// notifyctl's own environment, which tells it the user's manager (XDG_RUNTIME_DIR,
+    /// DBUS_SESSION_BUS_ADDRESS).
+    private static func run(_ arguments: [String]) -> String? {
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { return nil }
         let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
@@ -35,10 +37,9 @@ enum SystemdQuery {
         posix_spawn_file_actions_addclose(&actions, readEnd)
         posix_spawn_file_actions_addclose(&actions, writeEnd)
         let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
+        defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, argv, envp)
+        let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ)
         close(writeEnd)
         guard spawned == 0 else { return nil }
         var output: [UInt8] = []
@@ -59,4 +60,5 @@ enum SystemdQuery {
         let exitedCleanly = (status & 0x7f) == 0 && (status >> 8) & 0xff == 0
         return exitedCleanly ? String(decoding: output, as: UTF8.self) : nil
     }
+    #endif
 }

@@ -43,7 +43,7 @@ func mainHelp() -> String {
 /// error goes to stdout as `{"error":{"code":…,"message":…}}`.
 func runNotifyctl(_ arguments: [String]) -> ExitCode {
     let (global, rest, globalError) = GlobalOptions.extract(arguments)
-    let context = Context(socketFlag: global.socket, json: global.json, environment: ProcessEnvironment.current())
+    let context = Context(socketFlag: global.socket, json: global.json)
     do throws(CommandFailure) {
         if let globalError { throw CommandFailure(.usage, globalError.message + "\nRun `notifyctl --help` for usage.") }
         return try dispatch(rest, context)
