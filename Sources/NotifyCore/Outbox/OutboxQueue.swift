@@ -48,6 +48,17 @@ public struct OutboxQueue: Sendable {
     /// Keys whose last attempt found no route to their backend: since when, and whether
     /// they wait for the network now (their retry may be under way).
     var offline: [String: OfflineWait] = [:]
+    /// Per key whose lane runs: the deliveries it took past one that waited for a place
+    /// (see `takeReady`); forgotten once the key has none in flight.
+    private var turnsTaken: [String: Int] = [:]
+
+    /// How many deliveries a lane may take past one that waits for a place before it must
+    /// empty and let that one have its place. With none, every answer made a trip through
+    /// the outbox before the next request (20 recipients on 16 connections to a loopback
+    /// backend: 130 µs of CPU per send, against 100 µs with 2); with 4, the recipients
+    /// waiting fell further behind, and a client's 128 requests in flight, answered in
+    /// order, ran out sooner (40 ms away: 1.5 % fewer sends a second).
+    static let turn = 2
     struct OfflineWait {
         var backend: String
         var since: Date
@@ -165,11 +176,12 @@ public struct OutboxQueue: Sendable {
     /// A delivery of `beingWritten` (its last outcome is being saved, and its sender may
     /// not have heard it yet) does not start again, nor do those behind it.
     ///
-    /// Keys take turns: once a delivery that could start waits only for a key's place (every
-    /// place taken), no lane takes a delivery queued after it. Lanes that kept taking their
-    /// keys' next messages would otherwise keep their places for as long as those keys had
-    /// any, and the keys without a place would wait for them all: with 20 recipients and
-    /// 16 connections, 4 recipients went last, and the requests in flight fell to 4.
+    /// Keys take turns: once a delivery that could start waits only for a place (every place
+    /// taken), a lane takes at most `turn` deliveries queued after it, then empties, and the
+    /// oldest waiting takes the place it leaves. Lanes that kept taking their keys' next
+    /// messages would keep their places for as long as those keys had any, and the keys
+    /// without a place would wait for them all: with 20 recipients and 16 connections, 4
+    /// recipients went last, and the requests in flight fell to 4.
     public mutating func takeReady(now: Date, depth: Int = 1, unchained: Set<String> = [], requestsPerConnection: Int = 1,
                                    beingWritten: Set<String> = []) -> [Delivery] {
         guard !paused else { return [] }
@@ -178,6 +190,9 @@ public struct OutboxQueue: Sendable {
         // Kept as deliveries go in flight and come back, not found from the ids in flight:
         // this runs after every commit and every attempt, over a queue a burst makes long.
         var running = queued.inFlightPerKey
+        if !turnsTaken.isEmpty { turnsTaken = turnsTaken.filter { running[$0.key] != nil } }
+        // A delivery earlier in the queue waits for a place.
+        var someoneWaits = false
         // Keys whose next delivery may not start now: it waits behind one that is not in
         // flight, for a retry, or for room in its lane; or the key's account is not the one
         // logged in (a key is one account's: all its deliveries are held).
@@ -226,6 +241,10 @@ public struct OutboxQueue: Sendable {
                 // Right behind those in flight: follows them in their lane, or waits.
                 guard count < depth, !unchained.contains(key) else { continue }
                 if let until = retryAt[key]?.until, until > now { continue }
+                if someoneWaits {
+                    guard turnsTaken[key, default: 0] < Self.turn else { continue }
+                    turnsTaken[key, default: 0] += 1
+                }
                 closed.remove(key)
                 lastClosed = ""
                 lastOpen = key
@@ -233,8 +252,10 @@ public struct OutboxQueue: Sendable {
                 if count + 1 == depth { roomy -= 1 }
             } else {
                 if let until = retryAt[key]?.until, until > now { continue }
-                // It waits for a place, and whatever is queued after it waits behind it.
-                guard lanesInUse < concurrency else { break }
+                guard lanesInUse < concurrency else {
+                    someoneWaits = true
+                    continue
+                }
                 lanesInUse += 1
                 running[key] = 1
                 if depth > 1 {
