@@ -1,4 +1,5 @@
 import Foundation
+import NotifySocket
 import NotifyTestSupport
 
 /// The built `notifyd` running on a temporary socket and state directory, with the
@@ -44,6 +45,24 @@ final class DaemonUnderTest: Sendable {
 
     func notifyctl(_ arguments: [String], stdin: Data? = nil, seconds: Double = 30) async throws -> (status: Int32, output: String, error: String) {
         try await run(BuiltProducts.path("notifyctl"), ["--socket", socket] + arguments, stdin: stdin, seconds: seconds)
+    }
+
+    /// Writes all `lines` at once on one connection and reads as many replies, as a client
+    /// that pipelines does.
+    func exchange(_ lines: [String]) async throws -> [String] {
+        let socket = self.socket
+        return try await offThePool {
+            let fd = try UnixSocket.connect(path: socket)
+            defer { close(fd) }
+            try UnixSocket.writeAll(fd, Array(lines.map { $0 + "\n" }.joined().utf8))
+            UnixSocket.setReceiveTimeout(fd, seconds: 60)
+            let reader = LineReader(fd: fd, maximumLength: 65536)
+            var replies: [String] = []
+            while replies.count < lines.count, case .line(let reply) = reader.next() {
+                replies.append(String(decoding: reply, as: UTF8.self))
+            }
+            return replies
+        }
     }
 
     /// SIGTERM, and the exit status.

@@ -1,6 +1,5 @@
 import DevBackend
 import Foundation
-import NotifySocket
 import NotifyTestSupport
 import Testing
 
@@ -31,7 +30,7 @@ import Testing
 
         let count = Self.recipients * Self.perRecipient
         let lines = (0..<count).map { #"{"id":\#($0),"cmd":"send","to":"user\#($0 % Self.recipients)","message":"message \#($0)"}"# }
-        let replies = try await Self.exchange(lines, socket: daemon.socket)
+        let replies = try await daemon.exchange(lines)
         #expect(replies.count == count)
         #expect(replies.allSatisfy { $0.contains(#""state":"delivered""#) }, "\(replies.filter { !$0.contains(#""state":"delivered""#) })")
 
@@ -53,21 +52,5 @@ import Testing
         }
         await daemon.cleanUp()
         try await offThePool { frontEnd.stop() }
-    }
-
-    /// Writes all `lines` at once on one connection and reads as many replies.
-    static func exchange(_ lines: [String], socket: String) async throws -> [String] {
-        try await offThePool {
-            let fd = try UnixSocket.connect(path: socket)
-            defer { close(fd) }
-            try UnixSocket.writeAll(fd, Array(lines.map { $0 + "\n" }.joined().utf8))
-            UnixSocket.setReceiveTimeout(fd, seconds: 60)
-            let reader = LineReader(fd: fd, maximumLength: 65536)
-            var replies: [String] = []
-            while replies.count < lines.count, case .line(let reply) = reader.next() {
-                replies.append(String(decoding: reply, as: UTF8.self))
-            }
-            return replies
-        }
     }
 }

@@ -25,7 +25,7 @@ import Testing
         let lines = (0..<rounds * recipients.count).map { index in
             #"{"id":\#(index),"cmd":"send","to":"\#(recipients[index % recipients.count])","message":"round \#(index / recipients.count)"}"#
         }
-        let replies = try await HTTP2BackendTests.exchange(lines, socket: daemon.socket)
+        let replies = try await daemon.exchange(lines)
         #expect(replies.count == lines.count && replies.allSatisfy { $0.contains(#""state":"delivered""#) }, "\(replies)")
 
         let arrivals = backend.pushes().map { push in "\(push.toTag) \((0..<rounds).first { push.payload.contains("round \($0)") } ?? -1)" }

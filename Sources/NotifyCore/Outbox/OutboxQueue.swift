@@ -59,6 +59,7 @@ public struct OutboxQueue: Sendable {
     /// waiting fell further behind, and a client's 128 requests in flight, answered in
     /// order, ran out sooner (40 ms away: 1.5 % fewer sends a second).
     static let turn = 2
+
     struct OfflineWait {
         var backend: String
         var since: Date
