@@ -67,18 +67,25 @@ public final class PseudoTerminal: @unchecked Sendable {
         return String(decoding: seen, as: UTF8.self)
     }
 
+    /// The number /proc/PID/syscall gives `write`, where it can be read.
+    private static var writeCall: String? {
+        #if os(Linux) && arch(x86_64)
+        "1"
+        #elseif os(Linux) && arch(arm64)
+        "64"
+        #else
+        nil
+        #endif
+    }
+
+    /// Whether `isBeingWritten` can tell here.
+    public static var seesWrites: Bool { writeCall != nil }
+
     /// Whether process `pid`, started on this terminal, waits in a `write` to it (Linux:
     /// /proc/PID/syscall names the call it is blocked in and its arguments). Written through
     /// /dev/tty counts: the program's controlling terminal is this one.
     public func isBeingWritten(by pid: pid_t) -> Bool {
-        #if os(Linux) && arch(x86_64)
-        let write = "1"
-        #elseif os(Linux) && arch(arm64)
-        let write = "64"
-        #else
-        let write = ""
-        #endif
-        guard let call = try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8) else { return false }
+        guard let write = Self.writeCall, let call = try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8) else { return false }
         let fields = call.split(separator: " ")
         guard fields.count > 1, fields[0] == write, let descriptor = Int(fields[1].dropFirst(2), radix: 16) else { return false }
         let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)")
