@@ -141,15 +141,17 @@ final class HTTP2FrontEnd: Sendable {
         }
     }
 
-    /// The most of `requests` under way at one moment.
-    static func mostAtOnce(_ requests: [Request]) -> Int {
-        // Ends sort before starts at the same instant: a request answered as the next
-        // began did not overlap it.
-        let edges = requests.flatMap { [($0.start, 1), ($0.end, -1)] }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
-        var now = 0, most = 0
-        for (_, change) in edges {
-            now += change
-            most = max(most, now)
+    /// The most of `requests` that reached nginx within `window` seconds of one another:
+    /// requests each held longer than `window` at the backend were all under way together.
+    /// Arrivals only: a request's start is its log time less its duration, both nginx's,
+    /// while the time it is logged may come a little after its answer went out (under
+    /// strace, after the next request of its lane had arrived), so ends are not compared.
+    static func mostArrivingTogether(_ requests: [Request], within window: Double) -> Int {
+        let starts = requests.map(\.start).sorted()
+        var most = 0, first = 0
+        for last in starts.indices {
+            while starts[last] - starts[first] >= window { first += 1 }
+            most = max(most, last - first + 1)
         }
         return most
     }
