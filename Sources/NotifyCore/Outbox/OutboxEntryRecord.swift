@@ -89,12 +89,8 @@ struct OutboxEntryRecord: Codable {
         }
         if let lastError {
             json.key("last_error")
-            json.beginObject()
-            json.key("code")
-            json.string(lastError.code)
-            json.key("message")
-            json.string(lastError.message)
-            json.endObject()
+            // The same two keys as a reply's error: one writer for both.
+            WireError(code: ErrorCode(rawValue: lastError.code), message: lastError.message).write(to: &json)
         }
         json.key("message")
         json.string(message)
