@@ -74,16 +74,22 @@ public final class NotifyClient {
     /// it (with fields this client may not know) for `--json`.
     public func call<Command: NotifyCommand>(_ command: Command) throws(ClientError) -> (Command.Result, raw: JSONValue) {
         let deadline = self.deadline()
-        let id = JSONValue.number(Double(nextID))
+        let number = nextID
         nextID += 1
-        let line: Data
-        do {
-            line = try WireCoding.line(Request(id: id, command: command))
-        } catch {
-            throw .protocolViolation("cannot encode the request: \(error)")
+        let id = JSONValue.number(Double(number))
+        var line: [UInt8]
+        if let plain = command.plainRequestLine(id: number) {
+            line = plain
+            line.append(0x0A)
+        } else {
+            do {
+                line = Array(try WireCoding.line(Request(id: id, command: command)))
+            } catch {
+                throw .protocolViolation("cannot encode the request: \(error)")
+            }
         }
         do {
-            try write(Array(line), deadline: deadline)
+            try write(line, deadline: deadline)
         } catch {
             if !answered, let refusal = refusalAlreadySent() { throw .daemon(refusal) }
             throw answered ? error : .closedBeforeAnswer(path: socketPath, detail: Self.detail(error))
@@ -100,7 +106,10 @@ public final class NotifyClient {
             answered = true
             let data = Data(bytes)
             let decoder = WireCoding.decoder()
-            guard (try? JSONShape.check(bytes)) != nil, let header = try? decoder.decode(IncomingLineHeader.self, from: data) else {
+            let wellFormed = (try? JSONShape.check(bytes)) != nil
+            // Read without the decoder where it can be (a send's reply always is).
+            let json = wellFormed ? JSONValue(parsing: bytes) : nil
+            guard wellFormed, let header = json.flatMap(IncomingLineHeader.init(json:)) ?? (try? decoder.decode(IncomingLineHeader.self, from: data)) else {
                 throw .protocolViolation("not JSON: \(PrintableText.line(String(decoding: bytes.prefix(100), as: UTF8.self)))")
             }
             if header.event != nil {
@@ -113,9 +122,15 @@ public final class NotifyClient {
                 others += 1
                 continue
             }
+            if header.ok == false, let error = json?["error"].flatMap(WireError.init(json:)) {
+                throw .daemon(error)
+            }
             if header.ok != true {
                 let raw = try? decoder.decode(Response<JSONValue>.self, from: data)
                 throw .daemon(raw?.error ?? WireError(code: .internalError, message: "notifyd reported an error without details"))
+            }
+            if let raw = json?["result"], let result = Command.result(json: raw), json?["error"].map({ $0 == .null || WireError(json: $0) != nil }) ?? true {
+                return (result, keepsRawResult ? raw : .null)
             }
             do {
                 let response = try decoder.decode(Response<Command.Result>.self, from: data)

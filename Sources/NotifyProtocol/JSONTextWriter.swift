@@ -94,6 +94,10 @@ public struct JSONTextWriter {
         bytes[start...].reverse()
     }
 
+    public mutating func bool(_ value: Bool) {
+        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+    }
+
     /// The date as `.iso8601` writes it (`"2026-11-22T08:22:24Z"`, whole seconds rounded
     /// down); false, with nothing written, for one before 1970 or after 9999, which is left
     /// to the encoder (its calendar and this arithmetic part ways far enough back).

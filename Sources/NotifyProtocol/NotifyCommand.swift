@@ -3,6 +3,20 @@
 public protocol NotifyCommand: Codable, Sendable {
     associatedtype Result: Codable & Sendable
     static var name: String { get }
+
+    /// The request line, newline excluded, byte for byte as `WireCoding.line` writes
+    /// `Request(id:command:)`, for a command a client sends once per run (`JSONEncoder`'s
+    /// first use in a process is half a million instructions); nil leaves it to the encoder.
+    func plainRequestLine(id: Int) -> [UInt8]?
+
+    /// The result read from the reply's `JSONValue` as its `Decodable` conformance reads
+    /// it; nil leaves it to the decoder.
+    static func result(json: JSONValue) -> Result?
+}
+
+extension NotifyCommand {
+    public func plainRequestLine(id: Int) -> [UInt8]? { nil }
+    public static func result(json: JSONValue) -> Result? { nil }
 }
 
 /// A result with nothing to say beyond success.

@@ -79,13 +79,7 @@ private struct PlainObjectReader {
             case "timeout":
                 switch value {
                 case .number(let range):
-                    // The decoder refuses a number that underflows to zero (1e-400, or 0.
-                    // and 400 zeros and a 1) and some zeros with an exponent (0e3): those,
-                    // and any exponent, are left to it.
-                    let digits = bytes[range]
-                    guard !digits.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }),
-                          let seconds = Double(text(range)), seconds.isFinite,
-                          seconds != 0 || !digits.contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) else { return nil }
+                    guard let seconds = plainJSONNumber(UnsafeBufferPointer(rebasing: bytes[range])) else { return nil }
                     timeout = seconds
                 case .null: timeout = nil
                 default: return nil
@@ -189,5 +183,50 @@ private struct PlainObjectReader {
     private static func isNumberByte(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
             || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+    }
+}
+
+extension SendCommand {
+    /// Written plainly, as the daemon reads it without the decoder; nil for a timeout with
+    /// a fraction, which only the encoder writes as it does.
+    public func plainRequestLine(id: Int) -> [UInt8]? {
+        var json = JSONTextWriter(pretty: false, escapingSlashes: false, capacity: 96 + message.utf8.count + to.utf8.count)
+        json.beginObject()
+        json.key("cmd")
+        json.string(Self.name)
+        json.key("id")
+        json.int(id)
+        json.key("message")
+        json.string(message)
+        if let pns {
+            json.key("pns")
+            json.beginArray()
+            for name in pns {
+                json.nextElement()
+                json.string(name)
+            }
+            json.endArray()
+        }
+        if let queue {
+            json.key("queue")
+            json.bool(queue)
+        }
+        if let timeout {
+            guard timeout >= 0, timeout.sign == .plus, timeout < 1e15, let seconds = Int(exactly: timeout) else { return nil }
+            json.key("timeout")
+            json.int(seconds)
+        }
+        json.key("to")
+        json.string(to)
+        if let wait {
+            json.key("wait")
+            json.bool(wait)
+        }
+        json.endObject()
+        return json.bytes
+    }
+
+    public static func result(json: JSONValue) -> SendResult? {
+        SendResult(json: json)
     }
 }

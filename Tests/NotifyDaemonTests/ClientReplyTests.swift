@@ -76,6 +76,25 @@ struct ClientReplyTests {
         }
     }
 
+    /// A send's reply as notifyd writes it is read without the decoder; one the reader
+    /// leaves to the decoder (here for an exponent in a field this client does not know)
+    /// must come out the same, and `--json` gets the result as sent either way.
+    @Test(arguments: ["1", "1e3"])
+    func aSendReplyIsReadTheSameWithoutTheDecoderAsWithIt(later: String) throws {
+        let delivery = #"{"attempts":2,"created_at":"2026-11-27T13:23:38Z","error":{"code":"backend_unavailable","message":"HTTP 503"},"#
+            + #""id":"0000000400-apns","later":\#(later),"next_attempt_at":"2026-11-27T13:24:08Z","pns":"apns","preview":"h\u00e9","state":"queued","to":"bob"}"#
+        try Self.answering([#"{"id":1,"ok":true,"result":{"deliveries":[\#(delivery)]}}"#]) { path in
+            let client = try NotifyClient(socketPath: path, timeout: 10)
+            client.keepsRawResult = true
+            let (result, raw) = try client.call(SendCommand(to: "bob", message: "hé"))
+            #expect(result.deliveries == [DeliveryStatus(
+                id: "0000000400-apns", to: "bob", pns: "apns", state: .queued, attempts: 2,
+                createdAt: Date(timeIntervalSince1970: 1_795_785_818), nextAttemptAt: Date(timeIntervalSince1970: 1_795_785_848),
+                error: WireError(code: .backendUnavailable, message: "HTTP 503"), preview: "hé")])
+            #expect(raw["deliveries"] == .array([try WireCoding.decoder().decode(JSONValue.self, from: Data(delivery.utf8))]))
+        }
+    }
+
     @Test func anErrorReplyIsTheDaemonsError() throws {
         try Self.answering([#"{"id":1,"ok":false,"error":{"code":"not_logged_in","message":"log in first"}}"#]) { path in
             let client = try NotifyClient(socketPath: path, timeout: 10)
