@@ -20,7 +20,7 @@ struct SlowDiskTests {
         backend.holdNext("send")
         let outbox = try await DurableWriteTests.outbox(directory, recorder, backend: backend)
 
-        recorder.holdNextSync("fsync outbox/")
+        recorder.holdNext("fsync outbox/")
         let first = try await outbox.enqueue(to: "bob", message: "first", platforms: [.apns])
         // As a sender does: waiting for the answer starts the write.
         let firstAnswer = Task { try await outbox.committed(first) }
@@ -80,7 +80,7 @@ struct SlowDiskTests {
         defer { directory.remove() }
         let recorder = FileCallRecorder(root: directory.path)
         let registrar = DurableWriteTests.registrar(directory, recorder)
-        recorder.holdNextSync("fsync state.json")
+        recorder.holdNext("fsync state.json")
         let token = Task { try await registrar.setToken("AB", platform: .apns).generation }
         #expect(await eventually { recorder.isHolding })
         let tags = Task { try await registrar.setTags(["sports"]) }
@@ -106,7 +106,7 @@ struct SlowDiskTests {
         // Without a token the login is checked and saved, with nothing to register yet.
         _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)
         // The token's own save goes through; the save of the id the backend then hands out waits.
-        recorder.holdNextSync("fsync state.json", skipping: 1)
+        recorder.holdNext("fsync state.json", skipping: 1)
         backend.holdNext("upsert")
         let generation = try await registrar.setToken("AB", platform: .apns).generation
         #expect(await eventually { recorder.isHolding })
@@ -129,7 +129,7 @@ struct SlowDiskTests {
         let registrar = DurableWriteTests.registrar(directory, recorder)
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
         // The token's save and the new id's go through; the save of the registration's success waits.
-        recorder.holdNextSync("fsync state.json", skipping: 2)
+        recorder.holdNext("fsync state.json", skipping: 2)
         let generation = try await registrar.setToken("AB", platform: .apns).generation
         #expect(await eventually { recorder.isHolding })
         let told = CallCount()
@@ -156,7 +156,7 @@ struct SlowDiskTests {
         let alice = Credentials(user: "alice", password: "alice", backend: nil)
         let bob = Credentials(user: "bob", password: "bob", backend: nil)
         try await keeper.commit(alice)
-        recorder.holdNextSync("fsync credentials.json")
+        recorder.holdNext("fsync credentials.json")
         let login = Task { try await keeper.commit(bob) }
         #expect(await eventually { recorder.isHolding })
         let logout = Task { try await keeper.remove(revision: alice.revision) }
@@ -184,7 +184,7 @@ struct SlowDiskTests {
 
         // The message's own commit goes through; the save of its first attempt's outcome waits.
         let ids = try await outbox.enqueue(to: "bob", message: "hello", platforms: [.apns])
-        recorder.holdNextSync("fsync outbox/\(ids[0]).json", skipping: 1)
+        recorder.holdNext("fsync outbox/\(ids[0]).json", skipping: 1)
         try await outbox.committed(ids)
         let told = CallCount()
         let answer = Task {
@@ -211,7 +211,7 @@ struct SlowDiskTests {
         let clock = ManualClock()
         let outbox = try await DurableWriteTests.outbox(directory, recorder, backend: backend, clock: clock)
         let ids = try await outbox.enqueue(to: "bob", message: "hello", platforms: [.apns])
-        recorder.holdNextSync("fsync outbox/\(ids[0]).json", skipping: 1)
+        recorder.holdNext("fsync outbox/\(ids[0]).json", skipping: 1)
         try await outbox.committed(ids)
         let answer = Task { await outbox.wait(for: ids, untilFinal: false, timeout: 10) }
         #expect(await eventually { recorder.isHolding })
@@ -236,7 +236,7 @@ struct SlowDiskTests {
         #expect(await outbox.wait(for: ids, untilFinal: false, timeout: 10).map(\.state) == [.queued])
         #expect(await eventually { clock.sleeperCount == 1 })
 
-        recorder.holdNextSync("fsync outbox/\(ids[0]).json")
+        recorder.holdNext("fsync outbox/\(ids[0]).json")
         let told = CallCount()
         let answer = Task {
             defer { told.add() }
@@ -263,7 +263,7 @@ struct SlowDiskTests {
         let outbox = try await DurableWriteTests.outbox(directory, recorder, backend: backend)
         _ = try await outbox.submit(to: "carol", message: "the first write", platforms: [.apns])
         #expect(await eventually { backend.calls.count == 1 })
-        recorder.holdNextSync("fsync outbox/")
+        recorder.holdNext("fsync outbox/")
         let ids = try await outbox.enqueue(to: "bob", message: "hello", platforms: [.apns])
         let answer = Task {
             try await outbox.committed(ids)
@@ -285,6 +285,55 @@ struct SlowDiskTests {
         #expect(!FileManager.default.fileExists(atPath: directory.file(file)))
     }
 
+    /// A delivered message's sender hears while its removal is still being written: nothing
+    /// of the message is left to keep, and a crash before the removal sends it again, as
+    /// at-least-once allows.
+    @Test func aDeliveredSendIsAnsweredWhileItsRemovalIsWritten() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let recorder = FileCallRecorder(root: directory.path)
+        let outbox = try await DurableWriteTests.outbox(directory, recorder, backend: FakeBackend())
+        let ids = try await outbox.enqueue(to: "bob", message: "hello", platforms: [.apns])
+        recorder.holdNext("unlink outbox/\(ids[0]).json")
+        try await outbox.committed(ids)
+        let told = CallCount()
+        let answer = Task {
+            defer { told.add() }
+            return await outbox.wait(for: ids, untilFinal: false, timeout: 30)
+        }
+        #expect(await eventually { recorder.isHolding })
+        #expect(await eventually { told.value == 1 }, "told only once the removal was written")
+        recorder.release()
+        #expect(await answer.value.map(\.state) == [.delivered])
+        await outbox.shutdown()
+        #expect(!FileManager.default.fileExists(atPath: directory.file("outbox/\(ids[0]).json")))
+    }
+
+    /// A refusal is told only once its removal is written: a sender told "failed" must never
+    /// see the message go after a restart.
+    @Test func aRefusedSendIsAnsweredOnceItsRemovalIsWritten() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let recorder = FileCallRecorder(root: directory.path)
+        let backend = FakeBackend()
+        backend.answerNextSends([BackendCallError.status(400, retryAfter: nil, body: "")])
+        let outbox = try await DurableWriteTests.outbox(directory, recorder, backend: backend)
+        let ids = try await outbox.enqueue(to: "bob", message: "hello", platforms: [.apns])
+        recorder.holdNext("unlink outbox/\(ids[0]).json")
+        try await outbox.committed(ids)
+        let told = CallCount()
+        let answer = Task {
+            defer { told.add() }
+            return await outbox.wait(for: ids, untilFinal: false, timeout: 30)
+        }
+        #expect(await eventually { recorder.isHolding })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(told.value == 0, "told while the removal was being written")
+        recorder.release()
+        #expect(await answer.value.map(\.state) == [.failed])
+        await outbox.shutdown()
+    }
+
     /// A retry that falls due while the outcome before it is still being written waits for
     /// that write: a message is not sent again before its last attempt is on disk, however
     /// soon other outcomes free a place for it.
@@ -303,7 +352,7 @@ struct SlowDiskTests {
         // bob's is answered 503, and the write of that outcome is held (past its batch's
         // own two syncs).
         backend.answerNextSends([.status(503, retryAfter: nil, body: "")])
-        recorder.holdNextSync("fsync outbox/", skipping: 2)
+        recorder.holdNext("fsync outbox/", skipping: 2)
         let ids = try await outbox.submit(to: "bob", message: "hello", platforms: [.apns])
         #expect(await eventually { recorder.isHolding })
         #expect(sendsTo("bob") == 1)
@@ -332,7 +381,7 @@ struct SlowDiskTests {
         let sent = try await outbox.submit(to: "bob", message: "first", platforms: [.apns])
         #expect(await eventually { backend.isHolding })
 
-        recorder.holdNextSync("fsync outbox/")
+        recorder.holdNext("fsync outbox/")
         let later = try await outbox.enqueue(to: "carol", message: "later", platforms: [.apns])
         let laterAnswer = Task { try await outbox.committed(later) }
         #expect(await eventually { recorder.isHolding })

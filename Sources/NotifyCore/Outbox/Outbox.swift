@@ -47,8 +47,11 @@ public actor Outbox {
     var nextSequence = 1
     private var attempts: [String: Task<Void, Never>] = [:]
     /// Deliveries whose attempt ended and whose outcome is being written: their senders
-    /// hear it once it is on disk.
+    /// hear it once it is on disk (a delivered one's, at once: `finished`).
     var outcomesBeingWritten: Set<String> = []
+    /// Writes of outcomes handed to the writer and not yet done, removals of delivered
+    /// messages among them: the outbox is not empty before they are.
+    private var outcomeWrites = 0
     /// The last batch was written: the next is sent while it is (Outbox+Commit.swift).
     var writesWork = false
     /// Deliveries on their way to the backend when their batch could not be written: never
@@ -274,6 +277,18 @@ public actor Outbox {
             pump(changed: [], onlyRemoved: true)
             // A delivery's batch may still be being written: what it leaves on disk comes after.
             await afterCommit(settled.map(\.delivery.id))
+            // A delivered message's sender hears now: all that is left to write is its
+            // removal, and a crash before that sends it again, as at-least-once allows. A
+            // refusal is told only once written: a sender told "failed" must never see the
+            // message go after a restart.
+            let delivered = settled.filter { $0.done && $0.delivery.state == .delivered }.map(\.delivery)
+            if !delivered.isEmpty {
+                for delivery in delivered {
+                    outcomesBeingWritten.remove(delivery.id)
+                    report(delivery)
+                }
+                releaseSettledWaiters(among: delivered.map(\.id))
+            }
             let (store, logger) = (self.store, self.logger)
             // In order; the removals one after another go together (one write to their
             // batch's log, see `OutboxStore.remove(_:)`).
@@ -297,9 +312,11 @@ public actor Outbox {
             }
             removeTogether()
             let jobs = writes
+            outcomeWrites += 1
             await writer.value { for write in jobs { write() } }
+            outcomeWrites -= 1
         }
-        for (delivery, done) in settled {
+        for (delivery, done) in settled where delivery.state != .delivered {
             outcomesBeingWritten.remove(delivery.id)
             // A cancel, purge or expiry while it was being written reported the delivery itself.
             if done || queue.delivery(delivery.id)?.status == delivery.status { report(delivery) }
@@ -316,7 +333,7 @@ public actor Outbox {
 
     /// At the end of a burst: nothing under way, waiting or being written any more.
     private func releaseIfEmptied() {
-        guard attempts.isEmpty && lanes.isEmpty && queue.queued.isEmpty && outcomesBeingWritten.isEmpty else { return }
+        guard attempts.isEmpty && lanes.isEmpty && queue.queued.isEmpty && outcomesBeingWritten.isEmpty && outcomeWrites == 0 else { return }
         attempts.releaseStorageIfEmpty()
         queue.releaseStorageIfEmpty()
         outcomesBeingWritten.releaseStorageIfEmpty()

@@ -6,14 +6,14 @@ import Synchronization
 /// which file under `root`, as steps such as `fsync outbox/5.json.tmp` or `fsync outbox/`
 /// (a directory ends with `/`; a temporary file's random suffix is cut to `.tmp`). Other
 /// events can be noted among them, such as a sender hearing its answer. Safe from any
-/// thread: the stores call it from their writer threads. An fsync can be held, as a slow
-/// disk would, to see what gathers meanwhile.
+/// thread: the stores call it from their writer threads. An fsync or an unlink can be held,
+/// as a slow disk would, to see what gathers meanwhile.
 final class FileCallRecorder: Sendable {
     private struct State {
         var steps: [String] = []
         /// What each open descriptor names.
         var names: [Int32: String] = [:]
-        /// The fsync whose step starts with this, after `holdSkipping` others, waits for `release()`.
+        /// The fsync or unlink whose step starts with this, after `holdSkipping` others, waits for `release()`.
         var holdPrefix: String?
         var holdSkipping = 0
         var holding = false
@@ -45,16 +45,16 @@ final class FileCallRecorder: Sendable {
         append("note " + event)
     }
 
-    /// The next fsync whose step starts with `prefix` (e.g. `fsync outbox/`), after
+    /// The next fsync or unlink whose step starts with `prefix` (e.g. `fsync outbox/`), after
     /// `skipping` others, waits until `release()`, on the thread that makes it.
-    func holdNextSync(_ prefix: String, skipping: Int = 0) {
+    func holdNext(_ prefix: String, skipping: Int = 0) {
         state.withLock { state in
             state.holdPrefix = prefix
             state.holdSkipping = skipping
         }
     }
 
-    /// True while a held fsync waits.
+    /// True while a held call waits.
     var isHolding: Bool { state.withLock { $0.holding } }
 
     func release() {
@@ -79,7 +79,7 @@ final class FileCallRecorder: Sendable {
                 return written
             },
             fsync: { fd in
-                self.waitIfHeld(fd)
+                self.waitIfHeld { "fsync \($0.names[fd] ?? "")" }
                 let result = system.fsync(fd)
                 self.keepingErrno {
                     self.record("fsync", fd)
@@ -98,16 +98,18 @@ final class FileCallRecorder: Sendable {
                 return result
             },
             unlink: { path in
+                let name = self.keepingErrno { self.name(path) }
+                self.waitIfHeld { _ in "unlink \(name)" }
                 let result = system.unlink(path)
-                self.keepingErrno { self.append("unlink \(self.name(path))") }
+                self.keepingErrno { self.append("unlink \(name)") }
                 return result
             })
     }
 
-    private func waitIfHeld(_ fd: Int32) {
+    private func waitIfHeld(_ step: (State) -> String) {
         let held = keepingErrno {
             state.withLock { state in
-                guard let prefix = state.holdPrefix, "fsync \(state.names[fd] ?? "")".hasPrefix(prefix) else { return false }
+                guard let prefix = state.holdPrefix, step(state).hasPrefix(prefix) else { return false }
                 guard state.holdSkipping == 0 else {
                     state.holdSkipping -= 1
                     return false
