@@ -17,6 +17,7 @@ struct PerMessageTextTests {
             let key = Delivery.newIdempotencyKey()
             let uuid = try #require(UUID(uuidString: key))
             #expect(uuid.uuidString.lowercased() == key)
+            #expect(uuid.uuid.6 >> 4 == 4 && uuid.uuid.8 >> 6 == 0b10, "a random (version 4) UUID of RFC 4122's variant: \(key)")
             keys.insert(key)
         }
         #expect(keys.count == 100)

@@ -74,11 +74,17 @@ public struct Delivery: Equatable, Sendable {
         return count >= 10 ? digits : String(repeating: "0", count: 10 - count) + digits
     }
 
-    /// A new random `idempotencyKey`: a UUID in lower case, as `uuidString.lowercased()`
-    /// writes it, without the upper-case text in between.
+    /// A new random `idempotencyKey`: a version 4 UUID in lower case, as
+    /// `UUID().uuidString.lowercased()` writes one, without the upper-case text in between;
+    /// its bits from the system's generator (getrandom(2)), where `UUID()` on Linux opens,
+    /// reads and closes /dev/urandom for every message.
     static func newIdempotencyKey() -> String {
         let hex = Array("0123456789abcdef".utf8)
-        return withUnsafeBytes(of: UUID().uuid) { bytes in
+        var generator = SystemRandomNumberGenerator()
+        var random = (generator.next() as UInt64, generator.next() as UInt64)
+        return withUnsafeMutableBytes(of: &random) { bytes in
+            bytes[6] = bytes[6] & 0x0F | 0x40  // version 4: random
+            bytes[8] = bytes[8] & 0x3F | 0x80  // the RFC 4122 variant
             var text: [UInt8] = []
             text.reserveCapacity(36)
             for (index, byte) in bytes.enumerated() {
