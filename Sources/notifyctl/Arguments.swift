@@ -12,11 +12,9 @@ struct Arguments {
 
     /// Splits options from positionals. `valued` names the options that take a value;
     /// `flags` those that do not. Anything else starting with `-` is a usage error.
-    /// Lists, not sets: a command has a handful of options, and a process that runs once
-    /// would spend more instructions setting up the first `Set<String>` than it searches.
-    static func parse(_ arguments: [String], valued: [String], flags: [String]) throws(UsageError) -> (options: [String: String], flags: [String], positionals: [String]) {
+    static func parse(_ arguments: [String], valued: Set<String>, flags: Set<String>) throws(UsageError) -> (options: [String: String], flags: Set<String>, positionals: [String]) {
         var options: [String: String] = [:]
-        var seenFlags: [String] = []
+        var seenFlags = Set<String>()
         var positionals: [String] = []
         var index = 0
         var optionsEnded = false
@@ -47,9 +45,9 @@ struct Arguments {
                     throw UsageError("\(name) needs a value")
                 }
             } else if flags.contains(name), inline == nil {
-                if !seenFlags.contains(name) { seenFlags.append(name) }
+                seenFlags.insert(name)
             } else {
-                let known = valued + flags + ["--help"] + GlobalOptions.names
+                let known = Array(valued) + Array(flags) + ["--help"] + GlobalOptions.names
                 throw UsageError("unknown option '\(argument)'" + Suggestion.hint(name, among: known))
             }
         }

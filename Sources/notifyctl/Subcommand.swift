@@ -20,12 +20,12 @@ extension Subcommand {
 
     /// The arguments after the command's name, by `options` (or `taking`, for a word of
     /// the command's own, such as `outbox retry`).
-    static func parse(_ arguments: [String], taking: [CommandOption]? = nil, positionals range: ClosedRange<Int>) throws(CommandFailure) -> (options: [String: String], flags: [String], positionals: [String]) {
+    static func parse(_ arguments: [String], taking: [CommandOption]? = nil, positionals range: ClosedRange<Int>) throws(CommandFailure) -> (options: [String: String], flags: Set<String>, positionals: [String]) {
         let taken = taking ?? options
-        let parsed: (options: [String: String], flags: [String], positionals: [String])
+        let parsed: (options: [String: String], flags: Set<String>, positionals: [String])
         do {
-            parsed = try Arguments.parse(arguments, valued: taken.filter { $0.value != nil }.map(\.name),
-                                         flags: taken.filter { $0.value == nil }.map(\.name))
+            parsed = try Arguments.parse(arguments, valued: Set(taken.filter { $0.value != nil }.map(\.name)),
+                                         flags: Set(taken.filter { $0.value == nil }.map(\.name)))
         } catch {
             throw usageError(error.message)
         }
@@ -71,7 +71,7 @@ extension Subcommand {
     }
 
     /// `--no-wait` and `--timeout`, as the commands that wait for the registration take them.
-    static func waitOptions(_ flags: [String], _ options: [String: String]) throws(CommandFailure) -> (wait: Bool?, timeout: Double?) {
+    static func waitOptions(_ flags: Set<String>, _ options: [String: String]) throws(CommandFailure) -> (wait: Bool?, timeout: Double?) {
         (flags.contains("--no-wait") ? false : nil, try seconds(options["--timeout"], option: "--timeout"))
     }
 
