@@ -215,6 +215,8 @@ struct OutboxTests {
     @Test func aWriteThatFailsWhileItsMessageIsSentIsToldWithThat() async throws {
         let fixture = try await Fixture()
         #expect(try await fixture.send("first", [.apns, .fcm]).map(\.state) == [.delivered, .delivered])
+        // Its removal is written after its sender hears.
+        #expect(await eventually { fixture.files.isEmpty })
         let blocker = fixture.directory.file("outbox/batch-0000000004-fcm.json")
         try FileManager.default.createDirectory(atPath: blocker, withIntermediateDirectories: true)
         do {
@@ -242,6 +244,8 @@ struct OutboxTests {
     @Test func aMessageOnItsWayWhenItsWriteFailsIsNotRetried() async throws {
         let fixture = try await Fixture()
         #expect(try await fixture.send("first").map(\.state) == [.delivered])
+        // Its removal is written after its sender hears.
+        #expect(await eventually { fixture.files.isEmpty })
         let blocker = fixture.directory.file("outbox/0000000002-apns.json")
         try FileManager.default.createDirectory(atPath: blocker, withIntermediateDirectories: true)
         fixture.backend.holdNext("send")
