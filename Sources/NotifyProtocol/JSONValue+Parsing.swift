@@ -27,7 +27,7 @@ func plainJSONNumber(_ digits: UnsafeBufferPointer<UInt8>) -> Double? {
     return value
 }
 
-private struct JSONValueParser {
+private struct JSONValueParser: JSONByteReader {
     let bytes: UnsafeBufferPointer<UInt8>
     var position = 0
 
@@ -82,10 +82,9 @@ private struct JSONValueParser {
         case UInt8(ascii: "n"):
             return word("null") ? .null : nil
         default:
-            let start = position
-            while position < bytes.count, Self.isNumberByte(bytes[position]) { position += 1 }
-            guard position > start else { return nil }
-            return plainJSONNumber(UnsafeBufferPointer(rebasing: bytes[start..<position])).map(JSONValue.number)
+            let digits = numberBytes()
+            guard !digits.isEmpty else { return nil }
+            return plainJSONNumber(UnsafeBufferPointer(rebasing: bytes[digits])).map(JSONValue.number)
         }
     }
 
@@ -171,22 +170,5 @@ private struct JSONValueParser {
         for offset in 0..<count where bytes[position + offset] != text.utf8Start[offset] { return false }
         position += count
         return true
-    }
-
-    private mutating func take(_ byte: UInt8) -> Bool {
-        guard position < bytes.count, bytes[position] == byte else { return false }
-        position += 1
-        return true
-    }
-
-    private mutating func skipWhitespace() {
-        while position < bytes.count, bytes[position] == 0x20 || bytes[position] == 0x0A || bytes[position] == 0x0D || bytes[position] == 0x09 {
-            position += 1
-        }
-    }
-
-    private static func isNumberByte(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
-            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
     }
 }

@@ -20,7 +20,7 @@ extension SendCommand {
     }
 }
 
-private struct PlainObjectReader {
+private struct PlainObjectReader: JSONByteReader {
     let bytes: UnsafeBufferPointer<UInt8>
     var position = 0
 
@@ -137,9 +137,7 @@ private struct PlainObjectReader {
             position += 4
             return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            let start = position
-            while position < bytes.count, Self.isNumberByte(bytes[position]) { position += 1 }
-            return .number(start..<position)
+            return .number(numberBytes())
         default:
             return nil
         }
@@ -163,26 +161,9 @@ private struct PlainObjectReader {
         return nil
     }
 
-    private mutating func take(_ byte: UInt8) -> Bool {
-        guard position < bytes.count, bytes[position] == byte else { return false }
-        position += 1
-        return true
-    }
-
-    private mutating func skipWhitespace() {
-        while position < bytes.count, bytes[position] == 0x20 || bytes[position] == 0x0A || bytes[position] == 0x0D || bytes[position] == 0x09 {
-            position += 1
-        }
-    }
-
     /// Valid UTF-8: the line passed `JSONShape.check`.
     private func text(_ range: Range<Int>) -> String {
         String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
-    }
-
-    private static func isNumberByte(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
-            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
     }
 }
 
