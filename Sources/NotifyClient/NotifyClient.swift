@@ -129,7 +129,7 @@ public final class NotifyClient {
                 let raw = try? decoder.decode(Response<JSONValue>.self, from: data)
                 throw .daemon(raw?.error ?? WireError(code: .internalError, message: "notifyd reported an error without details"))
             }
-            if let raw = json?["result"], let result = Command.result(json: raw), json?["error"].map({ $0 == .null || WireError(json: $0) != nil }) ?? true {
+            if let (result, raw) = Self.plainResult(of: json, for: Command.self) {
                 return (result, keepsRawResult ? raw : .null)
             }
             do {
@@ -141,6 +141,15 @@ public final class NotifyClient {
                 throw .protocolViolation("the reply to \(Command.name) does not match this notifyctl's protocol (\(error)); is notifyd a different version?")
             }
         }
+    }
+
+    /// The result of a successful reply read into `json`, and the result as sent, where
+    /// the command reads it without the decoder and the decoder would read the reply too
+    /// (it refuses one whose `error` is not an error); nil leaves the reply to the decoder.
+    private static func plainResult<Command: NotifyCommand>(of json: JSONValue?, for command: Command.Type) -> (Command.Result, JSONValue)? {
+        guard let json, let raw = json["result"], let result = Command.result(json: raw) else { return nil }
+        if let error = json["error"], error != .null, WireError(json: error) == nil { return nil }
+        return (result, raw)
     }
 
     /// The next event line, as sent, after `watch`. Blocks until one arrives, or `timeout`.

@@ -46,13 +46,14 @@ public enum JSONShape {
     /// `maximumDepth`, or bytes after the value (whitespace aside).
     @discardableResult
     public static func check<Bytes: Collection<UInt8>>(_ bytes: Bytes, maximumDepth: Int = JSONShape.maximumDepth) throws(Problem) -> Shape {
-        var outcome: (shape: Shape?, problem: Problem?) = (nil, nil)
-        let scanned: Void? = bytes.withContiguousStorageIfAvailable { buffer in
-            do throws(Problem) { outcome.shape = try scan(buffer, maximumDepth: maximumDepth) } catch { outcome.problem = error }
+        var shape: Shape?, problem: Problem?
+        _ = bytes.withContiguousStorageIfAvailable { buffer in
+            do throws(Problem) { shape = try scan(buffer, maximumDepth: maximumDepth) } catch { problem = error }
         }
-        guard scanned != nil else { return try check(Array(bytes), maximumDepth: maximumDepth) }
-        if let problem = outcome.problem { throw problem }
-        return outcome.shape!
+        if let problem { throw problem }
+        if let shape { return shape }
+        // Bytes without contiguous storage are scanned from a copy.
+        return try check(Array(bytes), maximumDepth: maximumDepth)
     }
 
     /// `check` for the lines the socket reads, without a copy. Specialised for them: the

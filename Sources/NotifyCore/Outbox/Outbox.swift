@@ -318,7 +318,8 @@ public actor Outbox {
         }
         for (delivery, done) in settled where delivery.state != .delivered {
             outcomesBeingWritten.remove(delivery.id)
-            // A cancel, purge or expiry while it was being written reported the delivery itself.
+            // Delivered ones were told above. A cancel, purge or expiry while it was being
+            // written reported the delivery itself.
             if done || queue.delivery(delivery.id)?.status == delivery.status { report(delivery) }
         }
         let ids = outcomes.map(\.id)
