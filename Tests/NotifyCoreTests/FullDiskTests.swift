@@ -52,7 +52,7 @@ struct FullDiskTests {
         let backend = FakeBackend()
         let settings = SettingsStore(.init(backend: "http://127.0.0.1:1", policy: RegistrationPolicy(debounce: 0)))
         let components = Components(settings: settings, stateDirectory: disk.path, backend: backend, clock: ManualClock(), logger: .silent)
-        let (accounts, outbox, registrar) = (components.accounts, components.outbox, components.registrar)
+        let (outbox, registrar) = (components.outbox, components.registrar)
         await outbox.start()
         _ = try await registrar.setToken("AB", platform: nil).generation
         _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)
