@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// `stop`: notifyd answers, then shuts down as on SIGTERM (watchers get a `shutdown` event).
-public struct StopCommand: NotifyCommand {
+public struct StopCommand: ParameterlessCommand {
     public static let name = "stop"
     public typealias Result = StopResult
     public init() {}
@@ -18,7 +18,7 @@ public struct StopResult: Codable, Hashable, Sendable {
 
 /// `reload`: read the configuration again, as on SIGHUP. A configuration with problems
 /// changes nothing; settings that only take effect at start are named in `restartNeeded`.
-public struct ReloadCommand: NotifyCommand {
+public struct ReloadCommand: ParameterlessCommand {
     public static let name = "reload"
     public typealias Result = ReloadResult
     public init() {}

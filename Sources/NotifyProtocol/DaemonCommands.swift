@@ -5,10 +5,18 @@ import Foundation
 #endif
 
 /// `ping` (alias `hello`): is a daemon there, and which version.
-public struct PingCommand: NotifyCommand {
+public struct PingCommand: ParameterlessCommand {
     public static let name = "ping"
     public typealias Result = PingResult
     public init() {}
+
+    /// As the decoder reads it; nil for anything else, which it is left to.
+    public static func result(json: JSONValue) -> PingResult? {
+        guard case .string(let version)? = json["version"],
+              case .number(let number)? = json["protocol"], let `protocol` = Int(exactly: number),
+              case .number(let process)? = json["pid"], let pid = Int32(exactly: process) else { return nil }
+        return PingResult(version: version, protocol: `protocol`, pid: pid)
+    }
 }
 
 public struct PingResult: Codable, Hashable, Sendable {
@@ -23,7 +31,7 @@ public struct PingResult: Codable, Hashable, Sendable {
     }
 }
 
-public struct StatusCommand: NotifyCommand {
+public struct StatusCommand: ParameterlessCommand {
     public static let name = "status"
     public typealias Result = StatusResult
     public init() {}
@@ -162,7 +170,7 @@ public struct RetiredRegistration: Codable, Hashable, Sendable {
 }
 
 /// Turn this connection into an event stream (it still accepts commands).
-public struct WatchCommand: NotifyCommand {
+public struct WatchCommand: ParameterlessCommand {
     public static let name = "watch"
     public typealias Result = WatchResult
     public init() {}

@@ -19,6 +19,22 @@ extension NotifyCommand {
     public static func result(json: JSONValue) -> Result? { nil }
 }
 
+/// A command without parameters: its request line is its name and its id.
+public protocol ParameterlessCommand: NotifyCommand {}
+
+extension ParameterlessCommand {
+    public func plainRequestLine(id: Int) -> [UInt8]? {
+        var json = JSONTextWriter(pretty: false, escapingSlashes: false, capacity: 32)
+        json.beginObject()
+        json.key("cmd")
+        json.string(Self.name)
+        json.key("id")
+        json.int(id)
+        json.endObject()
+        return json.bytes
+    }
+}
+
 /// A result with nothing to say beyond success.
 public struct EmptyResult: Codable, Sendable, Equatable {
     public init() {}

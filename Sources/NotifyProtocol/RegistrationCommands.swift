@@ -130,7 +130,7 @@ public struct RegisterCommand: WaitingCommand {
 }
 
 /// Delete the registration at the backend and stop registering; credentials stay.
-public struct UnregisterCommand: NotifyCommand {
+public struct UnregisterCommand: ParameterlessCommand {
     public static let name = "unregister"
     public typealias Result = UnregisterResult
     public init() {}

@@ -92,3 +92,42 @@ struct PlainSendRequestAndReplyTests {
         #expect(SendCommand(to: "bob", message: "x", timeout: timeout).plainRequestLine(id: 1) == nil)
     }
 }
+
+/// The commands without parameters write their request line without the encoder, and
+/// `ping` reads its result without the decoder: both as the coders do.
+struct PlainParameterlessCommandTests {
+    static func check<Command: ParameterlessCommand>(_ command: Command, id: Int) throws {
+        let encoded = try WireCoding.line(Request(id: .number(Double(id)), command: command))
+        #expect(command.plainRequestLine(id: id).map { $0 + [0x0A] } == Array(encoded), "\(String(decoding: encoded, as: UTF8.self))")
+    }
+
+    /// A parameter added to one of them would make the encoder write it: this fails then.
+    @Test(arguments: [1, 2, 99, 2_147_483_647])
+    func aRequestLineIsTheEncoders(id: Int) throws {
+        try Self.check(PingCommand(), id: id)
+        try Self.check(StatusCommand(), id: id)
+        try Self.check(WatchCommand(), id: id)
+        try Self.check(StopCommand(), id: id)
+        try Self.check(ReloadCommand(), id: id)
+        try Self.check(UnregisterCommand(), id: id)
+    }
+
+    @Test func generatedPingRepliesAreReadAsTheDecoderReadsThem() throws {
+        var random = SplitMix64(seed: 0x9196)
+        for _ in 0..<2_000 {
+            let result = PingResult(version: PlainSendRequestAndReplyTests.text(&random), protocol: random.below(1_000),
+                                    pid: Int32(random.below(Int(Int32.max))))
+            let line = Array(try WireCoding.encoder().encode(Response(id: .number(1), result: result)))
+            let read = JSONValue(parsing: line)?["result"].flatMap(PingCommand.result(json:))
+            #expect(read == result, "\(String(decoding: line, as: UTF8.self))")
+        }
+    }
+
+    @Test(arguments: [#"{"version":1,"protocol":1,"pid":2}"#, #"{"version":"1","protocol":1.5,"pid":2}"#,
+                      #"{"version":"1","protocol":1,"pid":4294967296}"#, #"{"version":"1","pid":2}"#])
+    func aPingResultOfAnotherShapeIsLeftToTheDecoder(text: String) throws {
+        let json = try #require(JSONValue(parsing: Array(text.utf8)))
+        #expect(PingCommand.result(json: json) == nil)
+        #expect((try? WireCoding.decoder().decode(PingResult.self, from: Data(text.utf8))) == nil, "the decoder refuses it too")
+    }
+}
