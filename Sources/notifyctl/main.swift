@@ -110,4 +110,7 @@ private func dispatch(_ arguments: [String], _ context: Context) throws(CommandF
 }
 
 signal(SIGPIPE, SIG_IGN)
-exit(runNotifyctl(Array(CommandLine.arguments.dropFirst())).rawValue)
+// _exit, not exit: everything notifyctl says is written by now (Terminal writes with
+// write(2), nothing is buffered), and exit's handlers would only take apart the Swift
+// runtime's static objects, which the kernel does faster: `ping` 1.84–2.11 -> 1.73–1.82 ms.
+_exit(runNotifyctl(Array(CommandLine.arguments.dropFirst())).rawValue)
