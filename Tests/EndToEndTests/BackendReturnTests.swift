@@ -13,8 +13,7 @@ import Testing
         let url = first.baseURL.absoluteString
         // The first retry at least 2.5 min away: only the probe can send it within this test.
         let daemon = try await DaemonUnderTest(backend: url, extraArguments: ["--retry-min", "5m"])
-        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
-        #expect(login.status == 0, "\(login.output)\(login.error)")
+        try await daemon.logIn("alice")
         try await offThePool { first.stop() }
         let held = try await HeldPort.hold(port)
 
@@ -46,8 +45,7 @@ import Testing
         try backend.start()
         defer { backend.stop() }
         let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: ["--retry-min", "5m"])
-        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
-        #expect(login.status == 0, "\(login.output)\(login.error)")
+        try await daemon.logIn("alice")
         try backend.addFault(.init(route: .send, status: 503))
         let connectionsBefore = backend.acceptedConnections
         let send = try await daemon.notifyctl(["send", "--to", "bob", "hello"])

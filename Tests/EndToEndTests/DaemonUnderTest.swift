@@ -1,6 +1,7 @@
 import Foundation
 import NotifySocket
 import NotifyTestSupport
+import Testing
 
 /// The built `notifyd` running on a temporary socket and state directory, with the
 /// built `notifyctl` pointed at it.
@@ -45,6 +46,13 @@ final class DaemonUnderTest: Sendable {
 
     func notifyctl(_ arguments: [String], stdin: Data? = nil, seconds: Double = 30) async throws -> (status: Int32, output: String, error: String) {
         try await run(BuiltProducts.path("notifyctl"), ["--socket", socket] + arguments, stdin: stdin, seconds: seconds)
+    }
+
+    /// `notifyctl login --password-stdin USER` with the user's name as the password (the dev
+    /// backend's rule), which must succeed.
+    func logIn(_ user: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let login = try await notifyctl(["login", "--password-stdin", user], stdin: Data("\(user)\n".utf8))
+        #expect(login.status == 0, "\(login.output)\(login.error)", sourceLocation: sourceLocation)
     }
 
     /// Writes all `lines` at once on one connection and reads as many replies, as a client

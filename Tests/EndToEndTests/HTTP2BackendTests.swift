@@ -18,8 +18,7 @@ import Testing
         let frontEnd = try await HTTP2FrontEnd(backendPort: backendPort)
         let state = frontEnd.directory.file("state")
         let first = try await DaemonUnderTest(backend: frontEnd.url, stateDirectory: state, launcher: frontEnd.trustingLauncher)
-        let login = try await first.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
-        #expect(login.status == 0, "\(login.output)\(login.error)")
+        try await first.logIn("alice")
         await first.cleanUp()
         // A notifyd started afresh, which has no connection yet and has not heard the
         // backend speak HTTP/2: the burst opens its first connection.

@@ -24,8 +24,7 @@ import Testing
         defer { backend.stop() }
         let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, environment: ["NOTIFYD_KEEP_ALIVE": "1s"])
         #expect(!Self.mapsLibcurl(daemon.child.pid), "loaded before any request")
-        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
-        #expect(login.status == 0, "\(login.output)\(login.error)")
+        try await daemon.logIn("alice")
         let token = try await daemon.notifyctl(["set-token", "3f2a1b"])
         #expect(token.status == 0, "\(token.output)\(token.error)")
         let pid = daemon.child.pid
@@ -48,8 +47,7 @@ import Testing
         let config = directory.file("config")
         try Data("keep_alive = 1h\n".utf8).write(to: URL(fileURLWithPath: config))
         let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: ["--config", config])
-        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
-        #expect(login.status == 0, "\(login.output)\(login.error)")
+        try await daemon.logIn("alice")
         let pid = daemon.child.pid
         #expect(Self.mapsLibcurl(pid), "not loaded for the login")
 

@@ -24,8 +24,7 @@ import Testing
         try backend.start()
         defer { backend.stop() }
         let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
-        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
-        #expect(login.status == 0, "\(login.output)\(login.error)")
+        try await daemon.logIn("alice")
         let token = try await daemon.notifyctl(["set-token", "3f2a1b"])
         #expect(token.status == 0, "\(token.output)\(token.error)")
         #expect(try await daemon.notifyctl(["send", "--to", "bob", "hello"]).status == 0)

@@ -19,8 +19,7 @@ import Testing
                                                launcher: [pair.nsenter] + pair.enter(.daemon))
         let watch = try await SpawnedProcess.start(BuiltProducts.path("notifyctl"), ["--socket", daemon.socket, "--json", "watch"])
         defer { watch.signal(SIGTERM) }
-        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
-        #expect(login.status == 0, "\(login.output) \(login.error)")
+        try await daemon.logIn("alice")
 
         try await pair.setDaemonLink(up: false)
         // A request made in the very moment the link went could still take a connection from

@@ -15,8 +15,7 @@ import Testing
         let config = directory.file("config")
         try Data("max_connections = 2\n".utf8).write(to: URL(fileURLWithPath: config))
         let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: ["--config", config])
-        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
-        #expect(login.status == 0, "\(login.output)\(login.error)")
+        try await daemon.logIn("alice")
         // Each send held at the backend: the burst's requests overlap for certain, and the
         // recipients' lanes would fill with their next messages.
         try backend.addFault(.init(route: .send, delay: 0.2))

@@ -75,8 +75,7 @@ import Testing
         defer { directory.remove() }
         let state = directory.file("state")
         let first = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, stateDirectory: state)
-        let login = try await first.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
-        #expect(login.status == 0, "\(login.output)\(login.error)")
+        try await first.logIn("alice")
         _ = await first.stop()
         await first.cleanUp()
         let credentials = state + "/credentials.json"
@@ -109,8 +108,7 @@ import Testing
         try Data("{\"version\":1,\"reserved_through\":\(mark)}".utf8).write(to: URL(fileURLWithPath: counter))
         #expect(chmod(counter, 0o600) == 0)
         let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, stateDirectory: state)
-        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
-        #expect(login.status == 0, "\(login.output)\(login.error)")
+        try await daemon.logIn("alice")
         let send = try await daemon.notifyctl(["--json", "send", "--to", "bob", "after the damage"])
         #expect(send.status == 0, "\(send.output)\(send.error)")
         #expect(send.output.contains("\"state\":\"delivered\""), "\(send.output)")
