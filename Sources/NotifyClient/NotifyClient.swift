@@ -104,12 +104,7 @@ public final class NotifyClient {
                 throw .closedBeforeAnswer(path: socketPath, detail: detail)
             }
             answered = true
-            let data = Data(bytes)
-            let decoder = WireCoding.decoder()
-            let wellFormed = (try? JSONShape.check(bytes)) != nil
-            // Read without the decoder where it can be (a send's reply always is).
-            let json = wellFormed ? JSONValue(parsing: bytes) : nil
-            guard wellFormed, let header = json.flatMap(IncomingLineHeader.init(json:)) ?? (try? decoder.decode(IncomingLineHeader.self, from: data)) else {
+            guard let (header, json) = Self.incoming(bytes) else {
                 throw .protocolViolation("not JSON: \(PrintableText.line(String(decoding: bytes.prefix(100), as: UTF8.self)))")
             }
             if header.event != nil {
@@ -126,13 +121,14 @@ public final class NotifyClient {
                 throw .daemon(error)
             }
             if header.ok != true {
-                let raw = try? decoder.decode(Response<JSONValue>.self, from: data)
+                let raw = try? WireCoding.decoder().decode(Response<JSONValue>.self, from: Data(bytes))
                 throw .daemon(raw?.error ?? WireError(code: .internalError, message: "notifyd reported an error without details"))
             }
             if let (result, raw) = Self.plainResult(of: json, for: Command.self) {
                 return (result, keepsRawResult ? raw : .null)
             }
             do {
+                let (decoder, data) = (WireCoding.decoder(), Data(bytes))
                 let response = try decoder.decode(Response<Command.Result>.self, from: data)
                 guard let result = response.result else { throw ClientError.protocolViolation("a successful reply without a result") }
                 let raw = keepsRawResult ? (try? decoder.decode(Response<JSONValue>.self, from: data))?.result : nil
@@ -141,6 +137,17 @@ public final class NotifyClient {
                 throw .protocolViolation("the reply to \(Command.name) does not match this notifyctl's protocol (\(error)); is notifyd a different version?")
             }
         }
+    }
+
+    /// A line from notifyd: its header, and its value where it reads without the decoder
+    /// (every reply and event of this version's does); nil for a line that is not JSON or
+    /// whose header the decoder refuses.
+    private static func incoming(_ bytes: [UInt8]) -> (header: IncomingLineHeader, json: JSONValue?)? {
+        guard (try? JSONShape.check(bytes)) != nil else { return nil }
+        let json = JSONValue(parsing: bytes)
+        guard let header = json.flatMap(IncomingLineHeader.init(json:))
+                ?? (try? WireCoding.decoder().decode(IncomingLineHeader.self, from: Data(bytes))) else { return nil }
+        return (header, json)
     }
 
     /// The result of a successful reply read into `json`, and the result as sent, where
@@ -161,10 +168,7 @@ public final class NotifyClient {
         let deadline = self.deadline()
         while true {
             let bytes = try readLine(deadline: deadline)
-            if (try? JSONShape.check(bytes)) != nil,
-               let header = try? WireCoding.decoder().decode(IncomingLineHeader.self, from: Data(bytes)), header.event != nil {
-                return bytes
-            }
+            if let (header, _) = Self.incoming(bytes), header.event != nil { return bytes }
         }
     }
 
