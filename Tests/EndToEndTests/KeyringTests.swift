@@ -12,7 +12,8 @@ import Testing
     static let password = "keyring-Secret-7f3a"
 
     /// A directory with the stand-in on PATH; items are files in it, named by attributes.
-    /// `locked` and `absent` (no Secret Service) are flag files; `calls` logs every call.
+    /// `locked`, `absent` (no Secret Service) and `held` (a lookup answers only once it is
+    /// gone, as a slow D-Bus session would) are flag files; `calls` logs every call.
     struct FakeKeyring {
         let directory: ScratchDirectory
         var environment: [String: String] {
@@ -39,6 +40,7 @@ import Testing
                     if [ -e "$dir/locked" ]; then echo "secret-tool: Cannot create an item in a locked collection" >&2; exit 1; fi
                     cat > "$item" ;;
                 lookup)
+                    while [ -e "$dir/held" ]; do sleep 0.02; done
                     # The real one would ask to unlock here; notifyd must never get this far.
                     if [ -e "$dir/locked" ] || [ ! -f "$item" ]; then exit 1; fi
                     cat "$item" ;;
@@ -132,6 +134,43 @@ import Testing
         let logout = try await daemon.notifyctl(["logout", "--force"])
         #expect(logout.status == 0, "\(logout.output)\(logout.error)")
         #expect(keyring.items.isEmpty)
+        await daemon.cleanUp()
+    }
+
+    /// A recipient's message waiting for the keyring's answer is not overtaken by the next
+    /// one to the same recipient, even once a new login put the password in memory, where
+    /// the next one could go at once.
+    @Test func aMessageWaitingForTheKeyringIsNotOvertakenByTheNextOne() async throws {
+        let keyring = try FakeKeyring()
+        defer { keyring.directory.remove() }
+        let backend = try Self.backend()
+        defer { backend.stop() }
+        var daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, environment: keyring.environment)
+        #expect(try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data(Self.password.utf8)).status == 0)
+        // A new notifyd has the password in the keyring only, until it looks it up.
+        _ = await daemon.stop()
+        daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: ["--retry-min", "1s", "--retry-max", "2s"],
+                                           stateDirectory: daemon.stateDirectory, environment: keyring.environment)
+        keyring.set("held", true)
+        // A send's reply waits for its first attempt, which waits for the keyring here.
+        let current = daemon
+        let first = Task { try await current.notifyctl(["send", "--to", "bob", "first"]) }
+        let asked = await eventually { keyring.calls.contains { $0.hasPrefix("lookup") } }
+        #expect(asked, "the first message waits for the keyring")
+        let again = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data(Self.password.utf8))
+        #expect(again.status == 0, "\(again.output)\(again.error)")
+        let second = Task { try await current.notifyctl(["send", "--to", "bob", "second"]) }
+        let queued = await eventually {
+            let listed = try? await current.notifyctl(["--json", "outbox"]).output
+            return listed?.contains("\"state\":\"queued\"") == true && listed?.contains("0000000002") == true || !backend.pushes().isEmpty
+        }
+        #expect(queued, "both are accepted")
+        keyring.set("held", false)
+        // The first one's lookup finds the item the new login replaced gone: it is tried
+        // again, with the new login's password, and the second one still waits behind it.
+        for send in [try await first.value, try await second.value] { #expect([0, 4].contains(send.status), "\(send.output)\(send.error)") }
+        #expect(await eventually(20) { backend.pushes().count == 2 }, "\(daemon.child.standardError)")
+        #expect(backend.pushes().map(\.displayedText) == ["From alice: first", "From alice: second"])
         await daemon.cleanUp()
     }
 

@@ -33,6 +33,32 @@ struct AccountKeeperTests {
         #expect(try await keeper.backendAccount(for: AccountKey(user: "bob", backend: Self.backend)).user == "bob")
     }
 
+    /// What the outbox sends without waiting: only a password already in memory, and only
+    /// for the account it belongs to; a password source or an unread keyring is asked.
+    @Test func credentialsAtHandAreOnlyThoseInMemoryForTheirOwnAccount() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let bob = AccountKey(user: "bob", backend: Self.backend)
+        let keeper = AccountKeeper(stateDirectory: directory.path, settings: SettingsStore(.init(backend: Self.backend)))
+        #expect(keeper.readyAccount(for: bob) == nil)
+        try await keeper.commit(Credentials(user: "bob", password: "bob", backend: nil))
+        #expect(keeper.readyAccount(for: bob) == BackendAccount(baseURL: URL(string: Self.backend)!, user: "bob", password: "bob"))
+        #expect(keeper.readyAccount(for: AccountKey(user: "alice", backend: Self.backend)) == nil)
+        #expect(keeper.readyAccount(for: AccountKey(user: "bob", backend: "http://127.0.0.1:2")) == nil)
+
+        let commanded = AccountKeeper(stateDirectory: directory.path,
+                                      settings: SettingsStore(.init(backend: Self.backend, passwordSource: .command("echo secret"))))
+        #expect(commanded.readyAccount(for: bob) == nil)
+        #expect(try await commanded.backendAccount(for: bob).password == "secret")
+
+        var inKeyring = Credentials(user: "bob", password: "", backend: nil)
+        inKeyring.keyringItem = "rev-1"
+        try CredentialStore(directory: directory.path).save(inKeyring)
+        let unread = AccountKeeper(stateDirectory: directory.path, settings: SettingsStore(.init(backend: Self.backend)))
+        #expect(unread.loggedIn?.keyringItem == "rev-1")
+        #expect(unread.readyAccount(for: bob) == nil)
+    }
+
     @Test func concurrentCallersShareOneRunOfThePasswordCommand() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }

@@ -30,7 +30,7 @@ public actor AccountKeeper {
     private var fetching: (source: PasswordSource, run: Task<Result<String, CoreError>, Never>, since: Date)?
     /// The backend URL parsed last, and from what text: the outbox asks for an account's
     /// credentials for each run of messages it hands over.
-    private var parsedBackend: (text: String, url: URL)?
+    private let parsedBackend = Mutex<(text: String, url: URL)?>(nil)
     /// Since when the password source has been running, while it runs: `status` says so
     /// rather than "talking to the backend".
     public var passwordRunningSince: Date? { fetching?.since }
@@ -182,20 +182,39 @@ public actor AccountKeeper {
         return try await backendAccount(credentials)
     }
 
+    /// The credentials of `key` when they are at hand: the login in force is that account's
+    /// and its password is in memory (stored, or read from the keyring already). Nil when
+    /// they must be fetched, or the account cannot send: `backendAccount(for:)` then fetches
+    /// them or says why. Read without a hop onto this actor, so that a recipient's first
+    /// message goes to the backend in the outbox's turn that accepted it.
+    public nonisolated func readyAccount(for key: AccountKey) -> BackendAccount? {
+        guard let credentials = loggedIn, fetchedSource(of: credentials) == nil,
+              let backend = backend(of: credentials), AccountKey(user: credentials.user, backend: backend) == key,
+              let url = try? backendURL(backend) else { return nil }
+        return BackendAccount(baseURL: url, user: credentials.user, password: credentials.password)
+    }
+
     /// The backend call credentials for `credentials`, which need not be saved yet (a
     /// login being checked).
     public func backendAccount(_ credentials: Credentials) async throws(CoreError) -> BackendAccount {
         guard let backend = backend(of: credentials) else { throw .noBackend }
-        let url: URL
+        return BackendAccount(baseURL: try backendURL(backend), user: credentials.user, password: try await password(of: credentials))
+    }
+
+    private nonisolated func backendURL(_ backend: String) throws(CoreError) -> URL {
         // Byte for byte: `==` would take a canonically equivalent spelling for the same.
-        if let parsedBackend, parsedBackend.text.utf8.elementsEqual(backend.utf8) {
-            url = parsedBackend.url
-        } else {
-            guard let parsed = URL(string: backend) else { throw .invalidArgument("invalid backend URL \(backend)") }
-            parsedBackend = (backend, parsed)
-            url = parsed
-        }
-        return BackendAccount(baseURL: url, user: credentials.user, password: try await password(of: credentials))
+        if let parsed = parsedBackend.withLock({ $0 }), parsed.text.utf8.elementsEqual(backend.utf8) { return parsed.url }
+        guard let url = URL(string: backend) else { throw .invalidArgument("invalid backend URL \(backend)") }
+        parsedBackend.withLock { $0 = (backend, url) }
+        return url
+    }
+
+    /// Where the password of `credentials` is fetched from: the password source, or the
+    /// keyring while it has not been read. Nil when it is the one in memory.
+    private nonisolated func fetchedSource(of credentials: Credentials) -> PasswordSource? {
+        if passwords.isExternal { return passwords.source }
+        if let item = credentials.keyringItem, credentials.password.isEmpty { return .keyring(SecretServiceKeyring.Item(user: credentials.user, id: item)) }
+        return nil
     }
 
     /// notifyd stops: a password command still running is stopped with what it started.
@@ -233,14 +252,7 @@ public actor AccountKeeper {
     /// The password of `credentials`: the stored one, or what the password source gives,
     /// or what the keyring keeps. Sources run once at a time (see the type's comment).
     private func password(of credentials: Credentials) async throws(CoreError) -> String {
-        let source: PasswordSource
-        if passwords.isExternal {
-            source = passwords.source
-        } else if let item = credentials.keyringItem, credentials.password.isEmpty {
-            source = .keyring(SecretServiceKeyring.Item(user: credentials.user, id: item))
-        } else {
-            return credentials.password
-        }
+        guard let source = fetchedSource(of: credentials) else { return credentials.password }
         let run: Task<Result<String, CoreError>, Never>
         if let fetching, fetching.source == source {
             run = fetching.run

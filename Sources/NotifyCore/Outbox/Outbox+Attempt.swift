@@ -35,8 +35,8 @@ extension Outbox {
     func prepare(_ delivery: Delivery, known: BackendAccount? = nil) async -> Result<PreparedSend, NotSent> {
         guard let key = delivery.account else { return .failure(NotSent(result: .accountGone)) }
         let account: BackendAccount
-        if let known {
-            account = known
+        if let ready = known ?? accounts.readyAccount(for: key) {
+            account = ready
         } else {
             do {
                 account = try await accounts.backendAccount(for: key)
@@ -54,6 +54,11 @@ extension Outbox {
                 }
             }
         }
+        return prepared(delivery, as: account)
+    }
+
+    /// What `account` sends for the delivery: its body and its platform's name at the backend.
+    func prepared(_ delivery: Delivery, as account: BackendAccount) -> Result<PreparedSend, NotSent> {
         let body: String
         do {
             body = try NotificationText.body(delivery.message, for: delivery.platform, escaping: settings[\.escaping])

@@ -35,8 +35,18 @@ extension Outbox {
     func handToLane(_ delivery: Delivery) {
         let key = delivery.orderKey
         var lane = lanes[key] ?? newLane()
-        lane.toHand.append(delivery)
         lane.inFlight += 1
+        // No feeder is handing over the lane's earlier deliveries (or waiting for their
+        // credentials), and this one's credentials are at hand: it goes to the backend in
+        // this turn of the outbox, with no task and no hop on the way (a send's request
+        // then leaves before its batch starts being written). Otherwise it goes behind them.
+        if !lane.feeding, let account = delivery.account.flatMap(accounts.readyAccount(for:)),
+           case .success(let send) = prepared(delivery, as: account) {
+            lanes[key] = lane
+            hand(delivery, send, key: key, lane: lane.id)
+            return
+        }
+        lane.toHand.append(delivery)
         let start = !lane.feeding
         lane.feeding = true
         lanes[key] = lane
@@ -70,20 +80,25 @@ extension Outbox {
                     await finished(delivery.id, notSent.result, lane: key)
                 case .success(let send):
                     if let account = delivery.account, let login { known = (account, send.account, login) }
-                    let id = delivery.id
-                    let answers = self.answers
-                    backend.sendNotification(pns: send.pns, toTag: delivery.to, body: send.body, account: send.account,
-                                             idempotencyKey: delivery.sendKey, lane: lane.id) { result in
-                        // One task for the answers that come while the outbox is busy.
-                        if answers.post(.init(id: id, key: key, result: result, account: send.account)) {
-                            Task { await self.takeAnswers() }
-                        }
-                    }
+                    hand(delivery, send, key: key, lane: lane.id)
                 }
             }
         }
         lanes[key]?.feeding = false
         removeLaneIfIdle(key)
+    }
+
+    /// Hands a prepared delivery of lane `lane` (key `key`) to the backend.
+    private func hand(_ delivery: Delivery, _ send: PreparedSend, key: String, lane: UInt64) {
+        let id = delivery.id
+        let answers = self.answers
+        backend.sendNotification(pns: send.pns, toTag: delivery.to, body: send.body, account: send.account,
+                                 idempotencyKey: delivery.sendKey, lane: lane) { result in
+            // One task for the answers that come while the outbox is busy.
+            if answers.post(.init(id: id, key: key, result: result, account: send.account)) {
+                Task { await self.takeAnswers() }
+            }
+        }
     }
 
     private func takeAnswers() async {
