@@ -35,6 +35,9 @@ let package = Package(
         // Wire types, and the text both programs take from people (durations, did-you-mean
         // suggestions): no I/O, FoundationEssentials only.
         .target(name: "NotifyProtocol", swiftSettings: metadataAccessors),
+        // Foundation's JSON coders set as the wire wants them: notifyd's and the tests', not
+        // notifyctl's (JSONValueDecoder and JSONValueEncoder read and write its lines).
+        .target(name: "NotifyCoding", dependencies: ["NotifyProtocol"]),
         // Threads and descriptors: the few system calls every module shares.
         .target(name: "NotifySystem", swiftSettings: metadataAccessors),
         // Unix socket plumbing and socket path resolution shared by daemon and client.
@@ -44,9 +47,9 @@ let package = Package(
         // The kernel's news of links, addresses, routes and clock changes on Linux (netlink, timerfd).
         .target(name: "CNetworkWatch"),
         // Backend client, registration state machine, state and credential stores.
-        .target(name: "NotifyCore", dependencies: ["NotifyProtocol", "NotifySystem", .target(name: "CCurl", condition: .when(platforms: [.linux]))]),
+        .target(name: "NotifyCore", dependencies: ["NotifyProtocol", "NotifyCoding", "NotifySystem", .target(name: "CCurl", condition: .when(platforms: [.linux]))]),
         // Socket server, connections, command routing, lifecycle.
-        .target(name: "NotifyDaemon", dependencies: ["NotifyCore", "NotifyProtocol", "NotifySocket", "NotifySystem", "CNetworkWatch"]),
+        .target(name: "NotifyDaemon", dependencies: ["NotifyCore", "NotifyProtocol", "NotifyCoding", "NotifySocket", "NotifySystem", "CNetworkWatch"]),
         // The socket client used by notifyctl and the tests.
         .target(name: "NotifyClient", dependencies: ["NotifyProtocol", "NotifySocket", "NotifySystem"], swiftSettings: metadataAccessors),
         // In-memory stand-in for the tutorial's ASP.NET AppBackend.
@@ -59,9 +62,9 @@ let package = Package(
         // Helpers the test targets share.
         .target(name: "CPseudoTerminal", path: "Tests/CPseudoTerminal"),
         .target(name: "NotifyTestSupport", dependencies: ["NotifySystem", "CPseudoTerminal"], path: "Tests/NotifyTestSupport"),
-        .testTarget(name: "NotifyProtocolTests", dependencies: ["NotifyProtocol", "NotifyTestSupport"]),
-        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "DevBackend", "NotifyTestSupport"]),
-        .testTarget(name: "NotifyDaemonTests", dependencies: ["NotifyDaemon", "NotifyClient", "DevBackend", "NotifyTestSupport"]),
+        .testTarget(name: "NotifyProtocolTests", dependencies: ["NotifyProtocol", "NotifyCoding", "NotifyTestSupport"]),
+        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "NotifyCoding", "DevBackend", "NotifyTestSupport"]),
+        .testTarget(name: "NotifyDaemonTests", dependencies: ["NotifyDaemon", "NotifyCoding", "NotifyClient", "DevBackend", "NotifyTestSupport"]),
         .testTarget(name: "DevBackendTests", dependencies: ["DevBackend", "NotifyProtocol", "NotifyTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["NotifyClient", "DevBackend", "NotifyTestSupport"]),
     ],

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import NotifyProtocol
 import NotifySocket
 #if canImport(Glibc)
@@ -80,14 +75,14 @@ public final class NotifyClient {
         var line: [UInt8]
         if let plain = command.plainRequestLine(id: number) {
             line = plain
-            line.append(0x0A)
         } else {
             do {
-                line = Array(try WireCoding.line(Request(id: id, command: command)))
+                line = JSONTextWriter.line(try JSONValueEncoder().encode(Request(id: id, command: command)))
             } catch {
                 throw .protocolViolation("cannot encode the request: \(error)")
             }
         }
+        line.append(0x0A)
         do {
             try write(line, deadline: deadline)
         } catch {
@@ -117,46 +112,44 @@ public final class NotifyClient {
                 others += 1
                 continue
             }
-            if header.ok == false, let error = json?["error"].flatMap(WireError.init(json:)) {
-                throw .daemon(error)
-            }
             if header.ok != true {
-                let raw = try? WireCoding.decoder().decode(Response<JSONValue>.self, from: Data(bytes))
-                throw .daemon(raw?.error ?? WireError(code: .internalError, message: "notifyd reported an error without details"))
+                throw .daemon(Self.error(in: json) ?? WireError(code: .internalError, message: "notifyd reported an error without details"))
             }
             if let (result, raw) = Self.plainResult(of: json, for: Command.self) {
                 return (result, keepsRawResult ? raw : .null)
             }
             do {
-                let (decoder, data) = (WireCoding.decoder(), Data(bytes))
-                let response = try decoder.decode(Response<Command.Result>.self, from: data)
+                let response = try JSONValueDecoder().decode(Response<Command.Result>.self, from: json)
                 guard let result = response.result else { throw ClientError.protocolViolation("a successful reply without a result") }
-                let raw = keepsRawResult ? (try? decoder.decode(Response<JSONValue>.self, from: data))?.result : nil
-                return (result, raw ?? .null)
+                return (result, keepsRawResult ? json["result"] ?? .null : .null)
             } catch {
                 throw .protocolViolation("the reply to \(Command.name) does not match this notifyctl's protocol (\(error)); is notifyd a different version?")
             }
         }
     }
 
-    /// A line from notifyd: its header, and its value where it reads without the decoder
-    /// (every reply and event of this version's does); nil for a line that is not JSON or
-    /// whose header the decoder refuses.
-    private static func incoming(_ bytes: [UInt8]) -> (header: IncomingLineHeader, json: JSONValue?)? {
-        guard (try? JSONShape.check(bytes)) != nil else { return nil }
-        let json = JSONValue(parsing: bytes)
-        guard let header = json.flatMap(IncomingLineHeader.init(json:))
-                ?? (try? WireCoding.decoder().decode(IncomingLineHeader.self, from: Data(bytes))) else { return nil }
+    /// A line from notifyd, and its header; nil for a line that is not JSON as notifyd
+    /// writes it (no key twice, no lone surrogate) or has no header.
+    private static func incoming(_ bytes: [UInt8]) -> (header: IncomingLineHeader, json: JSONValue)? {
+        guard (try? JSONShape.check(bytes)) != nil, let json = JSONValue(parsing: bytes),
+              let header = IncomingLineHeader(json: json) ?? (try? JSONValueDecoder().decode(IncomingLineHeader.self, from: json)) else { return nil }
         return (header, json)
     }
 
-    /// The result of a successful reply read into `json`, and the result as sent, where
-    /// the command reads it without the decoder and the decoder would read the reply too
-    /// (it refuses one whose `error` is not an error); nil leaves the reply to the decoder.
-    private static func plainResult<Command: NotifyCommand>(of json: JSONValue?, for command: Command.Type) -> (Command.Result, JSONValue)? {
-        guard let json, let raw = json["result"], let result = Command.result(json: raw) else { return nil }
+    /// The result of a successful reply, and the result as sent, where the command reads it
+    /// straight from the JSON value (`send`, `ping`: without the Codable machinery, which a
+    /// command that runs once pays for at its first use); nil leaves it to `JSONValueDecoder`,
+    /// which also refuses a reply whose `error` is not an error.
+    private static func plainResult<Command: NotifyCommand>(of json: JSONValue, for command: Command.Type) -> (Command.Result, JSONValue)? {
+        guard let raw = json["result"], let result = Command.result(json: raw) else { return nil }
         if let error = json["error"], error != .null, WireError(json: error) == nil { return nil }
         return (result, raw)
+    }
+
+    /// The error an error reply carries.
+    private static func error(in json: JSONValue) -> WireError? {
+        guard let error = json["error"] else { return nil }
+        return WireError(json: error) ?? (try? JSONValueDecoder().decode(WireError.self, from: error))
     }
 
     /// The next event line, as sent, after `watch`. Blocks until one arrives, or `timeout`.
@@ -203,8 +196,8 @@ public final class NotifyClient {
     /// answers each waiting connection and closes it without waiting for its request: the
     /// request's write then fails, but the reason is already waiting to be read.
     private func refusalAlreadySent() -> WireError? {
-        guard case .line(let bytes) = reader.next(deadline: monotonicSeconds() + 0.05), (try? JSONShape.check(bytes)) != nil else { return nil }
-        return (try? WireCoding.decoder().decode(Response<JSONValue>.self, from: Data(bytes)))?.error
+        guard case .line(let bytes) = reader.next(deadline: monotonicSeconds() + 0.05), let (_, json) = Self.incoming(bytes) else { return nil }
+        return Self.error(in: json)
     }
 
     private func deadline() -> Double? {

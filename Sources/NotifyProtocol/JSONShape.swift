@@ -275,11 +275,3 @@ public enum JSONShape {
         }
     }
 }
-
-extension WireCoding {
-    /// Decodes bytes that passed `JSONShape.check`; the one way untrusted JSON is decoded.
-    public static func decodeChecked<T: Decodable, Bytes: Collection<UInt8>>(_ type: T.Type, from bytes: Bytes, decoder: JSONDecoder = WireCoding.decoder()) throws -> T {
-        try JSONShape.check(bytes)
-        return try decoder.decode(type, from: Data(bytes))
-    }
-}

@@ -15,7 +15,7 @@ import Foundation
 /// control characters and `\u00xx` (lower-case hex) for the others, `/` as `\/` unless
 /// told otherwise, everything else (DEL, U+2028, emoji) as it is.
 public struct JSONTextWriter {
-    public private(set) var bytes: [UInt8] = []
+    public internal(set) var bytes: [UInt8] = []
     private let pretty: Bool
     private let escapingSlashes: Bool
     private var depth = 0
@@ -40,9 +40,21 @@ public struct JSONTextWriter {
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         bytes.append(UInt8(ascii: "\""))
+        separateKey()
+    }
+
+    private mutating func separateKey() {
         if pretty { bytes.append(UInt8(ascii: " ")) }
         bytes.append(UInt8(ascii: ":"))
         if pretty { bytes.append(UInt8(ascii: " ")) }
+    }
+
+    /// The next member's key, in sorted order like `key(_: StaticString)`, escaped as any
+    /// string (a dictionary's keys are the user's text).
+    public mutating func key(_ name: String) {
+        nextMember()
+        string(name)
+        separateKey()
     }
 
     /// Before each element of an array.

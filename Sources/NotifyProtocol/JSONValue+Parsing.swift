@@ -1,12 +1,13 @@
-/// A line read into a `JSONValue` without `JSONDecoder`: how notifyctl reads the daemon's
-/// reply. The decoder's first use in a process costs about a million instructions, most of
-/// them the Swift runtime looking up its types' conformances, which a command that runs
-/// once pays every time (a third of a millisecond of `notifyctl send`).
+/// A line read into a `JSONValue` without Foundation's `JSONDecoder`: how notifyctl reads
+/// the daemon's replies (`JSONValueDecoder` then reads its types from the value). The
+/// decoder's first use in a process costs about a million instructions, most of them the
+/// Swift runtime looking up its types' conformances, and linking it a quarter of a
+/// millisecond of relocations at every start (see `JSONValueEncoder`).
 extension JSONValue {
     /// The value of `line`, which must have passed `JSONShape.check`, as the decoder reads
-    /// it into a `JSONValue`; nil where this reader leaves the line to the decoder: a key
-    /// repeated in an object, a number with an exponent or one a `Double` cannot hold, an
-    /// escaped surrogate that is not half of a pair.
+    /// it into a `JSONValue`; nil for what notifyd never writes and the decoder might read
+    /// another way: a key repeated in an object, a number that is zero with an exponent or
+    /// that a `Double` cannot hold, an escaped surrogate that is not half of a pair.
     public init?(parsing line: [UInt8]) {
         guard let value = line.withUnsafeBufferPointer({ bytes -> JSONValue? in
             var parser = JSONValueParser(bytes: bytes)
@@ -16,14 +17,13 @@ extension JSONValue {
     }
 }
 
-/// A number's text as the decoder reads it into a `Double`, when it is written plainly;
-/// nil for the rest, which the decoder reads or refuses in its own way: it refuses a
-/// number that underflows to zero (1e-400, or 0. and 400 zeros and a 1) and some zeros
-/// with an exponent (0e3), so any exponent is left to it.
+/// A number's text as the decoder reads it into a `Double`; nil where the decoder might not:
+/// it refuses a number that underflows to zero (1e-400, or 0. and 400 zeros and a 1) and
+/// some zeros with an exponent (0e3), so no zero with an exponent is read here either.
 func plainJSONNumber(_ digits: UnsafeBufferPointer<UInt8>) -> Double? {
-    guard !digits.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }),
-          let value = Double(String(decoding: digits, as: UTF8.self)), value.isFinite,
-          value != 0 || !digits.contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) else { return nil }
+    let exponent = digits.contains { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
+    guard let value = Double(String(decoding: digits, as: UTF8.self)), value.isFinite,
+          value != 0 || (!exponent && !digits.contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") })) else { return nil }
     return value
 }
 

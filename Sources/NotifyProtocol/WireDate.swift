@@ -43,9 +43,10 @@ public enum WireDate {
         let days = total >= 0 ? total / 86400 : (total - 86399) / 86400
         let secondOfDay = total - days * 86400
         let (year, month, day) = civil(fromDaysSinceEpoch: days)
-        guard (1...9999).contains(year) else { return date.formatted(Date.ISO8601FormatStyle()) }
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let yearText = String(repeating: "0", count: 4 - "\(year)".count) + "\(year)"
+        // Four digits at least, and a sign before year 0, as ISO 8601 extends them.
+        let digits = "\(year.magnitude)"
+        let yearText = (year < 0 ? "-" : "") + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
         return "\(yearText)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
     }
 

@@ -92,9 +92,7 @@ struct Context {
     }
 
     func printJSON(_ value: JSONValue) {
-        if let data = try? WireCoding.encoder().encode(value) {
-            Terminal.out(PrintableText.jsonLine(String(decoding: data, as: UTF8.self)))
-        }
+        Terminal.out(PrintableText.jsonLine(String(decoding: JSONTextWriter.line(value), as: UTF8.self)))
     }
 
     private static func detail(_ error: ClientError) -> String {
@@ -143,6 +141,6 @@ struct CommandFailure: Error {
     /// `{"error":{"code":…,"message":…}}`, what `--json` prints instead of the text.
     var json: String {
         let object = JSONValue.object(["error": .object(["code": .string(wireCode.rawValue), "message": .string(message)])])
-        return (try? WireCoding.encoder().encode(object)).map { PrintableText.jsonLine(String(decoding: $0, as: UTF8.self)) } ?? "{\"error\":{}}"
+        return PrintableText.jsonLine(String(decoding: JSONTextWriter.line(object), as: UTF8.self))
     }
 }

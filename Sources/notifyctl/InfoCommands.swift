@@ -149,14 +149,15 @@ enum Watch: Subcommand {
             let first = currentRegistrationEvent(raw, time: Date())
             if context.json {
                 context.printJSON(first)
-            } else if let data = try? WireCoding.encoder().encode(first) {
-                Terminal.out(WatchText.line([UInt8](data)))
+            } else {
+                Terminal.out(WatchText.line(first))
             }
             client.timeout = nil
             while true {
                 let line = try client.nextEvent()
                 Terminal.out(context.json ? PrintableText.jsonLine(String(decoding: line, as: UTF8.self)) : WatchText.line(line))
-                if (try? WireCoding.decoder().decode(IncomingLineHeader.self, from: Data(line)))?.event == EventName.shutdown {
+                // `nextEvent` gives lines that passed `JSONShape.check`.
+                if JSONValue(parsing: line)?["event"]?.stringValue == EventName.shutdown {
                     return .done
                 }
             }

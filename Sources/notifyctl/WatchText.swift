@@ -15,27 +15,33 @@ import NotifyProtocol
 /// does not know is shown by its name and fields, never dropped.
 enum WatchText {
     static func line(_ json: [UInt8]) -> String {
-        guard case .object(let fields)? = try? WireCoding.decoder().decode(JSONValue.self, from: Data(json)),
-              case .string(let event)? = fields["event"] else {
+        guard (try? JSONShape.check(json)) != nil, let value = JSONValue(parsing: json) else {
             return PrintableText.line(String(decoding: json, as: UTF8.self))
         }
-        let time = (fields["time"].flatMap { if case .string(let text) = $0 { WireDate.parse(text) } else { nil } }).map(localClock) ?? "--:--:--"
-        return PrintableText.line("\(time)  \(describe(event, fields, json))")
+        return line(value)
     }
 
-    private static func describe(_ event: String, _ fields: [String: JSONValue], _ json: [UInt8]) -> String {
-        let decoder = WireCoding.decoder()
+    static func line(_ value: JSONValue) -> String {
+        guard case .object(let fields) = value, case .string(let event)? = fields["event"] else {
+            return PrintableText.line(String(decoding: JSONTextWriter.line(value), as: UTF8.self))
+        }
+        let time = (fields["time"].flatMap { if case .string(let text) = $0 { WireDate.parse(text) } else { nil } }).map(localClock) ?? "--:--:--"
+        return PrintableText.line("\(time)  \(describe(event, fields, value))")
+    }
+
+    private static func describe(_ event: String, _ fields: [String: JSONValue], _ value: JSONValue) -> String {
+        let decoder = JSONValueDecoder()
         switch event {
         case EventName.registration:
-            guard let registration = try? decoder.decode(RegistrationEvent.self, from: Data(json)).registration else { break }
+            guard let registration = try? decoder.decode(RegistrationEvent.self, from: value).registration else { break }
             let id = registration.id.map { " (id \($0))" } ?? ""
             return "registration: \(StateText.words(registration.state))\(id)" + (registration.message.map { ": \($0)" } ?? "")
         case EventName.send:
-            guard let delivery = try? decoder.decode(SendEvent.self, from: Data(json)).delivery else { break }
+            guard let delivery = try? decoder.decode(SendEvent.self, from: value).delivery else { break }
             let error = delivery.error.map { ": \($0.message)" } ?? ""
             return "send: \(delivery.id) to \(delivery.to): \(delivery.state.rawValue)\(error)"
         case EventName.network:
-            guard let network = try? decoder.decode(NetworkEvent.self, from: Data(json)) else { break }
+            guard let network = try? decoder.decode(NetworkEvent.self, from: value) else { break }
             let slept = network.slept.map { " after \(Int($0)) s asleep" } ?? ""
             return "network: \(network.change.rawValue.replacingUnderscores)\(slept)"
         case EventName.shutdown:
@@ -48,7 +54,7 @@ enum WatchText {
     }
 
     private static func compact(_ value: JSONValue) -> String {
-        (try? WireCoding.encoder().encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+        String(decoding: JSONTextWriter.line(value), as: UTF8.self)
     }
 
     /// HH:MM:SS in the local time zone.

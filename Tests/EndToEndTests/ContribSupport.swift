@@ -34,6 +34,7 @@ struct ContribTool: Sendable, CustomStringConvertible {
     static let zsh = ContribTool(name: "zsh", debianPackage: "zsh")
     static let fish = ContribTool(name: "fish", debianPackage: "fish")
     static let socat = ContribTool(name: "socat", debianPackage: "socat")
+    static let nm = ContribTool(name: "nm", debianPackage: "binutils")
     static let man = ContribTool(name: "man", debianPackage: "man-db")
     static let groff = ContribTool(name: "groff", debianPackage: "groff-base")
     static let xdgAutostartGenerator = ContribTool(name: "systemd-xdg-autostart-generator", debianPackage: "systemd",

@@ -1,3 +1,4 @@
+import NotifyCoding
 import Foundation
 import NotifyClient
 import NotifyProtocol
@@ -76,11 +77,10 @@ struct ClientReplyTests {
         }
     }
 
-    /// A send's reply as notifyd writes it is read without the decoder; one the reader
-    /// leaves to the decoder (here for an exponent in a field this client does not know)
-    /// must come out the same, and `--json` gets the result as sent either way.
+    /// A send's reply is read as Foundation's decoder reads it, a field this client does not
+    /// know (here with an exponent) included, and `--json` gets the result as sent.
     @Test(arguments: ["1", "1e3"])
-    func aSendReplyIsReadTheSameWithoutTheDecoderAsWithIt(later: String) throws {
+    func aSendReplyIsReadAsTheDecoderReadsIt(later: String) throws {
         let delivery = #"{"attempts":2,"created_at":"2026-11-27T13:23:38Z","error":{"code":"backend_unavailable","message":"HTTP 503"},"#
             + #""id":"0000000400-apns","later":\#(later),"next_attempt_at":"2026-11-27T13:24:08Z","pns":"apns","preview":"h\u00e9","state":"queued","to":"bob"}"#
         try Self.answering([#"{"id":1,"ok":true,"result":{"deliveries":[\#(delivery)]}}"#]) { path in

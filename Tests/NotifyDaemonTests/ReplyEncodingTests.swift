@@ -1,3 +1,4 @@
+import NotifyCoding
 import Foundation
 @testable import NotifyDaemon
 import NotifyProtocol

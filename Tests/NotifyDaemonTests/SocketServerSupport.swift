@@ -1,3 +1,4 @@
+import NotifyCoding
 import Foundation
 import NotifyCore
 @testable import NotifyDaemon

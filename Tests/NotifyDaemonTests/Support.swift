@@ -1,3 +1,4 @@
+import NotifyCoding
 import DevBackend
 import Foundation
 import NotifyClient

@@ -1,3 +1,4 @@
+import NotifyCoding
 import Foundation
 import NotifyProtocol
 import Testing

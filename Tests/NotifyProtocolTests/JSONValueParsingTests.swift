@@ -1,11 +1,12 @@
+import NotifyCoding
 import Foundation
 import NotifyProtocol
 import NotifySystem
 import NotifyTestSupport
 import Testing
 
-/// Whatever `JSONValue(parsing:)` reads, the decoder must read the same: notifyctl takes
-/// the daemon's replies that way, and falls back to the decoder where it gives up.
+/// Whatever `JSONValue(parsing:)` reads, the decoder must read the same: notifyctl reads
+/// the daemon's replies that way, and where it gives up, notifyctl says it cannot read them.
 struct JSONValueParsingTests {
     static func decoded(_ line: [UInt8]) -> JSONValue? {
         try? WireCoding.decoder().decode(JSONValue.self, from: Data(line))
@@ -36,18 +37,20 @@ struct JSONValueParsingTests {
         "[\"caf\u{E9} \u{1F377} \u{7F}\"]",
         #"{"a":1,"b":{"a":[]},"":null}"#,
         " \t\r\n[ 1 , -0 , 0.5 , -12.25 , 9007199254740993 , 123456789012345678901234567890 , 0.1000000000000000055511151231257827021181583404541015625 ] \n",
+        #"[1e3, 1E+2, 2.5e-3, -1e-05, 1.7976931348623157e308, 4.9e-324]"#,
         #"[true,false,null,[],{},[[{}]]]"#,
     ])
     func aTrickyLineIsReadAsTheDecoderReadsIt(line: String) {
         #expect(Self.check(Array(line.utf8)) != nil, "the parser gave up on \(line)")
     }
 
-    /// What the parser leaves to the decoder: a repeated key (a dictionary keeps its first
-    /// value, a keyed container its last), an exponent (the decoder refuses some, such as
-    /// 1e-400 and 0e3), a number a Double cannot hold, a surrogate without its other half.
-    @Test(arguments: [#"{"a":1,"a":2}"#, #"[{"b":{"a":1,"a":1}}]"#, #"[1e3]"#, #"[0E1]"#, #"[1e-400]"#, "[" + String(repeating: "9", count: 400) + "]", #"["\ud800"]"#,
+    /// What the parser refuses, which notifyd never writes and the decoder may read another
+    /// way: a repeated key (a dictionary keeps its first value, a keyed container its last),
+    /// a zero with an exponent or a number that underflows (the decoder refuses some, such
+    /// as 0e3 and 1e-400), a number a Double cannot hold, a surrogate without its other half.
+    @Test(arguments: [#"{"a":1,"a":2}"#, #"[{"b":{"a":1,"a":1}}]"#, #"[0E1]"#, #"[0.0e-5]"#, #"[1e-400]"#, "[" + String(repeating: "9", count: 400) + "]", #"["\ud800"]"#,
                       #"["\udc00\ud800"]"#, #"["\ud83c\u0041"]"#])
-    func aLineItCannotReadAsTheDecoderWouldIsLeftToIt(line: String) {
+    func aLineTheDecoderMayReadAnotherWayIsRefused(line: String) {
         #expect(JSONValue(parsing: Array(line.utf8)) == nil)
     }
 

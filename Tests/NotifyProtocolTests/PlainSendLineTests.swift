@@ -1,3 +1,4 @@
+import NotifyCoding
 import Foundation
 import NotifyProtocol
 import Testing
@@ -24,6 +25,7 @@ struct PlainSendLineTests {
         #"{"id":1,"cmd":"send","to":"user0","message":"message 1"}"#,
         #"  { "cmd" : "send" , "to" : "bob" , "message" : "héllo 🍷 <b>&" , "id" : "a" }  "#,
         #"{"cmd":"send","to":"bob","message":"x","pns":["apns","fcm"],"wait":true,"queue":false,"timeout":25.5}"#,
+        #"{"cmd":"send","to":"bob","message":"x","timeout":2.5e1}"#,
         #"{"cmd":"send","to":"bob","message":"x","pns":[],"wait":null,"queue":null,"timeout":null}"#,
         #"{"cmd":"send","to":"bob","message":"x","pns":null,"timeout":-0}"#,
         #"{"cmd":"send","to":"bob","message":"x","timeout":10,"extra":["a","b"],"other":"y","more":null,"n":-1.5E-3}"#,
@@ -51,8 +53,8 @@ struct PlainSendLineTests {
         #"{"cmd":"send","to":"bob","message":"x","wait":1}"#,
         #"{"cmd":"send","to":"bob","message":"x","timeout":"1"}"#,
         #"{"cmd":"send","to":"bob","message":"x","timeout":1e999}"#,
-        // An exponent, or a zero that is not plainly one: the decoder refuses some (1e-400, 0e3).
-        #"{"cmd":"send","to":"bob","message":"x","timeout":2.5e1}"#,
+        // A zero with an exponent, or one that underflows: the decoder refuses some (0e3, 1e-400).
+        #"{"cmd":"send","to":"bob","message":"x","timeout":0e3}"#,
         #"{"cmd":"send","to":"bob","message":"x","timeout":0.0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001}"#,
         #"{"cmd":"send","to":"bob","message":"x","extra":{"a":1}}"#,
         #"{"cmd":"send","to":"bob","message":"x","\u0074o":"carol"}"#,

@@ -1,3 +1,4 @@
+import NotifyCoding
 import Foundation
 import NotifyTestSupport
 import Testing

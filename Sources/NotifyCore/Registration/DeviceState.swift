@@ -8,6 +8,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NotifyCoding
 import NotifyProtocol
 
 /// Everything notifyd keeps about the device between runs, except the credentials. On disk

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NotifyCoding
 import NotifyProtocol
 import Synchronization
 

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyCore
+import NotifyCoding
 import NotifyProtocol
 
 /// Decodes a request line and runs its command.

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyCore
+import NotifyCoding
 import NotifyProtocol
 
 /// A reply line, ready now or once something the command waits for has happened.

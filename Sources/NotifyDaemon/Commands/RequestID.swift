@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NotifyCoding
 import NotifyProtocol
 
 /// A request's `id` exactly as the client wrote it, echoed byte for byte in the reply:

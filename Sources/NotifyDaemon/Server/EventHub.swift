@@ -1,3 +1,4 @@
+import NotifyCoding
 import NotifyProtocol
 import Synchronization
 
