@@ -5,12 +5,13 @@ public protocol NotifyCommand: Codable, Sendable {
     static var name: String { get }
 
     /// The request line, newline excluded, byte for byte as `WireCoding.line` writes
-    /// `Request(id:command:)`, for a command a client sends once per run (`JSONEncoder`'s
-    /// first use in a process is half a million instructions); nil leaves it to the encoder.
+    /// `Request(id:command:)`, for a command a client sends once per run (the Codable
+    /// machinery's first use in a process is hundreds of thousands of instructions); nil
+    /// leaves it to `JSONValueEncoder`.
     func plainRequestLine(id: Int) -> [UInt8]?
 
     /// The result read from the reply's `JSONValue` as its `Decodable` conformance reads
-    /// it; nil leaves it to the decoder.
+    /// it; nil leaves it to `JSONValueDecoder`.
     static func result(json: JSONValue) -> Result?
 }
 

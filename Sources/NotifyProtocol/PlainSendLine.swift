@@ -169,7 +169,7 @@ private struct PlainObjectReader: JSONByteReader {
 
 extension SendCommand {
     /// Written plainly, as the daemon reads it without the decoder; nil for a timeout with
-    /// a fraction, which only the encoder writes as it does.
+    /// a fraction, which `JSONValueEncoder` writes as the encoder does.
     public func plainRequestLine(id: Int) -> [UInt8]? {
         var json = JSONTextWriter(pretty: false, escapingSlashes: false, capacity: 96 + message.utf8.count + to.utf8.count)
         json.beginObject()

@@ -7,7 +7,7 @@ import Foundation
 // A send's reply read from its `JSONValue` (see `JSONValue(parsing:)`), as its `Decodable`
 // conformance reads it: keys it does not know ignored, `null` an absent option. Each
 // initialiser is nil for anything it does not read the same way (a field of the wrong
-// type, a date not in the wire's form), which the decoder then reads or words the error for.
+// type, a date not in the wire's form), which `JSONValueDecoder` then reads or words the error for.
 
 extension SendResult {
     public init?(json: JSONValue) {
