@@ -131,8 +131,7 @@ public final class NotifyClient {
     /// A line from notifyd, and its header; nil for a line that is not JSON as notifyd
     /// writes it (no key twice, no lone surrogate) or has no header.
     private static func incoming(_ bytes: [UInt8]) -> (header: IncomingLineHeader, json: JSONValue)? {
-        guard (try? JSONShape.check(bytes)) != nil, let json = JSONValue(parsing: bytes),
-              let header = IncomingLineHeader(json: json) ?? (try? JSONValueDecoder().decode(IncomingLineHeader.self, from: json)) else { return nil }
+        guard (try? JSONShape.check(bytes)) != nil, let json = JSONValue(parsing: bytes), let header = IncomingLineHeader(json: json) else { return nil }
         return (header, json)
     }
 
@@ -146,10 +145,10 @@ public final class NotifyClient {
         return (result, raw)
     }
 
-    /// The error an error reply carries.
+    /// The error an error reply carries. (`IncomingLineHeader(json:)` and `WireError(json:)`
+    /// read all that their `Decodable` conformances read: no decoder behind them.)
     private static func error(in json: JSONValue) -> WireError? {
-        guard let error = json["error"] else { return nil }
-        return WireError(json: error) ?? (try? JSONValueDecoder().decode(WireError.self, from: error))
+        json["error"].flatMap(WireError.init(json:))
     }
 
     /// The next event line, as sent, after `watch`. Blocks until one arrives, or `timeout`.
