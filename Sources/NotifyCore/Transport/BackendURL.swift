@@ -37,16 +37,20 @@ public enum BackendURL {
     public static func insecureRefusal(_ url: URL, allowInsecureHTTP: Bool) -> String? {
         guard url.scheme?.lowercased() == "http", !allowInsecureHTTP, !isLoopback(url.host ?? "") else { return nil }
         let shown = BackendText.withoutUserInfo(url.absoluteString)
+        let spelling = (url.host ?? "").hasSuffix(".") ? " written without a trailing dot, which sends the name to DNS" : ""
         return "refusing plain http to '\(shown)': every request carries the password, which http sends in clear; "
-            + "use https:// (plain http is allowed only to this machine: localhost, 127.0.0.0/8, ::1; "
+            + "use https:// (plain http is allowed only to this machine: localhost, 127.0.0.0/8, ::1\(spelling); "
             + "allow_insecure_http = true overrides this, at your own risk)"
     }
 
-    /// `localhost`, 127.0.0.0/8 and ::1: traffic that never leaves the machine.
+    /// `localhost`, 127.0.0.0/8 and ::1: traffic that never leaves the machine. What counts
+    /// is where libcurl connects, not how the name reads: it connects to an address literal
+    /// as written, and resolves `localhost` itself, but it asks DNS for any other spelling
+    /// (`localhost.`, `127.0.0.1.` with the root's trailing dot, `127.1`), and whatever
+    /// answers there would get the password in clear. So only those exact forms pass.
     static func isLoopback(_ host: String) -> Bool {
         var name = host.lowercased()
         if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if name.hasSuffix(".") { name.removeLast() }
         if name == "localhost" { return true }
         var v4 = in_addr()
         if inet_pton(AF_INET, name, &v4) == 1 {
