@@ -262,6 +262,30 @@ struct OutboxStoreTests {
         let (loaded, warnings) = restarted.load()
         #expect(loaded.map(\.sequence) == [5])
         #expect(warnings.count == 1 && warnings[0].contains("moved it to \(scratch.file("outbox-ids")).unreadable"), "\(warnings)")
-        #expect(restarted.highestSequence() == 5, "the entries still count")
+        #expect(restarted.highestSequence() >= OutboxIDCounter.clockFloor(now: Date()) - 10, "past any id a delivered message had")
+    }
+
+    /// A delivered message leaves nothing behind, so after the counter was damaged, the
+    /// highest id left on disk says nothing of the ids already used: the next one starts
+    /// past them all.
+    @Test func afterADamagedCounterNoIdOfADeliveredMessageIsHandedOutAgain() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        try store.save(batch: (1...1500).map { Self.delivery($0) })
+        for sequence in 1...1499 { try store.remove(Self.delivery(sequence).id) }
+        try Data("{\"reserved".utf8).write(to: URL(fileURLWithPath: scratch.file("outbox-ids")))
+        let restarted = OutboxStore(stateDirectory: scratch.path)
+        _ = restarted.load()
+        #expect(restarted.highestSequence() > 2000)
+        #expect(restarted.highestSequence() >= OutboxIDCounter.clockFloor(now: Date()) - 10)
+    }
+
+    @Test func theClockFloorRisesTenIdsASecondAndStaysInRange() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(OutboxIDCounter.clockFloor(now: now) == 1_000_000_000)
+        #expect(OutboxIDCounter.clockFloor(now: now.addingTimeInterval(1)) == 1_000_000_010)
+        #expect(OutboxIDCounter.clockFloor(now: Date(timeIntervalSince1970: 0)) == 0)
+        #expect(OutboxIDCounter.clockFloor(now: Date(timeIntervalSince1970: 9e12)) < OutboxIDCounter.largestSequence)
     }
 }

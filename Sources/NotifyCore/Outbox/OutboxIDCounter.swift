@@ -27,18 +27,30 @@ final class OutboxIDCounter: Sendable {
     /// file above it, or below 0, is not one notifyd wrote, and would overflow or reuse ids.
     static let largestSequence = 9_999_999_000
 
+    /// After a damaged counter, ids start at a floor read off the wall clock: ten ids a
+    /// second since 2023-11-14 (1,700,000,000 s). Ids handed out before the damage were
+    /// counted up one per message from an earlier floor, so they stay below this one unless
+    /// more than ten messages a second were sent, on average, over all the time since the
+    /// last damage (or since 2023). The floor reaches the last id in 2055.
+    static func clockFloor(now: Date) -> Int {
+        let ticks = (now.timeIntervalSince1970 - 1_700_000_000) * 10
+        return Int(max(0, min(ticks.rounded(.up), Double(largestSequence - step))))
+    }
+
     let path: String
     private let calls: FileSystemCalls
+    private let now: @Sendable () -> Date
     /// What the file says, once read.
     private let reserved = Mutex<Int?>(nil)
 
-    init(path: String, calls: FileSystemCalls = .system) {
+    init(path: String, calls: FileSystemCalls = .system, now: @escaping @Sendable () -> Date = Date.init) {
         self.path = path
         self.calls = calls
+        self.now = now
     }
 
     /// Reads the mark, and says why when the file could not be used (then ids continue
-    /// after the highest found in the outbox).
+    /// after the clock's floor, or the highest found in the outbox if that is higher).
     func load() -> String? {
         let (mark, warning) = read()
         reserved.withLock { $0 = mark }
@@ -97,7 +109,10 @@ final class OutboxIDCounter: Sendable {
             let aside = path + ".unreadable"
             rename(path, aside)
             let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? (error as? DiskFormat.OutOfRange).map { " (\($0))" } ?? ""
-            return (0, "outbox id counter \(path) could not be read\(reason); moved it to \(aside). New ids continue after the highest in the outbox, and may repeat the id of a message already delivered")
+            // The ids of messages delivered and removed are known nowhere else now: new ones
+            // start past any of them (see `clockFloor`), not after the highest left on disk.
+            let floor = Self.clockFloor(now: now())
+            return (floor, "outbox id counter \(path) could not be read\(reason); moved it to \(aside). New ids start at \(floor + 1), past any handed out before")
         }
     }
 
