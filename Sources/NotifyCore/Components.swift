@@ -66,12 +66,13 @@ public struct Components: Sendable {
     }
 
     /// Stops starting work, waits briefly for what is under way, and saves what is kept.
-    /// The wakes first, so that none starts work in a part already stopped.
+    /// The wakes first, so that none starts work in a part already stopped; then the
+    /// password sources, so that what waits on one ends now instead of at its deadline.
     public func shutdown() async {
         await recovery.stop()
+        await accounts.shutdown()
         await outbox.shutdown()
         await registrar.shutdown()
         await retired.shutdown()
-        await accounts.shutdown()
     }
 }

@@ -27,12 +27,19 @@ import Testing
         }
 
         /// The processes whose command line holds the marker.
-        var running: Int {
+        var running: Int { marked.count }
+
+        private var marked: [pid_t] {
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-            return entries.filter { entry in
-                guard Int(entry) != nil, let line = try? String(contentsOfFile: "/proc/\(entry)/cmdline", encoding: .utf8) else { return false }
-                return line.contains(marker)
-            }.count
+            return entries.compactMap { entry in
+                guard let pid = pid_t(entry), let line = try? String(contentsOfFile: "/proc/\(entry)/cmdline", encoding: .utf8) else { return nil }
+                return line.contains(marker) ? pid : nil
+            }
+        }
+
+        /// Ends what a command left running outside notifyd's reach (in a session of its own).
+        func killStrays() {
+            for pid in marked { kill(pid, SIGKILL) }
         }
 
         func end() async {
@@ -80,6 +87,38 @@ import Testing
         #expect(await setup.daemon.stop() == 0)
         _ = try await login
         #expect(await eventually { setup.running == 0 }, "nothing left running, reparented to PID 1")
+        await setup.end()
+    }
+
+    /// A registration waiting for a password command does not hold up the stop: the
+    /// command is stopped first, not after the registrar waited out `password_timeout`.
+    @Test func stoppingNotifydEndsARegistrationWaitingForThePassword() async throws {
+        let setup = try await Setup(command: { _ in "echo alice" }, timeout: "1h")
+        try await setup.daemon.logIn("alice")
+        let token = try await setup.daemon.notifyctl(["set-token", "3f2a1b"])
+        #expect(token.status == 0, "\(token.output)\(token.error)")
+        // A new command is run for the next request: one that hangs.
+        try Data("password_command = sleep \(setup.marker); echo alice\npassword_timeout = 1h\n".utf8).write(to: URL(fileURLWithPath: setup.config))
+        #expect(try await setup.daemon.notifyctl(["reload"]).status == 0)
+        let tags = try await setup.daemon.notifyctl(["set-tags", "--no-wait", "news"])
+        #expect(tags.status == 0 || tags.status == 4, "\(tags.output)\(tags.error)")
+        #expect(await eventually { setup.running > 0 }, "the registration waits for the command")
+        #expect(await setup.daemon.stop() == 0, "notifyd stopped by itself, without waiting out the command: \(setup.daemon.child.standardError)")
+        #expect(await eventually { setup.running == 0 })
+        await setup.end()
+    }
+
+    /// A command that leaves something behind holding its output (a daemon it started, in
+    /// a session of its own) has ended when it exits: its password is taken then.
+    @Test func aCommandWhoseChildKeepsTheOutputOpenIsDoneWhenItExits() async throws {
+        let setup = try await Setup(command: { "echo alice; setsid sleep \($0) &" }, timeout: "1h")
+        defer { setup.killStrays() }
+        let login = try await setup.daemon.notifyctl(["login", "alice"], stdin: Data())
+        #expect(login.status == 0, "\(login.output)\(login.error)")
+        #expect(login.output.contains("Logged in as alice"), "\(login.output)")
+        let status = try await setup.daemon.notifyctl(["status"])
+        #expect(status.output.contains("user:         alice"), "\(status.output)")
+        #expect(await setup.daemon.stop() == 0, "\(setup.daemon.child.standardError)")
         await setup.end()
     }
 

@@ -46,6 +46,8 @@ public actor AccountKeeper {
     private var problemSource: PasswordSource?
     /// The source as the last reload left it.
     private var sourceInEffect: PasswordSource
+    /// notifyd is stopping: no password source runs any more.
+    private var stopped = false
     /// Bumped by this keeper, the registrar and the outbox it serves, for `status`.
     public nonisolated let statusChanges = StatusChanges()
 
@@ -217,8 +219,11 @@ public actor AccountKeeper {
         return nil
     }
 
-    /// notifyd stops: a password command still running is stopped with what it started.
+    /// notifyd stops: a password command or keyring lookup still running is stopped, with
+    /// what it started, and none starts again. Called first of all, so that nothing that
+    /// stops after it waits for a password that may be minutes away (`password_timeout`).
     public func shutdown() {
+        stopped = true
         fetching?.run.cancel()
         fetching = nil
     }
@@ -253,6 +258,7 @@ public actor AccountKeeper {
     /// or what the keyring keeps. Sources run once at a time (see the type's comment).
     private func password(of credentials: Credentials) async throws(CoreError) -> String {
         guard let source = fetchedSource(of: credentials) else { return credentials.password }
+        guard !stopped else { throw .passwordUnavailable("the password is not fetched: notifyd is stopping") }
         let run: Task<Result<String, CoreError>, Never>
         if let fetching, fetching.source == source {
             run = fetching.run

@@ -74,59 +74,135 @@ enum ChildProcess {
             close(output.read)
             return nil
         }
-        let readEnd = output.read
-
-        let child = Child(pid: pid)
-        let timer = Task {
-            try? await Task.sleep(for: .seconds(timeout))
-            if !Task.isCancelled { child.killUnlessReaped(.killedAtDeadline) }
+        guard let wake = closingOnExecPipe() else {
+            kill(-pid, SIGKILL)
+            close(output.read)
+            Child(pid: pid, wake: -1).reap()
+            return nil
         }
-        let finished: Finished = await withTaskCancellationHandler {
+        let child = Child(pid: pid, wake: wake.write)
+        let readEnd = output.read
+        let deadline = ContinuousClock.now + .seconds(max(0, timeout))
+        // Reaped on a thread of its own, so that the child's end is seen while something it
+        // started keeps the output open (`setsid sleep &`): the reader then stops waiting.
+        NativeThread.start(name: "notifyd-reaper") { child.reap() }
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 NativeThread.start(name: "notifyd-child") {
-                    let output = readAll(readEnd) { child.killUnlessReaped(.killedForOutput) }
+                    let output = collect(readEnd, wake: wake.read, deadline: deadline, child: child)
                     close(readEnd)
-                    let ending = child.reap()
-                    continuation.resume(returning: Finished(ending: ending, output: output))
+                    close(wake.read)
+                    continuation.resume(returning: Finished(ending: child.ending, output: output))
                 }
             }
         } onCancel: {
             child.killUnlessReaped(.killedWhenCancelled)
         }
-        timer.cancel()
-        return finished
     }
 
     /// A started child: reaped on a thread of its own, and killed only while not yet
-    /// reaped, so that a kill can never reach another process that reused its pid.
+    /// reaped, so that a kill can never reach another process that reused its pid. A kill
+    /// and the reaping each write a byte to `wake`, which the reader waits on beside the
+    /// output.
     private final class Child: Sendable {
         let pid: pid_t
-        /// Reaped, and why it was killed, if it was.
-        private let state = Mutex<(reaped: Bool, killed: Finished.Ending?)>((false, nil))
+        private struct State {
+            var killed: Finished.Ending?
+            /// How it ended, once reaped.
+            var reaped: Finished.Ending?
+            /// The wake pipe's write end; -1 once closed, so that a late kill never writes
+            /// to a descriptor number reused since.
+            var wake: Int32
+        }
 
-        init(pid: pid_t) { self.pid = pid }
+        private let state: Mutex<State>
+
+        init(pid: pid_t, wake: Int32) {
+            self.pid = pid
+            state = Mutex(State(killed: nil, reaped: nil, wake: wake))
+        }
 
         func killUnlessReaped(_ why: Finished.Ending) {
             state.withLock { state in
-                guard !state.reaped, state.killed == nil else { return }
+                guard state.reaped == nil, state.killed == nil else { return }
                 state.killed = why
                 // The whole group: a command's own children (`sleep` under `sh -c`) would
                 // otherwise live on, holding the output pipe open.
                 kill(-pid, SIGKILL)
+                Self.poke(state.wake)
             }
         }
 
-        /// Waits for the child: how it ended.
-        func reap() -> Finished.Ending {
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            let killed = state.withLock { state in
-                state.reaped = true
-                return state.killed
+        var isReaped: Bool { state.withLock { $0.reaped != nil } }
+        var wasKilled: Bool { state.withLock { $0.killed != nil } }
+        /// Why it was killed, or its exit status; read once reaped.
+        var ending: Finished.Ending { state.withLock { $0.reaped ?? $0.killed ?? .killedWhenCancelled } }
+
+        /// Waits for the child, on the reaper's thread. It is reaped under the lock, once it
+        /// has ended: until then its pid is its own, and a kill reaches only its group.
+        func reap() {
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+            state.withLock { state in
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                let exited = Finished.Ending.exited(status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F))
+                state.reaped = state.killed ?? exited
+                Self.poke(state.wake)
+                if state.wake >= 0 { close(state.wake) }
+                state.wake = -1
             }
-            if let killed { return killed }
-            return .exited(status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F))
         }
+
+        private static func poke(_ wake: Int32) {
+            guard wake >= 0 else { return }
+            var byte: UInt8 = 1
+            _ = write(wake, &byte, 1)
+        }
+    }
+
+    /// Reads the output until the child has ended and its output with it, keeping the first
+    /// `outputLimit` bytes. Once the child has ended, what it wrote is in the pipe: that is
+    /// taken, and whatever it started that still holds the pipe (`setsid sleep &`) is not
+    /// waited for. Once it is killed (at the deadline, for too much output, or cancelled),
+    /// reading stops at once; only its reaping, which the kill makes quick, is waited for.
+    private static func collect(_ fd: Int32, wake: Int32, deadline: ContinuousClock.Instant, child: Child) -> Data {
+        var output = Data()
+        var outputOpen = true
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        func take(_ count: Int) {
+            if output.count + count > outputLimit { child.killUnlessReaped(.killedForOutput) }
+            if output.count < outputLimit { output.append(contentsOf: buffer[..<min(count, outputLimit - output.count)]) }
+        }
+        while !child.isReaped && !child.wasKilled {
+            let left = ContinuousClock.now.duration(to: deadline).components
+            let remaining = Double(left.seconds) + Double(left.attoseconds) / 1e18
+            if remaining <= 0 {
+                child.killUnlessReaped(.killedAtDeadline)
+                break
+            }
+            // A negative descriptor is left out by poll: the output once it has ended.
+            var fds = [pollfd(fd: outputOpen ? fd : -1, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            guard poll(&fds, 2, Int32(min(remaining * 1000 + 1, 60_000))) >= 0 || errno == EINTR else { break }
+            if fds[0].revents != 0 {
+                let count = read(fd, &buffer, buffer.count)
+                if count > 0 { take(count) } else if count == 0 || errno != EINTR { outputOpen = false }
+            }
+            if fds[1].revents != 0 { _ = read(wake, &buffer, 1) }
+        }
+        if outputOpen, !child.wasKilled {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            while true {
+                let count = read(fd, &buffer, buffer.count)
+                if count > 0 { take(count) } else if count == 0 || errno != EINTR { break }
+            }
+        }
+        // The reaper's last byte; a kill has made it quick.
+        while !child.isReaped {
+            var byte: UInt8 = 0
+            if read(wake, &byte, 1) == 0 { break }
+        }
+        return output
     }
 
     private static func closingOnExecPipe() -> (read: Int32, write: Int32)? {
@@ -178,23 +254,5 @@ enum ChildProcess {
         defer { (argv + envp).forEach { free($0) } }
         guard posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp) == 0 else { return nil }
         return pid
-    }
-
-    /// Reads to the end, keeping the first `outputLimit` bytes; past them, `tooMuch` (which
-    /// kills the command, so the end comes) is called once.
-    private static func readAll(_ fd: Int32, tooMuch: () -> Void) -> Data {
-        var output = Data()
-        var overflowed = false
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(fd, &buffer, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return output }
-            if output.count + count > outputLimit, !overflowed {
-                overflowed = true
-                tooMuch()
-            }
-            if output.count < outputLimit { output.append(contentsOf: buffer[..<min(count, outputLimit - output.count)]) }
-        }
     }
 }
