@@ -28,6 +28,9 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
     case loginUnchecked(user: String, reason: String, previous: String?)
     /// `login` was replaced by a later one before the backend answered.
     case loginSuperseded(user: String)
+    /// `login` waited as long as it was told to, and the check (the backend, or the password
+    /// command) has not finished: the login is not in force yet, and may still be.
+    case loginPending(user: String, previous: String?)
 
     public var description: String {
         switch self {
@@ -65,6 +68,10 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
             return "the password of '\(user)' could not be checked (\(reason)); the login was not saved and \(kept): log in again once the backend can be reached"
         case .loginSuperseded(let user):
             return "the login of '\(user)' was replaced by a later login before the backend answered; the later one is checked and kept"
+        case .loginPending(let user, let previous):
+            let kept = previous.map { "'\($0)' stays logged in until then" } ?? "no one is logged in until then"
+            return "the password of '\(user)' is still being checked (the backend, or the password command, has not answered yet); "
+                + "the login takes effect only if it is accepted, and \(kept): `notifyctl status` tells"
         case .stillLoggedIn(let reason):
             return "the registration could not be deleted (\(reason)), so you are still logged in; try again later, or run `notifyctl logout --force` to forget the credentials anyway"
         }
@@ -89,6 +96,7 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .loginRefused: code = .unauthorized
         case .loginUnchecked: code = .backendUnavailable
         case .loginSuperseded: code = .loginSuperseded
+        case .loginPending: code = .loginPending
         }
         return WireError(code: code, message: description)
     }

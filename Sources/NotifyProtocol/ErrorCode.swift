@@ -20,6 +20,9 @@ public struct ErrorCode: OpenEnumeration {
     /// A later login replaced this one before the backend answered: the later one is the
     /// one checked and kept.
     public static let loginSuperseded = ErrorCode("login_superseded")
+    /// The login's check had not finished when the wait ended: it is not in force yet, and
+    /// takes effect by itself if the backend accepts it.
+    public static let loginPending = ErrorCode("login_pending")
 
     // What the backend said.
     public static let unauthorized = ErrorCode("unauthorized")

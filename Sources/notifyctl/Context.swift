@@ -131,6 +131,9 @@ struct CommandFailure: Error {
             self.init(.failed, error.description + " (notifyd may be older than this notifyctl \(NotifydVersion.current); check `notifyctl ping`)", wireCode: wire.code)
         case .daemon(let wire) where wire.code == .invalidArgument:
             self.init(.usage, error.description, wireCode: wire.code)
+        case .daemon(let wire) where wire.code == .loginPending:
+            // Not refused: it may still take effect, by itself.
+            self.init(.later, error.description, wireCode: wire.code)
         case .daemon(let wire):
             self.init(.failed, error.description, wireCode: wire.code)
         case .protocolViolation, .connection:

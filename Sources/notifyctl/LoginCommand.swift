@@ -33,7 +33,9 @@ enum Login: Subcommand {
 
         Exit status: 0 logged in, and registered or waiting only for you (no token yet:
         `notifyctl set-token`); 1 the backend refused the credentials; 2 usage error;
-        3 notifyd not reachable; 4 logged in, and notifyd keeps retrying the backend by itself.
+        3 notifyd not reachable; 4 logged in, and notifyd keeps retrying the backend by itself,
+        or the check had not finished within the timeout (not logged in yet: the login takes
+        effect by itself if the backend accepts it; `notifyctl status` tells).
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {

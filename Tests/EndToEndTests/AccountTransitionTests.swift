@@ -66,6 +66,24 @@ import NotifyTestSupport
         await daemon.cleanUp()
     }
 
+    /// A check still waiting at the backend when `--timeout` ends is not a login: it says
+    /// so, exits 4, and a wrong password is refused once the backend answers.
+    @Test func aLoginStillBeingCheckedIsNotReportedAsLoggedIn() async throws {
+        let backend = DevBackendServer(options: .init(quiet: true))
+        try backend.start()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
+        try backend.addFault(.init(route: .any, delay: 4, count: 1))
+        let login = try await daemon.notifyctl(["login", "--timeout", "1", "--password-stdin", "alice"], stdin: Data("WRONG\n".utf8))
+        #expect(login.status == 4, "\(login.output)\(login.error)")
+        #expect(!login.output.contains("Logged in") && !login.error.contains("Logged in"), "\(login.output)\(login.error)")
+        #expect(login.error.contains("still being checked"), "\(login.error)")
+        #expect(await eventually { backend.requests().contains { $0.status == 403 } }, "the backend refused it in the end")
+        let status = try await daemon.notifyctl(["status"])
+        #expect(status.output.contains("not logged in"), "\(status.output)")
+        await daemon.cleanUp()
+    }
+
     @Test func aLogoutWhileTheBackendIsDownKeepsTheRegistrationGoing() async throws {
         let (backend, daemon, _) = try await Self.aliceRegistered()
         defer { backend.stop() }

@@ -28,6 +28,7 @@ public actor Registrar {
 
     /// A login being answered: its revision, and the generation its check started at.
     public struct PendingLogin: Sendable {
+        public var user: String
         public var revision: String
         public var generation: Int
     }
@@ -193,7 +194,7 @@ public actor Registrar {
             actions += machine.forceRegister(now: clock.now())
         }
         await apply(actions)
-        return PendingLogin(revision: candidate.revision, generation: machine.generation)
+        return PendingLogin(user: user, revision: candidate.revision, generation: machine.generation)
     }
 
     /// Waits (bounded) for the verdict on a login: the registration outcome when the
@@ -226,7 +227,8 @@ public actor Registrar {
             outcome.passwordKept = kept
             return outcome
         case nil:
-            return RegistrationOutcome(registration: machine.status, settled: false)
+            // Still being checked: the login is not in force, and must not be reported as if it were.
+            throw .loginPending(user: pending.user, previous: credentials?.user)
         }
     }
 
