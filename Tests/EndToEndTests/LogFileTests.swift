@@ -71,4 +71,53 @@ import Testing
         #expect(await eventually { ((try? String(contentsOfFile: target, encoding: .utf8)) ?? "").contains("listening on") })
         await daemon.cleanUp()
     }
+
+    /// Whoever may change a directory the log file is in could put a link there to a file of
+    /// the user's (here root's): notifyd must not append to that file, nor make it 0600.
+    @Test(arguments: [(owner: uid_t(65534), mode: mode_t(0o755), says: "belongs to uid 65534"),
+                      (owner: uid_t(0), mode: mode_t(0o777), says: "is writable by other users (mode 777)"),
+                      (owner: uid_t(0), mode: mode_t(0o1777), says: "symbolic link in a directory others may write to")])
+    func aLinkOthersCouldHavePlantedIsNotFollowed(owner: uid_t, mode: mode_t, says: String) async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let target = directory.file("root-owned")
+        try Data("precious\n".utf8).write(to: URL(fileURLWithPath: target))
+        #expect(chmod(target, 0o644) == 0)
+        let theirs = directory.file("theirs")
+        #expect(mkdir(theirs, 0o755) == 0 && chown(theirs, owner, owner) == 0 && chmod(theirs, mode) == 0)
+        let link = theirs + "/notifyd.log"
+        #expect(symlink(target, link) == 0)
+        let arguments = ["--log-file", link, "--socket", directory.file("s.sock"), "--state-dir", directory.file("state")]
+        for extra in [["--check-config"], []] {
+            let result = try await run(BuiltProducts.path("notifyd"), arguments + extra, seconds: 10)
+            #expect(result.status == 78, "\(extra): \(result.error)")
+            #expect(result.error.contains("log file \(link)") && result.error.contains(says), "\(extra): \(result.error)")
+        }
+        var info = stat()
+        #expect(stat(target, &info) == 0 && info.st_mode & 0o777 == 0o644, "its mode is left alone")
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "precious\n")
+    }
+
+    /// `--check-config` refuses what a start refuses, and changes nothing.
+    @Test(arguments: ["fifo", "/dev/full", "/dev/tty", "theirs.log"])
+    func theConfigCheckRefusesTheLogFilesAStartRefuses(name: String) async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let path = name.hasPrefix("/") ? name : directory.file(name)
+        if name == "fifo" { #expect(mkfifo(path, 0o600) == 0) }
+        if name == "theirs.log" {
+            try Data().write(to: URL(fileURLWithPath: path))
+            #expect(chown(path, 65534, 65534) == 0)
+        }
+        let arguments = ["--log-file", path, "--socket", directory.file("s.sock"), "--state-dir", directory.file("state")]
+        let check = try await run(BuiltProducts.path("notifyd"), arguments + ["--check-config"], seconds: 10)
+        let start = try await run(BuiltProducts.path("notifyd"), arguments, seconds: 10)
+        #expect(start.status == 78, "\(start.error)")
+        #expect(check.status == 78, "\(check.output)\(check.error)")
+        #expect(check.error.contains("log file \(path)"), "\(check.error)")
+        if name == "theirs.log" {
+            var info = stat()
+            #expect(stat(path, &info) == 0 && info.st_uid == 65534)
+        }
+    }
 }

@@ -15,7 +15,8 @@ public struct ConfigCheck: Sendable, Equatable {
     public var status: Int32 { problems.isEmpty ? 0 : DaemonExitStatus.configuration }
 
     public init(settings: ResolvedSettings, problems settingProblems: [SettingProblem], configuration: DaemonConfiguration, environment: [String: String]) {
-        problems = settingProblems.map(\.description) + [StateDirectoryCheck.problem(configuration.stateDirectory)].compactMap { $0 }
+        problems = settingProblems.map(\.description)
+            + [StateDirectoryCheck.problem(configuration.stateDirectory), LogFile.problem(settings.runtime.logFile)].compactMap { $0 }
         let exists = FileManager.default.fileExists(atPath: settings.configPath)
         let absence = settings.configNamed ? " (missing)" : " (none; defaults apply)"
         report = ["config file: \(settings.configPath)\(exists ? "" : absence)"]

@@ -9,6 +9,7 @@ import Glibc
 import Darwin
 #endif
 import NotifyCore
+import NotifySocket
 import Synchronization
 
 /// `log_file`: a file put in the place of standard error, so that everything written there
@@ -48,24 +49,82 @@ public final class LogFile: Sendable {
         guard let path else { return Opened(fd: -1) }
         try? FileManager.default.createDirectory(atPath: FilePath.directory(of: path), withIntermediateDirectories: true,
                                                  attributes: [.posixPermissions: 0o700])
-        // O_NONBLOCK: a FIFO no one reads would make `open` wait for ever, and every reload
-        // after this one with it; it fails instead (ENXIO). Writes then block as on standard
-        // error. O_NOCTTY: a terminal named here must not become notifyd's.
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0o600)
-        guard fd >= 0 else { throw Problem(description: "cannot open the log file \(path): \(String(cString: strerror(errno)))") }
-        if let refusal = Self.refusal(of: fd, path: path) {
+        let fd = try Self.openChecked(path, creating: true)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        return Opened(fd: fd)
+    }
+
+    /// Why a start would not use `path` as its log file, asked by `--check-config`: what a
+    /// start checks, without creating or changing anything. Nil when it may be used.
+    public static func problem(_ path: String?) -> String? {
+        guard let path else { return nil }
+        do {
+            guard FileManager.default.fileExists(atPath: path) else {
+                try checkDirectories(of: path)
+                return nil
+            }
+            close(try openChecked(path, creating: false))
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    /// Opens `path` to append to, after checking the directories it is in, and checks what
+    /// was opened. O_NONBLOCK: a FIFO no one reads would make `open` wait for ever, and
+    /// every reload after this one with it; it fails instead (ENXIO). Writes then block as
+    /// on standard error. O_NOCTTY: a terminal named here must not become notifyd's.
+    private static func openChecked(_ path: String, creating: Bool) throws(Problem) -> Int32 {
+        let shared = try checkDirectories(of: path)
+        // In a directory others may add to (sticky, as /tmp), the name may be theirs: a
+        // symbolic link there is not followed.
+        let flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (creating ? O_CREAT : 0) | (shared ? O_NOFOLLOW : 0)
+        let fd = open(path, flags, 0o600)
+        guard fd >= 0 else {
+            let reason = shared && errno == ELOOP ? "it is a symbolic link in a directory others may write to" : String(cString: strerror(errno))
+            throw Problem(description: "cannot open the log file \(path): \(reason)")
+        }
+        if let refusal = refusal(of: fd, path: path, repairing: creating) {
             close(fd)
             throw Problem(description: "cannot use the log file \(path): \(refusal)")
         }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-        return Opened(fd: fd)
+        return fd
+    }
+
+    /// Whoever owns a directory the log file is in, or may write to it, could put a
+    /// symbolic link in its place, and notifyd would append to (and make 0600) whatever
+    /// file of this user's the link names: so each directory above it, up to the home
+    /// directory (or /), must belong to this user or root and be writable by nobody else,
+    /// as the config file's must. One with the sticky bit (/tmp) may be: returns true when
+    /// the log file's own directory is such a one. A directory not made yet is made 0700.
+    @discardableResult
+    private static func checkDirectories(of path: String) throws(Problem) -> Bool {
+        let directory = StateDirectoryCheck.resolvedPath(FilePath.directory(of: path))
+        var shared = false
+        for (index, place) in StateDirectoryCheck.pathsUp(from: directory, home: FilePath.homeDirectory()).enumerated()
+        where FileManager.default.fileExists(atPath: place) {
+            switch PathSafety.problem(at: place, uid: currentUID(), stickyAllowed: true) {
+            case nil:
+                var info = stat()
+                if index == 0, stat(place, &info) == 0, info.st_mode & 0o022 != 0 { shared = true }
+            case .cannotInspect(let reason):
+                throw Problem(description: "cannot check \(place), on the way to the log file \(path): \(reason)")
+            case .ownedBy(let owner):
+                throw Problem(description: "cannot use the log file \(path): \(place) belongs to uid \(owner), who could put a link there "
+                              + "and have notifyd write to a file of yours; use a directory of your own")
+            case .writableByOthers(let mode):
+                throw Problem(description: "cannot use the log file \(path): \(place) is writable by other users (mode \(mode)), who could put "
+                              + "a link there and have notifyd write to a file of yours; run `chmod go-w \(place)`")
+            }
+        }
+        return shared
     }
 
     /// What the log file opened (a symbolic link's target, if it is one) must be: a
     /// regular file of this user's, made 0600 as one notifyd creates is, or a FIFO (a
     /// reader such as a log shipper), or /dev/null. A device would lose every line
     /// (`/dev/full`) or stall on a terminal; another user's file is theirs to read.
-    static func refusal(of fd: Int32, path: String) -> String? {
+    static func refusal(of fd: Int32, path: String, repairing: Bool = true) -> String? {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return String(cString: strerror(errno)) }
         switch info.st_mode & S_IFMT {
@@ -73,7 +132,7 @@ public final class LogFile: Sendable {
             return nil
         case S_IFREG:
             guard info.st_uid == getuid() else { return "it belongs to uid \(info.st_uid), not to you (uid \(getuid()))" }
-            if info.st_mode & 0o077 != 0, fchmod(fd, 0o600) != 0 {
+            if repairing, info.st_mode & 0o077 != 0, fchmod(fd, 0o600) != 0 {
                 return "it can be read by others (mode \(String(info.st_mode & 0o777, radix: 8))) and cannot be made 0600: \(String(cString: strerror(errno)))"
             }
             return nil
