@@ -48,10 +48,10 @@ final class DaemonUnderTest: Sendable {
         try await run(BuiltProducts.path("notifyctl"), ["--socket", socket] + arguments, stdin: stdin, seconds: seconds)
     }
 
-    /// `notifyctl login --password-stdin USER` with the user's name as the password (the dev
+    /// `notifyctl login --password-stdin USER` with `password`, else the user's name (the dev
     /// backend's rule), which must succeed.
-    func logIn(_ user: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let login = try await notifyctl(["login", "--password-stdin", user], stdin: Data("\(user)\n".utf8))
+    func logIn(_ user: String, password: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let login = try await notifyctl(["login", "--password-stdin", user], stdin: Data("\(password ?? user)\n".utf8))
         #expect(login.status == 0, "\(login.output)\(login.error)", sourceLocation: sourceLocation)
     }
 

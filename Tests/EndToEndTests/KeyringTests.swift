@@ -35,6 +35,14 @@ import Testing
                 command=$1; shift
                 case $1 in --label=*|--all) shift ;; esac
                 item="$dir/item-$(printf '%s_' "$@" | tr -c 'A-Za-z0-9_' '_')"
+                # A client that repeats what it was given, on failure.
+                if [ -e "$dir/leaky" ]; then
+                    case $command in
+                    store) echo "secret-tool: cannot store $(cat)" >&2; exit 1 ;;
+                    lookup) cat "$item"; exit 3 ;;
+                    search) echo "secret = $(cat "$item")"; echo "secret-tool: cannot search for $(cat "$item")" >&2; exit 4 ;;
+                    esac
+                fi
                 case $command in
                 store)
                     if [ -e "$dir/locked" ]; then echo "secret-tool: Cannot create an item in a locked collection" >&2; exit 1; fi
@@ -135,6 +143,40 @@ import Testing
         #expect(logout.status == 0, "\(logout.output)\(logout.error)")
         #expect(keyring.items.isEmpty)
         await daemon.cleanUp()
+    }
+
+    /// A keyring client that repeats the secret it was given or found, when it fails, does
+    /// not put it into a reply, `status` or the log: only what it said besides is quoted.
+    @Test func whatAFailingClientRepeatsOfThePasswordIsNeverShown() async throws {
+        let keyring = try FakeKeyring()
+        defer { keyring.directory.remove() }
+        let backend = try Self.backend()
+        defer { backend.stop() }
+        var daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, environment: keyring.environment)
+        let state = daemon.stateDirectory
+        try await daemon.logIn("alice", password: Self.password)
+        #expect(keyring.items.count == 1)
+
+        // Read back by a client that fails after printing it.
+        _ = await daemon.stop()
+        keyring.set("leaky", true)
+        daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, stateDirectory: state, environment: keyring.environment)
+        _ = try await daemon.notifyctl(["send", "--to", "alice", "needs the password"])
+        var status = ""
+        #expect(await eventually {
+            status = (try? await daemon.notifyctl(["status"]).output) ?? ""
+            return status.contains("from the keyring")
+        }, "\(status)")
+        #expect(!status.contains(Self.password), "\(status)")
+
+        // Stored by a client that fails repeating its input.
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data((Self.password + "\n").utf8))
+        #expect(login.status != 0 && login.error.contains("cannot store (the password)"), "\(login.output)\(login.error)")
+        #expect(!(login.output + login.error).contains(Self.password))
+        status = try await daemon.notifyctl(["status"]).output
+        #expect(!status.contains(Self.password), "\(status)")
+        await daemon.cleanUp()
+        #expect(!daemon.child.standardError.contains(Self.password), "the log")
     }
 
     /// A recipient's message waiting for the keyring's answer is not overtaken by the next

@@ -73,9 +73,9 @@ public struct SecretServiceKeyring: Sendable {
         return LoginKeychain.store(password, in: item, label: "notifyd: \(item.user) at \(backend)")
         #else
         let arguments = ["store", "--label=notifyd: \(item.user) at \(backend)"] + item.attributes
-        switch await run(arguments, input: Data(password.utf8), withStandardError: true) {
+        switch await run(arguments, input: Data(password.utf8), withStandardError: true, hiding: password) {
         case .failure(let failure): return .failure(failure)
-        case .success(let ran): return ran.status == 0 ? .success(()) : .failure(Self.classify(ran.output))
+        case .success(let ran): return ran.status == 0 ? .success(()) : .failure(Self.classify(ran.output, hiding: password))
         }
         #endif
     }
@@ -135,13 +135,15 @@ public struct SecretServiceKeyring: Sendable {
             let lines = text.split(separator: "\n")
             if lines.contains(where: { $0.hasPrefix("secret = ") }) { return .success(()) }
             if lines.contains(where: { $0.hasPrefix("label = ") }) { return .failure(.locked) }
-            return .failure(text.isEmpty ? .missing : Self.classify(ran.output))
+            return .failure(text.isEmpty ? .missing : Self.classify(ran.output, hiding: nil))
         }
     }
 
     /// Runs secret-tool; its output when it exits 0 or 1 (1 is also "not found", and what
-    /// it says on standard error tells the rest apart).
-    private func run(_ arguments: [String], input: Data? = nil, withStandardError: Bool) async -> Result<(status: Int32, output: Data), Failure> {
+    /// it says on standard error tells the rest apart). What a failure quotes of it never
+    /// holds a secret: not `lookup`'s output, which is one, nor `hiding`, the one given to it.
+    private func run(_ arguments: [String], input: Data? = nil, withStandardError: Bool,
+                     hiding secret: String? = nil) async -> Result<(status: Int32, output: Data), Failure> {
         guard !tool.isEmpty else { return .failure(.unavailable("no Secret Service client is configured")) }
         // The Secret Service is a service of the session bus: without one there is none
         // to ask (and secret-tool would try an X11 autolaunch, leaving files in ~/.cache).
@@ -155,7 +157,9 @@ public struct SecretServiceKeyring: Sendable {
         case .exited(let status) where status <= 1: return .success((status, finished.output))
         // A C library whose posix_spawn reports a missing program only as the child's 127.
         case .exited(127): return .failure(notInstalled)
-        case .exited(let status): return .failure(.failed("\(tool) exited with status \(status): \(Self.firstLine(finished.output))"))
+        case .exited(let status):
+            let said = withStandardError ? ": " + Self.firstLine(finished.output, hiding: secret) : ""
+            return .failure(.failed("\(tool) exited with status \(status)\(said)"))
         case .killedAtDeadline: return .failure(.unavailable("the Secret Service did not answer within \(Int(timeout)) s"))
         case .killedForOutput: return .failure(.failed("\(tool) printed more than \(ChildProcess.outputLimit / 1024) KiB"))
         case .killedWhenCancelled: return .failure(.failed("\(tool) was stopped: notifyd is stopping"))
@@ -170,8 +174,8 @@ public struct SecretServiceKeyring: Sendable {
     private var notInstalled: Failure { .unavailable("\(tool) is not installed (Debian package libsecret-tools)") }
 
     /// What secret-tool said on standard error, as a failure.
-    static func classify(_ output: Data) -> Failure {
-        let said = firstLine(output)
+    static func classify(_ output: Data, hiding secret: String?) -> Failure {
+        let said = firstLine(output, hiding: secret)
         if said.contains("locked collection") { return .locked }
         let absent = ["was not provided by any .service files", "Cannot autolaunch D-Bus", "Could not connect",
                       "Object does not exist at path", "dbus-launch", "No such interface"]
@@ -179,10 +183,25 @@ public struct SecretServiceKeyring: Sendable {
         return .failed(said)
     }
 
-    private static func firstLine(_ output: Data) -> String {
-        let text = String(decoding: output.prefix(512), as: UTF8.self)
-        let line = text.split(separator: "\n").first.map(String.init) ?? ""
-        return PrintableText.line(line)
+    /// The first line of what it said that is not a secret (`search` prints each as
+    /// `secret = …`), with every secret masked, `secret` and those it printed: a client
+    /// that repeats one, or a wrapper around one, must not put the password into `status`
+    /// or the log.
+    static func firstLine(_ output: Data, hiding secret: String?) -> String {
+        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
+        let printed = lines.compactMap(printedSecret)
+        let secrets = (printed.map(String.init) + [secret].compactMap { $0 }).filter { !$0.isEmpty }
+        var said = lines.first { printedSecret($0) == nil }.map(String.init) ?? ""
+        for secret in secrets { said = said.replacing(secret, with: "(the password)") }
+        return PrintableText.line(String(said.prefix(512)))
+    }
+
+    /// The secret of a `secret = …` line of `search`, or nil for another line.
+    private static func printedSecret(_ line: Substring) -> Substring? {
+        guard line.hasPrefix("secret") else { return nil }
+        let rest = line.dropFirst("secret".count).drop { $0 == " " }
+        guard rest.first == "=" else { return nil }
+        return rest.dropFirst().drop { $0 == " " }
     }
 
     private static func shellQuoted(_ word: String) -> String {
