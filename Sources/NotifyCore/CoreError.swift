@@ -19,6 +19,9 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
     case accountGone(user: String)
     /// A queued message's user is logged in, but at another backend than the one it was queued for.
     case heldForBackend(user: String, backend: String)
+    /// The login saved was made at `origin`, and the backend in force is at another one: a
+    /// password goes only to the backend it was given for.
+    case loginForAnotherBackend(user: String, origin: String, backend: String)
     /// The password command or systemd credential failed; tried again later.
     case passwordUnavailable(String)
     /// `login` was refused by the backend; the previous credentials stay in force.
@@ -60,6 +63,9 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
             return "queued by \(user) for \(backend), which notifyd no longer uses: sent once \(user) uses that backend again (a login there, or the backend setting back), or dropped with `notifyctl outbox --purge`"
         case .passwordUnavailable(let message):
             return message
+        case .loginForAnotherBackend(let user, let origin, let backend):
+            return "the login of \(user) is for \(origin), and notifyd now uses \(backend): its password goes only where it was given; "
+                + "log in there with `notifyctl login \(user)`"
         case .loginRefused(let user, let status, let previous):
             let kept = previous.map { "the credentials of '\($0)' stay in force" } ?? "no one is logged in"
             return "the backend refused the password of '\(user)' (HTTP \(status)); the login was not saved and \(kept)"
@@ -91,7 +97,7 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .messageTooLarge: code = .messageTooLarge
         case .storage: code = .internalError
         case .shuttingDown: code = .shuttingDown
-        case .accountGone, .heldForBackend: code = .notLoggedIn
+        case .accountGone, .heldForBackend, .loginForAnotherBackend: code = .notLoggedIn
         case .passwordUnavailable: code = .internalError
         case .loginRefused: code = .unauthorized
         case .loginUnchecked: code = .backendUnavailable

@@ -107,9 +107,24 @@ public struct StatusResult: Codable, Hashable, Sendable {
         }
     }
 
+    /// A login kept for another backend origin than the one in force, where its password
+    /// may not go: nobody is logged in here until `notifyctl login`.
+    public struct LoginElsewhere: Codable, Hashable, Sendable {
+        public var user: String
+        /// scheme://host:port of the backend the login was made for.
+        public var origin: String
+
+        public init(user: String, origin: String) {
+            self.user = user
+            self.origin = origin
+        }
+    }
+
     public var daemon: Daemon
     public var backend: String?
     public var account: Account?
+    /// Absent unless the saved login is for another backend than `backend`.
+    public var loginElsewhere: LoginElsewhere?
     public var device: Device
     public var registration: RegistrationStatus
     /// Absent from daemons older than the outbox summary.
@@ -121,10 +136,11 @@ public struct StatusResult: Codable, Hashable, Sendable {
     public var retiredRegistrations: [RetiredRegistration]?
 
     public init(daemon: Daemon, backend: String?, account: Account?, device: Device, registration: RegistrationStatus, outbox: OutboxSummary? = nil,
-                network: NetworkStatus? = nil, retiredRegistrations: [RetiredRegistration]? = nil) {
+                network: NetworkStatus? = nil, retiredRegistrations: [RetiredRegistration]? = nil, loginElsewhere: LoginElsewhere? = nil) {
         self.daemon = daemon
         self.backend = backend
         self.account = account
+        self.loginElsewhere = loginElsewhere
         self.device = device
         self.registration = registration
         self.outbox = outbox
@@ -135,6 +151,7 @@ public struct StatusResult: Codable, Hashable, Sendable {
     enum CodingKeys: String, CodingKey {
         case daemon, backend, account, device, registration, outbox, network
         case retiredRegistrations = "retired_registrations"
+        case loginElsewhere = "login_elsewhere"
     }
 }
 

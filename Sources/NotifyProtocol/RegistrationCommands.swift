@@ -153,28 +153,49 @@ public struct UnregisterResult: Codable, Hashable, Sendable {
 }
 
 /// Unregister, then forget the credentials. With `force`, forget them even when the
-/// backend could not be reached to delete the registration.
+/// backend could not be reached to delete the registration. With `forgetOldBackends`, also
+/// give up deleting the registrations left at old backends, and the passwords kept for
+/// that (also when nobody is logged in).
 public struct LogoutCommand: NotifyCommand {
     public static let name = "logout"
     public typealias Result = LogoutResult
     public var force: Bool?
-    public init(force: Bool? = nil) { self.force = force }
+    public var forgetOldBackends: Bool?
+    public init(force: Bool? = nil, forgetOldBackends: Bool? = nil) {
+        self.force = force
+        self.forgetOldBackends = forgetOldBackends
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case force
+        case forgetOldBackends = "forget_old_backends"
+    }
 }
 
 public struct LogoutResult: Codable, Hashable, Sendable {
+    /// Nil when nobody was logged in (a `forget_old_backends` alone).
     public var user: String?
     public var deletedId: String?
     /// Set when `force` forgot the credentials although the registration could not be deleted.
     public var warning: String?
+    /// What is still kept after the logout, and why: the password of each registration left
+    /// at an old backend, until it is deleted there.
+    public var passwordsKept: [String]?
+    /// What `forget_old_backends` gave up: a line naming each registration left behind.
+    public var oldBackendsForgotten: [String]?
 
-    public init(user: String?, deletedId: String?, warning: String? = nil) {
+    public init(user: String?, deletedId: String?, warning: String? = nil, passwordsKept: [String]? = nil, oldBackendsForgotten: [String]? = nil) {
         self.user = user
         self.deletedId = deletedId
         self.warning = warning
+        self.passwordsKept = passwordsKept
+        self.oldBackendsForgotten = oldBackendsForgotten
     }
 
     enum CodingKeys: String, CodingKey {
         case user, warning
         case deletedId = "deleted_id"
+        case passwordsKept = "passwords_kept"
+        case oldBackendsForgotten = "old_backends_forgotten"
     }
 }

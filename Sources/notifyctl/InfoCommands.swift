@@ -63,7 +63,12 @@ enum Status: Subcommand {
                 lines.append("\(registration.state == .retrying ? "next attempt: " : "refresh due:  ")\(TimeText.stamped(next))")
             }
             if registration.failures > 0 { lines.append("failures:     \(registration.failures) since the last success") }
-            lines.append("user:         \(status.account?.user ?? "(not logged in)")")
+            if let elsewhere = status.loginElsewhere {
+                lines.append("user:         (not logged in here) \(elsewhere.user) is logged in at \(elsewhere.origin) only, where the password was given;")
+                lines.append("              `notifyctl login \(elsewhere.user)` logs in at this backend")
+            } else {
+                lines.append("user:         \(status.account?.user ?? "(not logged in)")")
+            }
             if let problem = status.account?.passwordProblem {
                 lines.append("password:     \(problem); retrying")
             } else if let source = status.account?.passwordSource {

@@ -76,32 +76,51 @@ enum Login: Subcommand {
 enum Logout: Subcommand {
     static let name = "logout"
     static let summary = "delete the registration, then forget the credentials"
-    static let options = [CommandOption(name: "--force", value: nil, summary: "forget the credentials even if the registration stays")]
+    static let options = [CommandOption(name: "--force", value: nil, summary: "forget the credentials even if the registration stays"),
+                          CommandOption(name: "--forget-old-backends", value: nil, summary: "also give up deleting registrations at old backends")]
     static let help = """
-        usage: notifyctl logout [--force]
+        usage: notifyctl logout [--force] [--forget-old-backends]
 
         Deletes this device's registration at the backend, then forgets the stored
         credentials. If the backend cannot be reached the credentials are kept (so the
         registration can still be deleted later) unless --force is given. When nobody is
         logged in, it says so and exits 0.
 
-          --force   forget the credentials even if the registration could not be deleted
+        A registration left at a backend notifyd no longer uses (the backend changed while
+        that one was down) is still deleted there once it answers, with the password of the
+        login that made it, which is kept for that until then; logout says so.
+        --forget-old-backends gives those deletions up, and forgets those passwords (each
+        registration left behind is named); it works when nobody is logged in, too.
+
+          --force                forget the credentials even if the registration could not be deleted
+          --forget-old-backends  give up deleting the registrations left at old backends
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         let parsed = try parse(arguments, positionals: 0...0)
         let result: LogoutResult
+        let command = LogoutCommand(force: parsed.flags.contains("--force") ? true : nil,
+                                    forgetOldBackends: parsed.flags.contains("--forget-old-backends") ? true : nil)
         do {
-            result = try context.call(LogoutCommand(force: parsed.flags.contains("--force") ? true : nil), timeout: 120)
+            result = try context.call(command, timeout: 120)
         } catch where error.wireCode == .notLoggedIn {
             // Already where logout leads: a script's `notifyctl logout` succeeds.
             if context.json { context.printJSON(.object(["user": .null])) } else { Terminal.out("Not logged in; nothing to do.") }
             return .done
         }
         if !context.json {
-            let deleted = result.deletedId.map { "deleted registration \($0), " } ?? ""
-            Terminal.out(PrintableText.line("Logged out \(result.user ?? ""): \(deleted)credentials forgotten."))
+            if let user = result.user {
+                let deleted = result.deletedId.map { "deleted registration \($0), " } ?? ""
+                Terminal.out(PrintableText.line("Logged out \(user): \(deleted)credentials forgotten."))
+            } else {
+                Terminal.out("Not logged in.")
+            }
             if let warning = result.warning { Terminal.error(PrintableText.line("warning: \(warning)")) }
+            for line in result.oldBackendsForgotten ?? [] { Terminal.out(PrintableText.line(line[line.startIndex].uppercased() + line.dropFirst() + ".")) }
+            if let kept = result.passwordsKept, !kept.isEmpty {
+                Terminal.out("Still kept until that backend answers (`notifyctl logout --forget-old-backends` gives it up):")
+                for line in kept { Terminal.out(PrintableText.line("  " + line)) }
+            }
         }
         return .done
     }

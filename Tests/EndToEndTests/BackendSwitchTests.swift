@@ -5,7 +5,9 @@ import Testing
 
 /// The built notifyd moved from one dev backend to another by a reload: the registration
 /// at the old backend is deleted there, also when that backend is down during the switch
-/// and notifyd restarts meanwhile; a switch back before that keeps it.
+/// and notifyd restarts meanwhile; a switch back before that keeps it. The backends are at
+/// two origins (ports), so the login made at one is not taken to the other: each switch is
+/// followed by a login there, as a user must.
 @Suite struct BackendSwitchTests {
     /// Two backends, a config naming the first, and alice registered there.
     struct Setup {
@@ -36,10 +38,14 @@ import Testing
             try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config], stateDirectory: state)
         }
 
+        /// The reload, then alice's login at the new backend.
         func switchTo(_ backend: DevBackendServer, with daemon: DaemonUnderTest? = nil) async throws {
+            let daemon = daemon ?? self.daemon
             try Data("backend = \(backend.baseURL.absoluteString)\n".utf8).write(to: URL(fileURLWithPath: config))
-            let reload = try await (daemon ?? self.daemon).notifyctl(["reload"])
+            let reload = try await daemon.notifyctl(["reload"])
             #expect(reload.status == 0, "\(reload.output)\(reload.error)")
+            let login = try await daemon.notifyctl(["login", "--no-wait", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+            #expect(login.status == 0 || login.status == 4, "\(login.output)\(login.error)")
         }
 
         func deletions(at backend: DevBackendServer) -> Int {

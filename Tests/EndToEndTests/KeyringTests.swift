@@ -268,7 +268,10 @@ import Testing
         let ended = await eventually { (try? await daemon.notifyctl(["--json", "status"]).output.contains("retired_registrations")) == false }
         #expect(ended, "and its retirement has ended")
         #expect(Self.filesHolding(Self.password, under: daemon.stateDirectory).isEmpty)
-        #expect(keyring.items.count == 1, "the login in force keeps its item")
+        #expect(keyring.items.count == 1, "the login kept for the old backend keeps its item")
+        // A login at the new backend, whose item replaces the old one's.
+        #expect(try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data(Self.password.utf8)).status == 0)
+        #expect(keyring.items.count == 1, "\(keyring.items)")
         #expect(try await daemon.notifyctl(["send", "--to", "alice", "--wait", "at the new backend"]).status == 0)
         await daemon.cleanUp()
     }

@@ -11,8 +11,8 @@ struct AccountKeeperTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let keeper = AccountKeeper(stateDirectory: directory.path, settings: SettingsStore(.init(backend: Self.backend)))
-        let alice = Credentials(user: "alice", password: "alice", backend: nil)
-        let bob = Credentials(user: "bob", password: "bob", backend: nil)
+        let alice = Credentials(user: "alice", password: "alice", backend: nil, origin: BackendURL.origin(Self.backend))
+        let bob = Credentials(user: "bob", password: "bob", backend: nil, origin: BackendURL.origin(Self.backend))
         try await keeper.commit(alice)
         try await keeper.commit(bob)
         #expect(try await keeper.remove(revision: alice.revision) == .replaced)
@@ -31,6 +31,31 @@ struct AccountKeeperTests {
         let refused = await #expect(throws: CoreError.self) { try await keeper.backendAccount(for: alice) }
         #expect(refused == .accountGone(user: "alice"))
         #expect(try await keeper.backendAccount(for: AccountKey(user: "bob", backend: Self.backend)).user == "bob")
+    }
+
+    /// A login's password is handed out only for calls to its own origin, whoever asks: a
+    /// call to another backend, or a login whose backend has moved to another origin, gets
+    /// the reason instead. Another path at the same origin is the same server.
+    @Test func aPasswordIsHandedOutOnlyForItsOwnOrigin() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let settings = SettingsStore(.init(backend: Self.backend))
+        let keeper = AccountKeeper(stateDirectory: directory.path, settings: settings)
+        let bob = Credentials(user: "bob", password: "bob", backend: nil)
+        try await keeper.commit(bob)
+        #expect(keeper.loggedIn?.origin == "http://127.0.0.1:1")
+        #expect(try await keeper.backendAccount(bob, at: Self.backend + "/app").password == "bob")
+        let elsewhere = await #expect(throws: CoreError.self) { try await keeper.backendAccount(bob, at: "http://127.0.0.1:2") }
+        #expect(elsewhere == .loginForAnotherBackend(user: "bob", origin: "http://127.0.0.1:1", backend: "http://127.0.0.1:2"))
+
+        await settings.publish(.init(backend: "http://127.0.0.1:2"))
+        #expect(keeper.activeLogin == nil && keeper.currentKey == nil)
+        #expect(keeper.strandedLogin?.user == "bob")
+        let moved = await #expect(throws: CoreError.self) { try await keeper.backendAccount(keeper.loggedIn!) }
+        #expect(moved == .loginForAnotherBackend(user: "bob", origin: "http://127.0.0.1:1", backend: "http://127.0.0.1:2"))
+
+        await settings.publish(.init(backend: Self.backend + "/v2"))
+        #expect(keeper.activeLogin?.user == "bob", "the same origin: the login follows")
     }
 
     /// What the outbox sends without waiting: only a password already in memory, and only

@@ -67,6 +67,10 @@ import Testing
 
         let reload = try await fixture.reload(config: "backend = \(other.baseURL.absoluteString)\n")
         #expect(reload.applied == ["backend"])
+        // Another origin: alice's password is not taken there until she logs in there.
+        #expect(try await fixture.status().loginElsewhere?.user == "alice")
+        #expect(other.requests().isEmpty)
+        _ = try await fixture.login()
         #expect(await eventually { other.registrations().first?.handle == "ABCD" }, "registered at the new backend")
         let status = try await fixture.status()
         #expect(status.backend == other.baseURL.absoluteString)

@@ -74,7 +74,7 @@ _notifyctl() {
     local options=""
     case $command in
         login) options="--backend --password-stdin --no-wait --timeout" ;;
-        logout) options="--force" ;;
+        logout) options="--force --forget-old-backends" ;;
         set-token) options="--platform --no-wait --timeout" ;;
         set-tags) options="--no-wait --timeout" ;;
         register) options="--no-wait --timeout" ;;

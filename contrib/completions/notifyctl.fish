@@ -77,6 +77,7 @@ complete -c notifyctl -n '__notifyctl_using login' -l timeout -x -d 'Seconds to 
 
 # logout
 complete -c notifyctl -n '__notifyctl_using logout' -l force -d 'Forget the credentials even if the registration stays'
+complete -c notifyctl -n '__notifyctl_using logout' -l forget-old-backends -d 'Also give up deleting registrations at old backends'
 
 # set-token
 complete -c notifyctl -n '__notifyctl_using set-token' -l platform -x -a "$__notifyctl_platforms" -d 'The token\'s push platform'

@@ -57,7 +57,12 @@ public actor AccountKeeper {
         self.settings = settings
         self.passwords = PasswordProvider(settings: settings)
         self.sourceInEffect = passwords.source
-        let (credentials, warning) = store.load()
+        var (credentials, warning) = store.load()
+        // Saved before logins named their origin: it is the one it has been used with.
+        if credentials?.origin == nil {
+            let backend = credentials?.backend ?? settings[\.backend]
+            credentials?.origin = BackendURL.origin(backend)
+        }
         self.login = Mutex(credentials)
         self.loadWarning = warning
         settings.subscribe { [weak self] in await self?.settingsChanged() }
@@ -68,8 +73,36 @@ public actor AccountKeeper {
 
     public nonisolated var passwordSource: PasswordSource { passwords.source }
 
-    /// The login in force: changed only by `commit` and `remove`, once its file is written.
+    /// The login saved: changed only by `commit` and `remove`, once its file is written. It
+    /// is in force only at its own origin (`activeLogin`).
     public nonisolated var loggedIn: Credentials? { login.withLock { $0 } }
+
+    /// The login in force: the saved one, while the backend it follows (its own, or the
+    /// configured one) is at the origin it was made for. After `backend` moved to another
+    /// origin, nobody is logged in there until `notifyctl login` (see `strandedLogin`).
+    public nonisolated var activeLogin: Credentials? {
+        guard let credentials = loggedIn, appliesHere(credentials) else { return nil }
+        return credentials
+    }
+
+    /// A login saved for another origin than the backend in force, which it does not follow.
+    public nonisolated var strandedLogin: Credentials? {
+        guard let credentials = loggedIn, !appliesHere(credentials) else { return nil }
+        return credentials
+    }
+
+    private nonisolated func appliesHere(_ credentials: Credentials) -> Bool {
+        guard let origin = credentials.origin else { return false }
+        return BackendURL.origin(backend(of: credentials)) == origin
+    }
+
+    /// Why no account can send or register now: nobody logged in, no backend, or a login
+    /// made for another backend.
+    public nonisolated var noAccountReason: CoreError {
+        guard let credentials = loggedIn else { return .notLoggedIn }
+        guard let backend = backend(of: credentials) else { return .noBackend }
+        return .loginForAnotherBackend(user: credentials.user, origin: credentials.origin ?? "?", backend: backend)
+    }
 
     private var credentials: Credentials? {
         get { loggedIn }
@@ -81,7 +114,7 @@ public actor AccountKeeper {
 
     /// The account a message queued now belongs to.
     public nonisolated var currentKey: AccountKey? {
-        guard let credentials = loggedIn, let backend = backend(of: credentials) else { return nil }
+        guard let credentials = activeLogin, let backend = backend(of: credentials) else { return nil }
         return AccountKey(user: credentials.user, backend: backend)
     }
 
@@ -98,6 +131,7 @@ public actor AccountKeeper {
         await turns.begin()
         defer { turns.end() }
         var marked = credentials
+        if marked.origin == nil { marked.origin = BackendURL.origin(backend(of: marked)) }
         let placement = try await keep(&marked)
         let store = self.store, saved = marked
         do {
@@ -110,9 +144,9 @@ public actor AccountKeeper {
         self.credentials = saved
         if !checked { passwords.forget() }
         // The replaced login's keyring item, unless a registration left at its backend
-        // may still need it to be deleted there (`release` then removes it).
+        // still needs it to be deleted there (`release` then removes it).
         var placed = placement
-        if let replaced, replaced.keyringItem != nil, backend(of: replaced) == backend(of: saved), let warning = await release(replaced) {
+        if let replaced, replaced.keyringItem != nil, let warning = await release(replaced) {
             placed.warning = warning
         }
         return placed
@@ -180,7 +214,7 @@ public actor AccountKeeper {
     /// The credentials of `key` for a backend call, or an error saying why that account
     /// cannot send now (never another account's credentials).
     public func backendAccount(for key: AccountKey) async throws(CoreError) -> BackendAccount {
-        guard let credentials, currentKey == key else { throw .accountGone(user: key.user) }
+        guard let credentials = activeLogin, currentKey == key else { throw .accountGone(user: key.user) }
         return try await backendAccount(credentials)
     }
 
@@ -190,17 +224,55 @@ public actor AccountKeeper {
     /// them or says why. Read without a hop onto this actor, so that a recipient's first
     /// message goes to the backend in the outbox's turn that accepted it.
     public nonisolated func readyAccount(for key: AccountKey) -> BackendAccount? {
-        guard let credentials = loggedIn, fetchedSource(of: credentials) == nil,
+        guard let credentials = activeLogin, fetchedSource(of: credentials) == nil,
               let backend = backend(of: credentials), AccountKey(user: credentials.user, backend: backend) == key,
               let url = try? backendURL(backend) else { return nil }
         return BackendAccount(baseURL: url, user: credentials.user, password: credentials.password)
     }
 
     /// The backend call credentials for `credentials`, which need not be saved yet (a
-    /// login being checked).
-    public func backendAccount(_ credentials: Credentials) async throws(CoreError) -> BackendAccount {
-        guard let backend = backend(of: credentials) else { throw .noBackend }
-        return BackendAccount(baseURL: try backendURL(backend), user: credentials.user, password: try await password(of: credentials))
+    /// login being checked), for a call to `target` (by default the backend it follows).
+    /// This is where a password leaves notifyd: only ever for the origin its login was made
+    /// for, whatever the caller asks.
+    public func backendAccount(_ credentials: Credentials, at target: String? = nil) async throws(CoreError) -> BackendAccount {
+        guard let backend = target ?? backend(of: credentials) else { throw .noBackend }
+        guard let origin = credentials.origin ?? BackendURL.origin(self.backend(of: credentials)), BackendURL.origin(backend) == origin else {
+            throw .loginForAnotherBackend(user: credentials.user, origin: credentials.origin ?? "?", backend: backend)
+        }
+        let password = try await password(of: credentials)
+        if passwords.isExternal { fetchedFor[origin] = (credentials.user, password) }
+        return BackendAccount(baseURL: try backendURL(backend), user: credentials.user, password: password)
+    }
+
+    /// The last password a password source or systemd credential gave for a login at
+    /// `origin`: kept in memory, never written, so that a registration left there when the
+    /// backend moves is deleted with that backend's own password, not with what the source
+    /// gives now (another backend's, once the source was changed or rotated with it).
+    private var fetchedFor: [String: (user: String, password: String)] = [:]
+
+    /// What a registration left at `origin` by `user` is deleted with, when its login's
+    /// password is not kept in a file or the keyring: the one fetched for it, if in memory.
+    public func passwordInMemory(of user: String, at origin: String) -> String? {
+        guard let fetched = fetchedFor[origin], fetched.user == user else { return nil }
+        return fetched.password
+    }
+
+    /// The credentials to delete a registration left at an old backend with: its own
+    /// password (kept with it, in the keyring, or `inMemory`), never the password source in
+    /// effect, which serves the backend in use now.
+    public func retiredAccount(_ credentials: Credentials, inMemory: String?) async throws(CoreError) -> BackendAccount {
+        guard let backend = credentials.backend else { throw .noBackend }
+        let password: String
+        if !credentials.password.isEmpty {
+            password = credentials.password
+        } else if let item = credentials.keyringItem {
+            password = try await Self.lookUp(SecretServiceKeyring.Item(user: credentials.user, id: item), in: keyring)
+        } else if let inMemory {
+            password = inMemory
+        } else {
+            throw .passwordUnavailable("the password of \(credentials.user) there came from password_command or a systemd credential, which now serve another backend, and is no longer in memory")
+        }
+        return BackendAccount(baseURL: try backendURL(backend), user: credentials.user, password: password)
     }
 
     private nonisolated func backendURL(_ backend: String) throws(CoreError) -> URL {
@@ -232,6 +304,7 @@ public actor AccountKeeper {
     /// fetched anew next time.
     public func passwordRefused() {
         passwords.forget()
+        if let origin = loggedIn?.origin { fetchedFor[origin] = nil }
         if let login = credentials, login.keyringItem != nil, !login.password.isEmpty {
             credentials?.password = ""
         }

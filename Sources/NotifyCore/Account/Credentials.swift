@@ -15,6 +15,11 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
     public var password: String
     /// The backend chosen at login; the daemon's configured one when nil.
     public var backend: String?
+    /// The backend origin (`BackendURL.origin`) this login was made for, and the only one
+    /// its password goes to: a configured `backend` moved to another origin needs a login
+    /// there. Nil only for a login saved before origins were kept, which `AccountKeeper`
+    /// binds to the backend in force when it is loaded.
+    public var origin: String?
     /// New at every login, so "the credentials changed" is a simple comparison that needs
     /// no password (and no hash of it) anywhere else.
     public var revision: String
@@ -24,11 +29,12 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
     /// until it was looked up.
     public var keyringItem: String?
 
-    public init(user: String, password: String, backend: String?, revision: String = UUID().uuidString, savedAt: Date = Date(),
-                keyringItem: String? = nil) {
+    public init(user: String, password: String, backend: String?, origin: String? = nil, revision: String = UUID().uuidString,
+                savedAt: Date = Date(), keyringItem: String? = nil) {
         self.user = user
         self.password = password
         self.backend = backend
+        self.origin = origin ?? BackendURL.origin(backend)
         self.revision = revision
         self.savedAt = savedAt
         self.keyringItem = keyringItem
@@ -38,10 +44,10 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
 
     public var description: String { "credentials of \(user)" }
     public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["user": user, "backend": backend as Any, "revision": revision]) }
+    public var customMirror: Mirror { Mirror(self, children: ["user": user, "backend": backend as Any, "origin": origin as Any, "revision": revision]) }
 
     enum CodingKeys: String, CodingKey {
-        case user, password, backend, revision
+        case user, password, backend, origin, revision
         case savedAt = "saved_at"
         case keyringItem = "keyring_item"
     }
@@ -156,6 +162,7 @@ struct CredentialsRecord: Codable {
     var password: String?
     var keyringItem: String?
     var backend: String?
+    var origin: String?
     var revision: String
     var savedAt: Date
 
@@ -165,6 +172,7 @@ struct CredentialsRecord: Codable {
         password = credentials.keyringItem == nil ? credentials.password : nil
         keyringItem = credentials.keyringItem
         backend = credentials.backend
+        origin = credentials.origin
         revision = credentials.revision
         savedAt = credentials.savedAt
     }
@@ -174,13 +182,13 @@ struct CredentialsRecord: Codable {
             guard keyringItem != nil || password != nil else {
                 throw DecodingError.valueNotFound(String.self, .init(codingPath: [CodingKeys.password], debugDescription: "no password, and no keyring item"))
             }
-            return Credentials(user: user, password: keyringItem == nil ? password ?? "" : "", backend: backend, revision: revision,
-                               savedAt: savedAt, keyringItem: keyringItem)
+            return Credentials(user: user, password: keyringItem == nil ? password ?? "" : "", backend: backend, origin: origin,
+                               revision: revision, savedAt: savedAt, keyringItem: keyringItem)
         }
     }
 
     enum CodingKeys: String, CodingKey {
-        case version, user, password, backend, revision
+        case version, user, password, backend, origin, revision
         case keyringItem = "keyring_item"
         case savedAt = "saved_at"
     }

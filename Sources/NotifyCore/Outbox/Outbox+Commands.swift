@@ -10,7 +10,7 @@ import NotifyProtocol
 extension Outbox {
     /// One attempt per platform, nothing kept: for `send --no-queue`.
     public func sendOnce(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [DeliveryStatus] {
-        guard let account = accounts.currentKey else { throw accounts.loggedIn == nil ? .notLoggedIn : .noBackend }
+        guard let account = accounts.currentKey else { throw accounts.noAccountReason }
         let platforms = distinctAtTheBackend(platforms)
         for platform in platforms { try NotificationText.checkSize(message, sender: account.user, for: platform) }
         var statuses: [DeliveryStatus] = []

@@ -27,7 +27,7 @@ extension Outbox {
     /// Not accepted yet: `committed(_:)` says when they are on disk and queued, and only
     /// then may the sender hear so. All copies of one message go in the same batch.
     public func enqueue(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [String] {
-        guard let account = accounts.currentKey else { throw accounts.loggedIn == nil ? .notLoggedIn : .noBackend }
+        guard let account = accounts.currentKey else { throw accounts.noAccountReason }
         guard !stopped else { throw .shuttingDown }
         let platforms = distinctAtTheBackend(platforms)
         for platform in platforms { try NotificationText.checkSize(message, sender: account.user, for: platform) }

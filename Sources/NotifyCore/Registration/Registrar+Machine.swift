@@ -150,17 +150,19 @@ extension Registrar {
         await apply(machine.wake(now: clock.now()))
     }
 
-    /// Hands the registration left at `backend` over for deletion there, with the saved
-    /// login when it is the one that made it (a login on trial at another backend is not
-    /// saved yet), else with the one in use.
+    /// Hands the registration left at `backend` over for deletion there, with a login made
+    /// at that backend's origin (the saved one, stranded there once the backend moved, or
+    /// the one on trial), the one that made it first: never with another origin's password.
     func retire(id: String, at backend: String, madeAs user: String?) async {
-        let candidates = [credentials, trial].compactMap { $0 }
-        guard let login = candidates.first(where: { $0.user == user }) ?? candidates.first else {
-            logger.warning("registration \(id) at \(backend) is no longer used, but no login is left to delete it with; it stays there until deleted by hand")
+        let origin = BackendURL.origin(backend)
+        let candidates = [accounts.loggedIn, trial].compactMap { $0 }.filter { $0.origin != nil && $0.origin == origin }
+        guard let login = candidates.first(where: { $0.user == user }) ?? candidates.first, let origin else {
+            logger.warning("registration \(id) at \(backend) is no longer used, but no login made there is left to delete it with; it stays there until deleted by hand")
             return
         }
         if let retired {
-            await retired.retire(id: id, backend: backend, credentials: login)
+            let inMemory = await accounts.passwordInMemory(of: login.user, at: origin)
+            await retired.retire(id: id, backend: backend, credentials: login, passwordInMemory: inMemory)
         }
     }
 

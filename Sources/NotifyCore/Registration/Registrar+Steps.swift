@@ -26,8 +26,9 @@ extension Registrar {
         stepTask = Task {
             var account: BackendAccount
             do {
-                account = try await accounts.backendAccount(credentials)
-                // The step's backend: a registration is deleted where it was made.
+                // The step's backend: a registration is deleted where it was made, and only
+                // with a login made there.
+                account = try await accounts.backendAccount(credentials, at: backendText)
                 account.baseURL = url
             } catch {
                 self.logger.error("\(error)")

@@ -24,6 +24,8 @@ public actor Registrar {
         public var passwordProblem: String?
         /// The login's password is in the keyring.
         public var passwordInKeyring: Bool
+        /// The saved login, when it is for another origin than the backend in force.
+        public var strandedLogin: Credentials?
     }
 
     /// A login being answered: its revision, and the generation its check started at.
@@ -58,7 +60,8 @@ public actor Registrar {
         didSet { accounts.statusChanges.bump() }
     }
     /// The login in force, as `accounts` holds it.
-    var credentials: Credentials? { accounts.loggedIn }
+    /// The login in force here: none while the one saved was made for another origin.
+    var credentials: Credentials? { accounts.activeLogin }
     /// A login waiting for the backend's check; registration passes use it meanwhile.
     var trial: Credentials?
     var trialCommitting = false
@@ -115,7 +118,7 @@ public actor Registrar {
         self.recovery = recovery
         self.retired = retired
         let (state, stateWarning) = stateStore.load()
-        let credentials = accounts.loggedIn
+        let credentials = accounts.activeLogin
         if let stateWarning { logger.warning(stateWarning) }
         if let credentialsWarning = accounts.loadWarning { logger.warning(credentialsWarning) }
         self.device = state
@@ -179,7 +182,7 @@ public actor Registrar {
             ?? credentials?.backend
         guard let shown = chosen ?? settings[\.backend] else { throw .noBackend }
         // An external password is never stored: it is fetched when needed.
-        let candidate = Credentials(user: user, password: external ? "" : password, backend: chosen)
+        let candidate = Credentials(user: user, password: external ? "" : password, backend: chosen, origin: BackendURL.origin(shown))
         await accounts.loginStarted()
         await turns.begin()
         defer { turns.end() }
@@ -274,8 +277,14 @@ public actor Registrar {
     /// Unregisters, then forgets the credentials. With `force`, forgets them even if the
     /// registration could not be deleted (it then expires at the hub on its own); without,
     /// a logout that fails changes nothing: registration goes on as before.
-    public func logout(force: Bool) async throws(CoreError) -> LogoutResult {
-        guard let loggedIn = credentials else { throw .notLoggedIn }
+    public func logout(force: Bool, forgetOldBackends: Bool = false) async throws(CoreError) -> LogoutResult {
+        let forgotten = forgetOldBackends ? await retired?.forgetAll() ?? [] : nil
+        // A login stranded at another origin is logged out too: its registration there was
+        // handed to `retired` when the backend moved.
+        guard let loggedIn = accounts.loggedIn else {
+            guard let forgotten else { throw .notLoggedIn }
+            return LogoutResult(user: nil, deletedId: nil, oldBackendsForgotten: forgotten)
+        }
         let user = loggedIn.user
         let wasEnabled = device.enabled
         var deletedId: String?
@@ -305,7 +314,9 @@ public actor Registrar {
         await setRegistration(enabled: true)
         await onAccountChange()
         logger.notice("logged out \(user)")
-        return LogoutResult(user: user, deletedId: deletedId, warning: warning)
+        let kept = await retired?.passwordsKept ?? []
+        return LogoutResult(user: user, deletedId: deletedId, warning: warning, passwordsKept: kept.isEmpty ? nil : kept,
+                            oldBackendsForgotten: forgotten)
     }
 
     /// Waits until the outcome of `generation` is known, or `timeout` seconds pass.
@@ -325,7 +336,7 @@ public actor Registrar {
             registration.message = "waiting for the password command (\(Int(Date().timeIntervalSince(since))) s)"
         }
         return Snapshot(device: device, user: credentials?.user, backend: effectiveBackend, registration: registration,
-                        passwordProblem: passwordProblem, passwordInKeyring: credentials?.keyringItem != nil)
+                        passwordProblem: passwordProblem, passwordInKeyring: credentials?.keyringItem != nil, strandedLogin: accounts.strandedLogin)
     }
 
     public var registrationStatus: RegistrationStatus { machine.status }

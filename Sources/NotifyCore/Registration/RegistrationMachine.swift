@@ -280,6 +280,12 @@ public struct RegistrationMachine: Sendable {
             return begin(.delete(id: id, backend: backend), now: now)
         }
 
+        // The backend moved to another origin, where nobody is logged in: the registration
+        // left at the old one is deleted there, not left to push to this device.
+        if inputs.account == nil, let backend = inputs.backend, record.id != nil, let old = record.idBackend, old != backend {
+            settle(generation)
+            return retireRecordedId() + [.cancelWake]
+        }
         guard let target = inputs.target, let account = inputs.account else {
             forceNext = false
             forcedPassUnfinished = false
@@ -321,15 +327,19 @@ public struct RegistrationMachine: Sendable {
         if let id = record.id, record.idBackend == target.backend {
             return begin(.upsert(id: id, target: target), now: now)
         }
-        var retired: [RegistrationAction] = []
-        if let id = record.id, let backend = record.idBackend {
-            retired = [.retire(id: id, backend: backend, user: record.registered?.user), .persist]
-            record.id = nil
-            record.idBackend = nil
-            record.registered = nil
-            record.registeredAt = nil
-        }
-        return retired + begin(.createId(handle: target.handle, backend: target.backend), now: now)
+        return retireRecordedId() + begin(.createId(handle: target.handle, backend: target.backend), now: now)
+    }
+
+    /// Hands the registration id made at another backend over for deletion there, and
+    /// forgets it here.
+    private mutating func retireRecordedId() -> [RegistrationAction] {
+        guard let id = record.id, let backend = record.idBackend else { return [] }
+        let retired: [RegistrationAction] = [.retire(id: id, backend: backend, user: record.registered?.user), .persist]
+        record.id = nil
+        record.idBackend = nil
+        record.registered = nil
+        record.registeredAt = nil
+        return retired
     }
 
     private mutating func begin(_ step: RegistrationStep, now: Date) -> [RegistrationAction] {

@@ -24,12 +24,15 @@ struct RetiredEntry: Codable, Equatable, Sendable {
     var nextAttemptAt: Date?
     var lastError: String?
 
-    struct Key: Equatable {
+    struct Key: Hashable {
         var id: String
         var backend: String
     }
 
     var key: Key { Key(id: id, backend: backend) }
+
+    /// Kept with the entry, in this file or the keyring: not one a password source gave.
+    var hasPasswordOfItsOwn: Bool { !password.isEmpty || keyringItem != nil }
 
     /// The login the deletion is made with: that user, at that backend.
     var credentials: Credentials {
@@ -77,14 +80,25 @@ public struct RetiredRegistrationStore: Sendable {
     /// deleted them).
     func load() -> ([RetiredEntry], warning: String?) {
         do {
+            let exposed = try makePrivate()
             let data = try FileContents.load(path, limit: Self.largestFile)
             _ = try DiskFormat.checkVersion(of: data, supported: Self.currentVersion)
-            return (try JSONDecoder.decodeStateFile(Record.self, from: data).registrations, nil)
+            return (try JSONDecoder.decodeStateFile(Record.self, from: data).registrations, exposed)
         } catch FileContents.Problem.missing {
             return ([], nil)
         } catch {
             return ([], "\(path) could not be read (\(error)); the registrations it names are not deleted at their old backends")
         }
+    }
+
+    /// A file others may read is made 0600 again, and said so, as `credentials.json` is: it
+    /// holds the passwords the deletions need.
+    private func makePrivate() throws -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0 else { return nil }
+        let mode = String(info.st_mode & 0o777, radix: 8)
+        guard chmod(path, 0o600) == 0 else { throw FileContents.Problem.system(errno) }
+        return "\(path) could be read by others (mode 0\(mode)); it is 0600 now, but the passwords in it may have been read: change them"
     }
 
     func save(_ entries: [RetiredEntry]) throws(CoreError) {

@@ -37,6 +37,9 @@ public actor RetiredRegistrations {
     private let clock: any WakeClock
     private let logger: Logger
     private let recovery: BackendRecovery?
+    /// The passwords of entries whose login's password came from a password source: the one
+    /// that source gave for that backend, kept in memory only, as the source's own is.
+    private var passwordsInMemory: [RetiredEntry.Key: String] = [:]
     /// The entry whose deletion is under way: never reclaimed meanwhile.
     private var deleting: RetiredEntry?
     private var deletion: Task<Void, Never>?
@@ -84,14 +87,17 @@ public actor RetiredRegistrations {
     }
 
     /// The registration `id` at `backend` is no longer this device's: it is deleted there
-    /// with `credentials`. Returns once that is on disk, so the state that forgets the id
-    /// can be saved after it.
-    func retire(id: String, backend: String, credentials: Credentials) async {
+    /// with `credentials`, a login made at that backend's origin, and with its own password:
+    /// the one saved with it (in this file, 0600, as `credentials.json` keeps it), its
+    /// keyring item, or `passwordInMemory`, what its password source gave for it. Returns
+    /// once that is on disk, so the state that forgets the id can be saved after it.
+    func retire(id: String, backend: String, credentials: Credentials, passwordInMemory: String? = nil) async {
         guard !entries.contains(where: { $0.key == RetiredEntry.Key(id: id, backend: backend) }) else { return }
         // A password the keyring keeps stays there: the entry names its item.
         let entry = RetiredEntry(id: id, backend: backend, user: credentials.user,
                                  password: credentials.keyringItem == nil ? credentials.password : "",
                                  keyringItem: credentials.keyringItem, retiredAt: clock.now())
+        if let passwordInMemory, entry.password.isEmpty, entry.keyringItem == nil { passwordsInMemory[entry.key] = passwordInMemory }
         entries.append(entry)
         logger.notice("the backend changed: deleting registration \(id) at \(backend), made as \(credentials.user)")
         await save()
@@ -115,6 +121,7 @@ public actor RetiredRegistrations {
     private func takeBack(_ which: (RetiredEntry) -> Bool) async -> RetiredEntry? {
         guard let index = entries.firstIndex(where: { which($0) && $0.key != deleting?.key }) else { return nil }
         let entry = entries.remove(at: index)
+        passwordsInMemory[entry.key] = nil
         logger.notice("registration \(entry.id) at \(entry.backend) is this device's again, not deleted")
         await save()
         if let warning = await accounts.release(entry.credentials) { logger.warning(warning) }
@@ -139,6 +146,31 @@ public actor RetiredRegistrations {
             woken = true
         }
         if woken { schedule() }
+    }
+
+    /// The old backends whose deletions keep a password (in this file or the keyring, or in
+    /// memory), each as `logout` names it.
+    public var passwordsKept: [String] {
+        entries.map { "the password of \($0.user) for \($0.backend), to delete registration \($0.id) there" }
+    }
+
+    /// `logout --forget-old-backends`: gives up every deletion still to do, with the
+    /// password each kept; returns a line naming each registration left behind.
+    public func forgetAll() async -> [String] {
+        let given = entries.filter { $0.key != deleting?.key }
+        guard !given.isEmpty else { return [] }
+        entries.removeAll { entry in given.contains { $0.key == entry.key } }
+        for entry in given { passwordsInMemory[entry.key] = nil }
+        await save()
+        var lines: [String] = []
+        for entry in given {
+            let line = "gave up deleting registration \(entry.id) at \(entry.backend) (made as \(entry.user)): it stays there until deleted by hand"
+            logger.warning(line)
+            lines.append(line)
+            if let warning = await accounts.release(entry.credentials) { lines.append(warning) }
+        }
+        schedule()
+        return lines
     }
 
     // MARK: Deleting
@@ -170,9 +202,21 @@ public actor RetiredRegistrations {
     }
 
     private func delete(_ entry: RetiredEntry) async {
+        guard entry.hasPasswordOfItsOwn || passwordsInMemory[entry.key] != nil else {
+            // Only the password source in effect could give one now, and it serves another backend.
+            entries.removeAll { $0.key == entry.key }
+            logger.warning("cannot delete registration \(entry.id) at \(entry.backend): the password of \(entry.user) there came from password_command "
+                           + "or a systemd credential, which now serve another backend, and notifyd no longer has it (it restarted since); "
+                           + "it stays there until deleted by hand")
+            deleting = nil
+            await save()
+            deletion = nil
+            schedule()
+            return
+        }
         let outcome: Result<Void, BackendCallError>
         do throws(CoreError) {
-            let account = try await accounts.backendAccount(entry.credentials)
+            let account = try await accounts.retiredAccount(entry.credentials, inMemory: passwordsInMemory[entry.key])
             outcome = await backend.deleteRegistration(id: entry.id, account: account)
         } catch {
             outcome = .failure(.transport(error.description))
@@ -182,6 +226,7 @@ public actor RetiredRegistrations {
         case .failure(let error): recovery?.classify(error, route: .delete, backend: entry.backend) ?? BackendFailure.classify(error, route: .delete)
         }
         finished(entry, failure)
+        if !entries.contains(where: { $0.key == entry.key }) { passwordsInMemory[entry.key] = nil }
         deleting = nil
         await save()
         if !entries.contains(where: { $0.key == entry.key }), let warning = await accounts.release(entry.credentials) { logger.warning(warning) }

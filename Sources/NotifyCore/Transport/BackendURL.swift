@@ -33,6 +33,18 @@ public enum BackendURL {
         return trimmed
     }
 
+    /// What a login is for: the scheme, host and port a backend URL reaches
+    /// (`https://h.example:443`), as a browser's origin or git's credential helpers tell
+    /// one server from another. Two URLs of one origin (another path, say) are one backend
+    /// as far as a password goes; another origin needs a login of its own.
+    public static func origin(_ text: String?) -> String? {
+        guard let text, let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else {
+            return nil
+        }
+        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : 0)
+        return "\(scheme)://\(host):\(port)"
+    }
+
     /// Why `url` may not be used (plain http to another machine), or nil when it may.
     public static func insecureRefusal(_ url: URL, allowInsecureHTTP: Bool) -> String? {
         guard url.scheme?.lowercased() == "http", !allowInsecureHTTP, !isLoopback(url.host ?? "") else { return nil }

@@ -144,7 +144,7 @@ struct CommandRouter: RequestHandler {
                 return .now(Reply.success(id, try await registrar.unregister()))
             case LogoutCommand.name:
                 let command = try decode(LogoutCommand.self)
-                return .now(Reply.success(id, try await registrar.logout(force: command.force ?? false)))
+                return .now(Reply.success(id, try await registrar.logout(force: command.force ?? false, forgetOldBackends: command.forgetOldBackends ?? false)))
             case SendCommand.name:
                 return try await send(id, try decode(SendCommand.self))
             case OutboxCommand.name:
@@ -201,7 +201,8 @@ struct CommandRouter: RequestHandler {
             },
             device: .init(token: snapshot.device.token, platform: snapshot.device.platform, tags: snapshot.device.tags),
             registration: snapshot.registration, outbox: await outbox.summary(), network: recovery.networkStatus,
-            retiredRegistrations: retired.isEmpty ? nil : retired)
+            retiredRegistrations: retired.isEmpty ? nil : retired,
+            loginElsewhere: snapshot.strandedLogin.map { StatusResult.LoginElsewhere(user: $0.user, origin: $0.origin ?? "?") })
     }
 }
 
