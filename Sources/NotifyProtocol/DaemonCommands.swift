@@ -168,8 +168,12 @@ public struct RetiredRegistration: Codable, Hashable, Sendable {
     public var nextAttemptAt: Date?
     /// Why the last attempt failed.
     public var error: String?
+    /// Since when that backend could not be reached at all, while notifyd probes for its
+    /// return: the old backend's, never shown as the backend in use's (`network`).
+    public var unreachableSince: Date?
 
-    public init(backend: String, id: String, user: String, since: Date, failures: Int = 0, nextAttemptAt: Date? = nil, error: String? = nil) {
+    public init(backend: String, id: String, user: String, since: Date, failures: Int = 0, nextAttemptAt: Date? = nil, error: String? = nil,
+                unreachableSince: Date? = nil) {
         self.backend = backend
         self.id = id
         self.user = user
@@ -177,12 +181,14 @@ public struct RetiredRegistration: Codable, Hashable, Sendable {
         self.failures = failures
         self.nextAttemptAt = nextAttemptAt
         self.error = error
+        self.unreachableSince = unreachableSince
     }
 
     enum CodingKeys: String, CodingKey {
         case backend, id, user, since, failures
         case nextAttemptAt = "next_attempt_at"
         case error
+        case unreachableSince = "unreachable_since"
     }
 }
 

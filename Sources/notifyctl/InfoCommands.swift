@@ -83,6 +83,7 @@ enum Status: Subcommand {
             }
             for old in status.retiredRegistrations ?? [] {
                 lines.append("old backend:  \(old.backend): deleting registration \(old.id) (made as \(old.user))")
+                if let since = old.unreachableSince { lines.append("              unreachable since \(TimeText.stamped(since))") }
                 if let next = old.nextAttemptAt {
                     lines.append("              next attempt \(TimeText.stamped(next))\(old.error.map { ": last failed: \($0)" } ?? "")")
                 }

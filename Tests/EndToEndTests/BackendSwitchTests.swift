@@ -89,6 +89,10 @@ import Testing
         #expect(down.output.contains("old backend:  \(setup.old.baseURL.absoluteString): deleting registration \(setup.id)"), "\(down.output)")
         let json = try await setup.daemon.notifyctl(["status", "--json"])
         #expect(json.output.contains("\"retired_registrations\""), "\(json.output)")
+        // The old backend's outage is the old backend's: the one in use answers.
+        #expect(json.output.contains("\"unreachable_since\""), "shown with its deletion: \(json.output)")
+        #expect(!json.output.contains("backend_unreachable_since"), "not the backend in use's: \(json.output)")
+        #expect(!down.output.contains("backend:      \(setup.new.baseURL.absoluteString) (unreachable"), "\(down.output)")
         let file = setup.stateDirectory + "/retired-registrations.json"
         var info = stat()
         #expect(stat(file, &info) == 0 && info.st_mode & 0o777 == 0o600, "it holds the old login's password: 0600 like credentials.json")
@@ -109,6 +113,27 @@ import Testing
         #expect(!done.output.contains("old backend"), "\(done.output)")
         #expect(setup.new.registrations().count == 1, "the new registration stays")
         await setup.end(restarted)
+    }
+
+    /// While a backend is down, `status` follows its probes as they move apart: each
+    /// interval the watch reaches is shown, not the first one for as long as nothing else
+    /// changed.
+    @Test func statusFollowsTheProbesOfABackendThatIsDown() async throws {
+        let setup = try await Setup()
+        let port = setup.old.port
+        try await offThePool { setup.old.stop() }
+        let held = try await HeldPort.hold(port)
+        defer { held.release() }
+        let queued = try await setup.daemon.notifyctl(["send", "--to", "bob", "waits for the backend"])
+        #expect(queued.status == 4, "\(queued.output)\(queued.error)")
+        var seen = ""
+        for interval in ["2", "4", "8"] {
+            #expect(await eventually(40) {
+                seen = (try? await setup.daemon.notifyctl(["status", "--json"]).output) ?? ""
+                return seen.contains("\"checking_every\":\(interval)")
+            }, "checking every \(interval) s: \(seen)")
+        }
+        await setup.end()
     }
 
     /// A login as someone else at another backend: alice's registration at the first one

@@ -55,7 +55,7 @@ struct BackendOutageTests {
         func settle() async {
             // However long a loaded machine takes, as long as the work goes on.
             _ = await eventually(progressing: { self.sends + self.backend.probesMade + self.clock.sleepsStarted }) {
-                let watched = components.recovery.networkStatus.backendUnreachableSince != nil
+                let watched = components.recovery.networkStatus(of: BackendOutageTests.backend).backendUnreachableSince != nil
                 let (queued, busy) = await components.outbox.queuedAndBusy
                 return components.recovery.wakesInProgress == 0 && !busy
                     && clock.sleeperCount >= (watched ? 1 : 0) + (queued > 0 ? 1 : 0)
@@ -76,7 +76,7 @@ struct BackendOutageTests {
         await fixture.run(for: outage)
         let duringOutage = fixture.sends
         let probes = fixture.backend.probesMade
-        let status = fixture.components.recovery.networkStatus
+        let status = fixture.components.recovery.networkStatus(of: BackendOutageTests.backend)
         #expect(status.backendUnreachableSince != nil)
 
         fixture.backend.failEverything(nil)
@@ -84,7 +84,7 @@ struct BackendOutageTests {
         #expect(waited <= 30, "the first request \(waited) s after the backend came back from \(outage) s")
         #expect(await eventually { await fixture.components.outbox.list().isEmpty }, "the rest at once, without the clock moving")
         #expect(fixture.sends == duringOutage + 100, "each message sent once it was back")
-        #expect(fixture.components.recovery.networkStatus.backendUnreachableSince == nil)
+        #expect(fixture.components.recovery.networkStatus(of: BackendOutageTests.backend).backendUnreachableSince == nil)
 
         #expect(duringOutage <= 10 * Self.mostAttempts(in: outage), "\(duringOutage) requests in \(outage) s")
         #expect(probes <= outage / 30 + 5, "\(probes) probes in \(outage) s")

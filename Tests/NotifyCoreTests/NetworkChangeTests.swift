@@ -94,7 +94,7 @@ struct NetworkChangeTests {
         let queued = await outbox.wait(for: ids, untilFinal: false, timeout: 10)
         #expect(queued.first?.state == .queued)
         #expect(queued.first?.error?.message.contains("offline") == true)
-        #expect(fixture.monitor.recovery.networkStatus.offlineSince == fixture.clock.now())
+        #expect(fixture.monitor.recovery.networkStatus(of: nil).offlineSince == fixture.clock.now())
         #expect(fixture.monitor.changes == [.offline])
 
         let attempts = await fixture.attempts(during: 600, of: outbox)
@@ -107,7 +107,7 @@ struct NetworkChangeTests {
         fixture.monitor.recovery.networkChanged(.up)
         #expect(await eventually { await outbox.list().isEmpty }, "delivered")
         #expect(fixture.sends == 2)
-        #expect(await eventually { fixture.monitor.recovery.networkStatus.offlineSince == nil })
+        #expect(await eventually { fixture.monitor.recovery.networkStatus(of: nil).offlineSince == nil })
         #expect(fixture.monitor.changes == [.offline, .down, .up, .online])
     }
 
@@ -122,7 +122,7 @@ struct NetworkChangeTests {
         let attempts = await fixture.attempts(during: 600, of: outbox)
         // 2.5–5 s, then 10–20, 40–80 and 160–320 s: one per backoff step.
         #expect(attempts >= 3, "\(attempts) more attempts in 10 minutes")
-        #expect(fixture.monitor.recovery.networkStatus.offlineSince == nil)
+        #expect(fixture.monitor.recovery.networkStatus(of: nil).offlineSince == nil)
         #expect(fixture.monitor.changes.isEmpty)
     }
 
@@ -136,13 +136,13 @@ struct NetworkChangeTests {
         #expect(offline.registration.state == .retrying)
         #expect(offline.registration.failures == 0)
         #expect(offline.registration.nextAttemptAt == fixture.clock.now().addingTimeInterval(Backoff().ceiling))
-        #expect(fixture.monitor.recovery.networkStatus.offlineSince == fixture.clock.now())
+        #expect(fixture.monitor.recovery.networkStatus(of: nil).offlineSince == fixture.clock.now())
 
         fixture.backend.failEverything(nil)
         fixture.monitor.recovery.networkChanged(.up)
         #expect(await eventually { await registrar.registrationStatus.state == .registered })
         // Online once the registration's outcome is saved, a moment after the machine has it.
-        #expect(await eventually { fixture.monitor.recovery.networkStatus.offlineSince == nil })
+        #expect(await eventually { fixture.monitor.recovery.networkStatus(of: nil).offlineSince == nil })
         #expect(fixture.monitor.changes == [.offline, .up, .online])
     }
 
@@ -189,14 +189,14 @@ struct NetworkChangeTests {
         monitor.recovery.setOffline(.outbox, since: start.addingTimeInterval(5))
         #expect(monitor.statusChanges.value > count)
         monitor.recovery.setOffline(.registrar, since: start)
-        #expect(monitor.recovery.networkStatus == NetworkStatus(monitor: "fake", offlineSince: start))
+        #expect(monitor.recovery.networkStatus(of: nil) == NetworkStatus(monitor: "fake", offlineSince: start))
         count = monitor.statusChanges.value
         monitor.recovery.setOffline(.registrar, since: start)
         #expect(monitor.statusChanges.value == count, "nothing changed")
         monitor.recovery.setOffline(.registrar, since: nil)
-        #expect(monitor.recovery.networkStatus.offlineSince == start.addingTimeInterval(5))
+        #expect(monitor.recovery.networkStatus(of: nil).offlineSince == start.addingTimeInterval(5))
         monitor.recovery.setOffline(.outbox, since: nil)
-        #expect(monitor.recovery.networkStatus.offlineSince == nil)
+        #expect(monitor.recovery.networkStatus(of: nil).offlineSince == nil)
         #expect(monitor.changes == [.offline, .online])
     }
 }

@@ -48,11 +48,12 @@ struct ReachabilityWatchTests {
         let events = Events()
         let wakes = Wakes()
         let recovery: BackendRecovery
+        let statusChanges = StatusChanges()
 
         init() {
             probe = ScriptedProbe(clock: clock)
             let (events, wakes, probe) = (events, wakes, probe)
-            recovery = BackendRecovery(onEvent: { events.append($0) })
+            recovery = BackendRecovery(statusChanges: statusChanges, onEvent: { events.append($0) })
             recovery.watchReachability(clock: clock) { probe.probe($0, tls: $1) }
             recovery.attach(.outbox, wake: { wakes.append($0) })
         }
@@ -84,7 +85,7 @@ struct ReachabilityWatchTests {
     @Test func aRefusedConnectionIsWatchedWithIntervalsGrowingTo30SecondsThenExactly30() async throws {
         let fixture = Fixture()
         #expect(fixture.failed(Self.refused) == .unreachable(reason: "cannot connect to \(Self.backend): connection refused", tls: false))
-        #expect(fixture.recovery.networkStatus.backendUnreachableSince == fixture.clock.now())
+        #expect(fixture.recovery.networkStatus(of: Self.backend).backendUnreachableSince == fixture.clock.now())
         #expect(fixture.events.changes == [.backendUnreachable])
         var intervals: [Double] = []
         for _ in 0..<8 {
@@ -96,8 +97,29 @@ struct ReachabilityWatchTests {
         }
         #expect(intervals.dropFirst(4).allSatisfy { abs($0 - 30) <= 0.25 }, "\(intervals)")
         #expect(fixture.probe.calls.allSatisfy { $0.backend == Self.backend && !$0.tls })
-        #expect(fixture.recovery.networkStatus.checkingEvery == 30)
+        #expect(fixture.recovery.networkStatus(of: Self.backend).checkingEvery == 30)
         #expect(fixture.wakes.backends.isEmpty, "nothing woken while it is down")
+    }
+
+    /// `status` is answered from a copy while nothing it shows changed: each interval the
+    /// probes move to is such a change.
+    @Test func eachNewIntervalIsAChangeForStatus() async throws {
+        let fixture = Fixture()
+        _ = fixture.failed(Self.refused)
+        var shown = (count: fixture.statusChanges.value, every: fixture.recovery.networkStatus(of: Self.backend).checkingEvery)
+        var moves = 0
+        for _ in 0..<6 {
+            _ = try #require(await fixture.nextProbe())
+            // Asleep again: the interval for the next probe is set.
+            #expect(await eventually { fixture.clock.sleeperCount == 1 })
+            let now = (count: fixture.statusChanges.value, every: fixture.recovery.networkStatus(of: Self.backend).checkingEvery)
+            if now.every != shown.every {
+                moves += 1
+                #expect(now.count != shown.count, "checking every \(now.every ?? 0) s, and status not told")
+            }
+            shown = now
+        }
+        #expect(moves == 4, "2 → 4 → 8 → 16 → 30")
     }
 
     @Test func itsReturnWakesWhatWaitsAndEndsTheWatch() async throws {
@@ -107,7 +129,7 @@ struct ReachabilityWatchTests {
         fixture.probe.setUp(true)
         _ = try #require(await fixture.nextProbe())
         #expect(await eventually { fixture.wakes.backends == [Self.backend] })
-        #expect(fixture.recovery.networkStatus.backendUnreachableSince == nil)
+        #expect(fixture.recovery.networkStatus(of: Self.backend).backendUnreachableSince == nil)
         #expect(fixture.events.changes == [.backendUnreachable, .backendReachable])
         try await Task.sleep(for: .milliseconds(50))
         #expect(fixture.clock.sleeperCount == 0, "no probe after the backend is back")
@@ -122,10 +144,10 @@ struct ReachabilityWatchTests {
         for _ in 0..<5 { _ = try #require(await fixture.nextProbe()) }
         fixture.probe.setUp(true)
         _ = try #require(await fixture.nextProbe())
-        #expect(await eventually { fixture.recovery.networkStatus.backendUnreachableSince == nil })
+        #expect(await eventually { fixture.recovery.networkStatus(of: Self.backend).backendUnreachableSince == nil })
         fixture.probe.setUp(false)
         _ = fixture.failed(Self.refused)
-        #expect(fixture.recovery.networkStatus.checkingEvery == 30)
+        #expect(fixture.recovery.networkStatus(of: Self.backend).checkingEvery == 30)
         let interval = try #require(await fixture.nextProbe())
         #expect(abs(interval - 30) <= 0.25, "\(interval)")
 
@@ -133,7 +155,7 @@ struct ReachabilityWatchTests {
         _ = fixture.failed(.status(503, retryAfter: nil, body: ""))
         fixture.clock.advance(by: 600)
         _ = fixture.failed(Self.refused)
-        #expect(fixture.recovery.networkStatus.checkingEvery == 2)
+        #expect(fixture.recovery.networkStatus(of: Self.backend).checkingEvery == 2)
     }
 
     @Test func aTLSFailureIsProbedWithTheHandshake() async throws {
@@ -154,12 +176,12 @@ struct ReachabilityWatchTests {
         try await Task.sleep(for: .milliseconds(50))
         #expect(fixture.clock.sleeperCount == 0)
         #expect(fixture.events.changes.isEmpty)
-        #expect(fixture.recovery.networkStatus.backendUnreachableSince == nil)
+        #expect(fixture.recovery.networkStatus(of: Self.backend).backendUnreachableSince == nil)
 
         _ = fixture.failed(Self.refused)
         #expect(await eventually { fixture.clock.sleeperCount == 1 })
         _ = fixture.failed(.status(503, retryAfter: nil, body: ""))
-        #expect(fixture.recovery.networkStatus.backendUnreachableSince == nil)
+        #expect(fixture.recovery.networkStatus(of: Self.backend).backendUnreachableSince == nil)
         fixture.clock.advance(by: 60)
         try await Task.sleep(for: .milliseconds(50))
         #expect(fixture.probe.calls.isEmpty, "the answer ended the watch before its first probe")
@@ -188,7 +210,7 @@ struct ReachabilityWatchTests {
         fixture.recovery.setWaiting(.outbox, false)
         #expect(await eventually { fixture.clock.sleeperCount == 1 })
         fixture.clock.advance(by: 30)
-        #expect(await eventually { fixture.recovery.networkStatus.backendUnreachableSince == nil })
+        #expect(await eventually { fixture.recovery.networkStatus(of: Self.backend).backendUnreachableSince == nil })
         #expect(fixture.probe.calls.count == 1, "no probe once nothing waits")
         #expect(fixture.events.changes == [.backendUnreachable, .backendReachable])
         #expect(fixture.clock.sleeperCount == 0)
@@ -196,7 +218,7 @@ struct ReachabilityWatchTests {
         // A wait that begins soon after (its failure judged before the party said it
         // waits) takes the watch up again.
         fixture.recovery.setWaiting(.outbox, true)
-        #expect(fixture.recovery.networkStatus.backendUnreachableSince != nil)
+        #expect(fixture.recovery.networkStatus(of: Self.backend).backendUnreachableSince != nil)
         _ = try #require(await fixture.nextProbe())
         #expect(fixture.probe.calls.count == 2)
     }

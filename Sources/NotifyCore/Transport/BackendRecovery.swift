@@ -95,7 +95,8 @@ public final class BackendRecovery: Sendable {
             clock: clock, probe: probe,
             anythingWaits: { [weak self] in self?.state.withLock { !$0.waiting.isEmpty } ?? false },
             changed: { [weak self] backend, watched, earliest in self?.watchChanged(backend, watched: watched, earliest: earliest) },
-            returned: { [weak self] backend in self?.backendAnswered(backend) })
+            returned: { [weak self] backend in self?.backendAnswered(backend) },
+            intervalChanged: { [weak self] in self?.statusChanges?.bump() })
         reachability.withLock { $0 = watch }
     }
 
@@ -180,12 +181,20 @@ public final class BackendRecovery: Sendable {
         }
     }
 
-    public var networkStatus: NetworkStatus {
-        let earliest = watch?.earliest
+    /// What `status` shows of the network and of `backend`, the backend in use: an old
+    /// backend still watched (for a deletion left there) is not this one, and is shown with
+    /// its deletion (`unreachableSince(_:)`).
+    public func networkStatus(of backend: String?) -> NetworkStatus {
+        let watched = backend.flatMap { watch?.watched($0) }
         var status = state.withLock { $0.status }
-        status.backendUnreachableSince = earliest?.since
-        status.checkingEvery = earliest?.interval
+        status.backendUnreachableSince = watched?.since
+        status.checkingEvery = watched?.interval
         return status
+    }
+
+    /// Since when `backend` could not be reached, while it is watched for its return.
+    public func unreachableSince(_ backend: String) -> Date? {
+        watch?.watched(backend)?.since
     }
 
     /// The monitor saw the network change, after its burst of messages was over: unless

@@ -186,7 +186,11 @@ struct CommandRouter: RequestHandler {
 
     private func status() async -> StatusResult {
         let snapshot = await registrar.snapshot()
-        let retired = await retiredRegistrations.summary
+        let retired = await retiredRegistrations.summary.map { old in
+            var old = old
+            old.unreachableSince = recovery.unreachableSince(old.backend)
+            return old
+        }
         let source = settings[\.passwordSource]
         let passwordSource = source.name
         let restartNeeded = control.restartNeeded
@@ -200,7 +204,7 @@ struct CommandRouter: RequestHandler {
                                      passwordProblem: snapshot.passwordProblem)
             },
             device: .init(token: snapshot.device.token, platform: snapshot.device.platform, tags: snapshot.device.tags),
-            registration: snapshot.registration, outbox: await outbox.summary(), network: recovery.networkStatus,
+            registration: snapshot.registration, outbox: await outbox.summary(), network: recovery.networkStatus(of: snapshot.backend),
             retiredRegistrations: retired.isEmpty ? nil : retired,
             loginElsewhere: snapshot.strandedLogin.map { StatusResult.LoginElsewhere(user: $0.user, origin: $0.origin ?? "?") })
     }
