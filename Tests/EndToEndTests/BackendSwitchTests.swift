@@ -16,17 +16,20 @@ import Testing
         let scratch: ScratchDirectory
         let daemon: DaemonUnderTest
         let id: String
+        /// More of the config, kept at each switch.
+        let settings: String
 
         var config: String { scratch.file("config") }
         var stateDirectory: String { scratch.file("state") }
 
-        init() async throws {
+        init(settings: String = "") async throws {
             old = DevBackendServer(options: .init(quiet: true))
             new = DevBackendServer(options: .init(quiet: true))
             try old.start()
             try new.start()
             scratch = try ScratchDirectory()
-            try Data("backend = \(old.baseURL.absoluteString)\n".utf8).write(to: URL(fileURLWithPath: scratch.file("config")))
+            self.settings = settings
+            try Data("backend = \(old.baseURL.absoluteString)\n\(settings)".utf8).write(to: URL(fileURLWithPath: scratch.file("config")))
             daemon = try await Self.daemon(config: scratch.file("config"), state: scratch.file("state"))
             try await daemon.logIn("alice")
             let token = try await daemon.notifyctl(["set-token", "3f2a1b"])
@@ -41,7 +44,7 @@ import Testing
         /// The reload, then alice's login at the new backend.
         func switchTo(_ backend: DevBackendServer, with daemon: DaemonUnderTest? = nil) async throws {
             let daemon = daemon ?? self.daemon
-            try Data("backend = \(backend.baseURL.absoluteString)\n".utf8).write(to: URL(fileURLWithPath: config))
+            try Data("backend = \(backend.baseURL.absoluteString)\n\(settings)".utf8).write(to: URL(fileURLWithPath: config))
             let reload = try await daemon.notifyctl(["reload"])
             #expect(reload.status == 0, "\(reload.output)\(reload.error)")
             let login = try await daemon.notifyctl(["login", "--no-wait", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
@@ -113,6 +116,25 @@ import Testing
         #expect(!done.output.contains("old backend"), "\(done.output)")
         #expect(setup.new.registrations().count == 1, "the new registration stays")
         await setup.end(restarted)
+    }
+
+    /// The deletion's backoff is an hour here: only the probe that sees the old backend
+    /// back can end its wait, and does.
+    @Test func theOldBackendsReturnSeenByTheProbeWakesItsDeletion() async throws {
+        let setup = try await Setup(settings: "retry_min = 1h\nretry_max = 1h\n")
+        let port = setup.old.port
+        try await offThePool { setup.old.stop() }
+        let held = try await HeldPort.hold(port)
+        try await setup.switchTo(setup.new)
+        #expect(await eventually {
+            (try? await setup.daemon.notifyctl(["status", "--json"]).output.contains("\"unreachable_since\"")) == true
+        }, "the deletion failed, and waits on the old backend's return")
+        let back = DevBackendServer(options: .init(port: port, quiet: true))
+        held.release()
+        _ = try back.start()
+        defer { back.stop() }
+        #expect(await eventually(60) { setup.deletions(at: back) == 1 }, "deleted once the probe saw it back, not an hour later")
+        await setup.end()
     }
 
     /// While a backend is down, `status` follows its probes as they move apart: each

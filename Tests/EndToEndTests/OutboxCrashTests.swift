@@ -35,6 +35,37 @@ import NotifyTestSupport
         await first.cleanUp()
     }
 
+    /// The backend took a send but its reply was lost, and notifyd was killed before the
+    /// retry: the restarted notifyd sends it with the Idempotency-Key it was first sent
+    /// with, read back from its file, and the backend, which keeps keys, pushes it once.
+    @Test func aSendRetriedAfterARestartCarriesTheKeyItWasFirstSentWith() async throws {
+        let backend = DevBackendServer(options: .init(quiet: true))
+        try backend.start()
+        defer { backend.stop() }
+        let flags = ["--retry-min", "1h", "--retry-max", "1h"]
+        let first = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: flags)
+        try await first.logIn("alice")
+        // Taken, its reply lost; then refused for now, so that it waits for the retry.
+        try backend.addFault(.init(route: .send, count: 1, loseReply: true))
+        try backend.addFault(.init(route: .send, status: 503))
+        let sent = try await first.notifyctl(["send", "--to", "bob", "exactly once"])
+        #expect(sent.status == 4, "queued: \(sent.output)\(sent.error)")
+        #expect(backend.pushes().count == 1, "the backend took it the first time")
+
+        first.child.signal(SIGKILL)
+        _ = await first.child.wait(seconds: 5)
+        backend.clearFaults()
+        let sends = backend.requestCount(route: .send)
+        let second = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: flags, stateDirectory: first.stateDirectory)
+        let retry = try await second.notifyctl(["outbox", "retry"])
+        #expect(retry.status == 0, "\(retry.output)\(retry.error)")
+        #expect(await eventually { (try? await second.notifyctl(["outbox"]).output.contains("The outbox is empty")) == true })
+        #expect(backend.requestCount(route: .send) == sends + 1, "sent again after the restart")
+        #expect(backend.pushes().count == 1, "and not pushed again: the same key")
+        await second.cleanUp()
+        await first.cleanUp()
+    }
+
     /// contrib/tests/crash-loop, shortened: kill -9 at random moments while messages are
     /// queued behind a failing backend (503, dropped connections), in flight to a slow one
     /// or delivered, and while the token changes; after each restart every message that
