@@ -63,12 +63,12 @@ import Testing
                     rm "$item" ;;
                 esac
                 """#
-            FileManager.default.createFile(atPath: directory.path + "/bin/secret-tool", contents: Data(script.utf8),
+            _ = FileManager.default.createFile(atPath: directory.path + "/bin/secret-tool", contents: Data(script.utf8),
                                            attributes: [.posixPermissions: 0o755])
         }
 
         func set(_ flag: String, _ on: Bool) {
-            if on { FileManager.default.createFile(atPath: directory.path + "/" + flag, contents: nil) } else { try? FileManager.default.removeItem(atPath: directory.path + "/" + flag) }
+            if on { _ = FileManager.default.createFile(atPath: directory.path + "/" + flag, contents: nil) } else { try? FileManager.default.removeItem(atPath: directory.path + "/" + flag) }
         }
 
         var items: [String] { ((try? directory.entries()) ?? []).filter { $0.hasPrefix("item-") } }
@@ -177,6 +177,27 @@ import Testing
         #expect(!status.contains(Self.password), "\(status)")
         await daemon.cleanUp()
         #expect(!daemon.child.standardError.contains(Self.password), "the log")
+    }
+
+    /// A keyring lookup that hangs (a Secret Service that does not answer) does not hold up
+    /// the stop: it is stopped first, not waited out.
+    @Test func aHungLookupDoesNotHoldUpTheStop() async throws {
+        let keyring = try FakeKeyring()
+        defer { keyring.directory.remove() }
+        let backend = try Self.backend()
+        defer { backend.stop() }
+        let environment = keyring.environment.merging(["NOTIFYD_PASSWORD_TIMEOUT": "1h"]) { $1 }
+        var daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, environment: environment)
+        let state = daemon.stateDirectory
+        try await daemon.logIn("alice", password: Self.password)
+        _ = await daemon.stop()
+        keyring.set("held", true)
+        defer { keyring.set("held", false) }
+        daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, stateDirectory: state, environment: environment)
+        _ = try await daemon.notifyctl(["send", "--to", "bob", "needs the keyring"])
+        #expect(await eventually { keyring.calls.contains { $0.hasPrefix("lookup") } }, "the lookup hangs")
+        #expect(await daemon.stop() == 0, "\(daemon.child.standardError)")
+        await daemon.cleanUp()
     }
 
     /// A recipient's message waiting for the keyring's answer is not overtaken by the next

@@ -28,6 +28,24 @@ import NotifyTestSupport
         #expect(order.allSatisfy { $0 != nil } && order == order.sorted { ($0 ?? 0) < ($1 ?? 0) }, "\(lines)")
     }
 
+    /// Names that look like this machine but that libcurl would ask DNS for: refused for
+    /// plain http wherever they are given, so no password goes to whatever answers there.
+    @Test(arguments: ["http://localhost.:9", "http://127.0.0.1.:9"])
+    func aTrailingDotIsNotThisMachine(backend: String) async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        try Data("backend = \(backend)\n".utf8).write(to: URL(fileURLWithPath: config))
+        let checked = try await run(BuiltProducts.path("notifyd"), ["--config", config, "--check-config"])
+        #expect(checked.status == 78, "\(checked.output)\(checked.error)")
+        #expect(checked.error.contains("refusing plain http") && checked.error.contains("without a trailing dot"), "\(checked.error)")
+        let daemon = try await DaemonUnderTest(backend: nil)
+        let login = try await daemon.notifyctl(["login", "--backend", backend, "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(login.status == 2, "\(login.output)\(login.error)")
+        #expect(login.error.contains("refusing plain http"), "\(login.error)")
+        await daemon.cleanUp()
+    }
+
     /// One byte that is not UTF-8, in a comment: the line and the byte are named, and
     /// checking the file ends with the status a start ends with.
     @Test func aByteThatIsNotUTF8IsNamedAndCheckingAndStartingAgreeOnTheStatus() async throws {

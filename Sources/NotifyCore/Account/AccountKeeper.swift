@@ -208,6 +208,7 @@ public actor AccountKeeper {
         try await writer.run { () throws(CoreError) in try store.remove() }
         credentials = nil
         passwords.forget()
+        fetchedFor = [:]
         return .removed(warning: await release(removed))
     }
 
@@ -236,8 +237,9 @@ public actor AccountKeeper {
     /// for, whatever the caller asks.
     public func backendAccount(_ credentials: Credentials, at target: String? = nil) async throws(CoreError) -> BackendAccount {
         guard let backend = target ?? backend(of: credentials) else { throw .noBackend }
-        guard let origin = credentials.origin ?? BackendURL.origin(self.backend(of: credentials)), BackendURL.origin(backend) == origin else {
-            throw .loginForAnotherBackend(user: credentials.user, origin: credentials.origin ?? "?", backend: backend)
+        let origin = credentials.origin ?? BackendURL.origin(self.backend(of: credentials))
+        guard let origin, BackendURL.origin(backend) == origin else {
+            throw .loginForAnotherBackend(user: credentials.user, origin: origin ?? "?", backend: backend)
         }
         let password = try await password(of: credentials)
         if passwords.isExternal { fetchedFor[origin] = (credentials.user, password) }

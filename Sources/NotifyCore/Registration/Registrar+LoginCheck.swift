@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NotifyProtocol
 
 /// Every login is checked by the backend before it replaces the one in force. While it is
 /// checked it is the registrar's `trial`, saved nowhere:
@@ -16,6 +17,74 @@ import Foundation
 /// reached is saved only when nobody is logged in (it replaces nothing, and the first
 /// request checks it); otherwise it is dropped too and the login in force stays.
 extension Registrar {
+    /// `password` may be nil when it comes from a command or a systemd credential. The new
+    /// credentials replace the login in force only once the backend accepted them (see
+    /// the type's comment); `loginOutcome` tells the verdict. Without `backend`, the
+    /// login in force keeps its backend: a re-login needs no `--backend` again.
+    public func login(user: String, password: String?, backend: String?) async throws(CoreError) -> PendingLogin {
+        try Credentials.validateUser(user)
+        let external = accounts.passwordSource != .stored
+        let password = password ?? ""
+        if password.isEmpty && !external {
+            throw .invalidArgument("no password given (and no password_command or systemd credential is configured)")
+        }
+        let chosen = try backend.map { (url: String) throws(CoreError) in try BackendURL.validate(url, allowInsecureHTTP: settings[\.allowInsecureHTTP]) }
+            ?? credentials?.backend
+        guard let shown = chosen ?? settings[\.backend] else { throw .noBackend }
+        // An external password is never stored: it is fetched when needed.
+        let candidate = Credentials(user: user, password: external ? "" : password, backend: chosen, origin: BackendURL.origin(shown))
+        await accounts.loginStarted()
+        await turns.begin()
+        defer { turns.end() }
+        if let earlier = trial { loginVerdicts[earlier.revision] = .superseded(user: earlier.user) }
+        trial = candidate
+        logger.notice("checking the credentials of \(user) at \(shown)")
+        var actions = machine.update(inputs, now: clock.now())
+        // A pass with the new credentials checks them, even when nothing else changed; with
+        // no token or registration off, none comes and a request of its own checks them.
+        let passStarts = actions.contains { if case .perform = $0 { true } else { false } }
+        if device.token != nil, device.enabled, !passStarts {
+            actions += machine.forceRegister(now: clock.now())
+        }
+        await apply(actions)
+        return PendingLogin(user: user, revision: candidate.revision, generation: machine.generation)
+    }
+
+    /// Waits (bounded) for the verdict on a login: the registration outcome when the
+    /// credentials were saved, an error when they were not.
+    public func loginOutcome(_ pending: PendingLogin, timeout: Double?) async throws(CoreError) -> RegistrationOutcome {
+        await changesSaved()
+        if loginVerdicts[pending.revision] == nil, let timeout, timeout > 0 {
+            _ = await wait(for: .login(revision: pending.revision), timeout: timeout)
+        }
+        let generation = loginGenerations.removeValue(forKey: pending.revision) ?? pending.generation
+        let verdict = loginVerdicts.removeValue(forKey: pending.revision)
+        let kept = passwordsKept.removeValue(forKey: pending.revision)
+        switch verdict {
+        case .refused(let user, let status):
+            throw .loginRefused(user: user, status: status, previous: credentials?.user)
+        case .uncheckable(let user, let reason):
+            throw .loginUnchecked(user: user, reason: reason, previous: credentials?.user)
+        case .notSaved(let error):
+            throw error
+        case .superseded(let user):
+            throw .loginSuperseded(user: user)
+        case .accepted, .unchecked:
+            var outcome = await waitForOutcome(generation: generation, timeout: timeout)
+            if outcome.registration.state == .noToken {
+                outcome.registration.message = verdict == .accepted
+                    ? "no device token yet: notifyd registers once one is set (`notifyctl set-token TOKEN`)"
+                    : "the backend could not be reached, so the credentials are checked at the first request; no device token yet (`notifyctl set-token TOKEN`)"
+                outcome.settled = true
+            }
+            outcome.passwordKept = kept
+            return outcome
+        case nil:
+            // Still being checked: the login is not in force, and must not be reported as if it were.
+            throw .loginPending(user: pending.user, previous: credentials?.user)
+        }
+    }
+
     enum LoginVerdict: Equatable {
         case accepted
         /// Saved without a check: nobody was logged in and the backend could not be reached.

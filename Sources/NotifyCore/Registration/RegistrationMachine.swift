@@ -330,8 +330,7 @@ public struct RegistrationMachine: Sendable {
         return retireRecordedId() + begin(.createId(handle: target.handle, backend: target.backend), now: now)
     }
 
-    /// Hands the registration id made at another backend over for deletion there, and
-    /// forgets it here.
+    /// Hands the id made at another backend over for deletion there, and forgets it here.
     private mutating func retireRecordedId() -> [RegistrationAction] {
         guard let id = record.id, let backend = record.idBackend else { return [] }
         let retired: [RegistrationAction] = [.retire(id: id, backend: backend, user: record.registered?.user), .persist]

@@ -206,7 +206,7 @@ public actor RetiredRegistrations {
             // Only the password source in effect could give one now, and it serves another backend.
             entries.removeAll { $0.key == entry.key }
             logger.warning("cannot delete registration \(entry.id) at \(entry.backend): the password of \(entry.user) there came from password_command "
-                           + "or a systemd credential, which now serve another backend, and notifyd no longer has it (it restarted since); "
+                           + "or a systemd credential, which now serve another backend, and notifyd has no copy of it (one is kept in memory only, never across a restart); "
                            + "it stays there until deleted by hand")
             deleting = nil
             await save()
