@@ -59,13 +59,14 @@ extension Outbox {
 
     /// What `account` sends for the delivery: its body and its platform's name at the backend.
     func prepared(_ delivery: Delivery, as account: BackendAccount) -> Result<PreparedSend, NotSent> {
+        let platform = delivery.platform.atBackend(android: settings[\.androidName])
         let body: String
         do {
-            body = try NotificationText.body(delivery.message, for: delivery.platform, escaping: settings[\.escaping])
+            body = try NotificationText.body(delivery.message, for: platform, escaping: settings[\.escaping])
         } catch {
             return .failure(NotSent(result: .failed(error.wireError)))
         }
-        return .success(PreparedSend(account: account, pns: delivery.platform.backendName(android: settings[\.androidName]), body: body))
+        return .success(PreparedSend(account: account, pns: platform.rawValue, body: body))
     }
 
     /// What the backend's answer means for the delivery.

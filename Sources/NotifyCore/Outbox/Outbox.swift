@@ -166,11 +166,20 @@ public actor Outbox {
 
     // MARK: Sending
 
-    /// `fcm` and `gcm` are one platform at the backend: one send, not two.
+    /// `fcmv1`, `fcm` and `gcm` are one platform at the backend: one send, not three.
     func distinctAtTheBackend(_ platforms: [Platform]) -> [Platform] {
         var names = Set<String>()
         let androidName = settings[\.androidName]
         return platforms.filter { names.insert($0.backendName(android: androidName)).inserted }
+    }
+
+    /// Refuses, before anything is sent or kept, a message one of whose payloads cannot
+    /// fit once the backend wraps it: Android's in the template of `android_name`.
+    func checkSize(_ message: String, sender: String, platforms: [Platform]) throws(CoreError) {
+        let androidName = settings[\.androidName]
+        for platform in platforms {
+            try NotificationText.checkSize(message, sender: sender, for: platform.atBackend(android: androidName))
+        }
     }
 
     /// Starts what may start, arms the timer and answers the waiters that have their
