@@ -78,6 +78,9 @@ extension Outbox {
             return .notAttempted
         case .failure(let error):
             let backendURL = delivery.account?.backend ?? account.baseURL.absoluteString
+            if let refusal = unknownPlatform(error, of: delivery, at: backendURL) {
+                return .failed(CoreError.unknownPlatform(refusal).wireError)
+            }
             switch recovery?.classify(error, route: .send, backend: backendURL) ?? BackendFailure.classify(error, route: .send) {
             case .unauthorized(let status):
                 await accounts.passwordRefused()
@@ -95,5 +98,12 @@ extension Outbox {
                 return .failed(CoreError.backendRejected(status: status, detail: "").wireError)
             }
         }
+    }
+
+    /// The refusal that makes a 500 to this send an unknown platform rather than an outage:
+    /// the backend refused a registration under the very name the send went under.
+    func unknownPlatform(_ error: BackendCallError, of delivery: Delivery, at backend: String) -> RefusedPlatform? {
+        guard case .status(500, _, _) = error else { return nil }
+        return unknownPlatforms.refusal(of: delivery.platform.backendName(android: settings[\.androidName]), at: backend)
     }
 }

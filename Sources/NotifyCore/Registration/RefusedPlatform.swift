@@ -49,12 +49,12 @@ public enum AndroidNameAdvice {
     static func refused(_ name: Platform) -> String {
         switch name {
         case .fcmv1:
-            return "a backend that predates FCM v1 knows it as fcm: set `android_name = fcm` (`gcm` for the oldest tutorial) \(reload); "
+            return "a backend that predates FCM v1 knows it as fcm (the oldest tutorial, as gcm): set `android_name = fcm` \(reload); "
                 + "but \(legacyDelivers), so Android devices get nothing until the backend is updated for FCM v1"
         case .fcm:
-            return "a backend updated for FCM v1 knows it as fcmv1: set `android_name = fcmv1` (the default) \(reload); `gcm` for the oldest tutorial"
+            return "a backend updated for FCM v1 knows it as fcmv1 (the oldest tutorial, as gcm): set `android_name = fcmv1` (the default) \(reload)"
         default:
-            return "set `android_name = fcmv1` (the default) for a backend updated for FCM v1, or `fcm` for one that predates it, \(reload)"
+            return "a backend updated for FCM v1 knows it as fcmv1, and one that predates it as fcm: set `android_name = fcmv1` (the default) or `fcm` \(reload)"
         }
     }
 

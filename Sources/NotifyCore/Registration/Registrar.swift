@@ -51,6 +51,8 @@ public actor Registrar {
     let recovery: BackendRecovery?
     /// Deletes the registrations left at a backend no longer used.
     let retired: RetiredRegistrations?
+    /// Told of the platform names the backend refused registrations under, for the outbox.
+    let unknownPlatforms: UnknownPlatforms
 
     // What `status` reports: each change is counted (`StatusChanges`).
     var device: DeviceState {
@@ -69,7 +71,10 @@ public actor Registrar {
     /// The registration generation a saved login started, for its caller to wait on.
     var loginGenerations: [String: Int] = [:]
     var machine: RegistrationMachine {
-        didSet { accounts.statusChanges.bump() }
+        didSet {
+            accounts.statusChanges.bump()
+            unknownPlatforms.update(machine.record.refusedPlatforms)
+        }
     }
     var wakeTask: Task<Void, Never>?
     /// When `wakeTask` wakes the machine.
@@ -100,7 +105,7 @@ public actor Registrar {
     public init(
         settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, accounts: AccountKeeper,
         clock: any WakeClock = SystemWakeClock(), logger: Logger, recovery: BackendRecovery? = nil, retired: RetiredRegistrations? = nil,
-        onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in },
+        unknownPlatforms: UnknownPlatforms = UnknownPlatforms(), onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in },
         onAccountChange: @escaping @Sendable () async -> Void = {}, fileSystem: FileSystemCalls = .system
     ) {
         self.settings = settings
@@ -113,6 +118,7 @@ public actor Registrar {
         self.onAccountChange = onAccountChange
         self.recovery = recovery
         self.retired = retired
+        self.unknownPlatforms = unknownPlatforms
         let (state, stateWarning) = stateStore.load()
         let credentials = accounts.loggedIn
         if let stateWarning { logger.warning(stateWarning) }
@@ -121,6 +127,7 @@ public actor Registrar {
         self.machine = RegistrationMachine(
             inputs: Self.inputs(device: state, account: credentials, settings: settings.current),
             record: state.registration, policy: settings[\.policy], seed: UInt64.random(in: 0...UInt64.max))
+        unknownPlatforms.update(state.registration.refusedPlatforms)
         settings.subscribe { [weak self] in await self?.settingsChanged() }
     }
 
