@@ -52,7 +52,7 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .messageTooLarge(let message), .storage(let message):
             return message
         case .unknownPlatform(let refusal):
-            return "the backend failed the send (HTTP 500) because \(refusal.reason), and it is not retried: \(refusal.fix)"
+            return "the backend answered HTTP 500 and \(refusal.doesNotKnow), so the message is not retried: \(refusal.fix)"
         case .shuttingDown:
             return "notifyd is shutting down"
         case .accountGone(let user):

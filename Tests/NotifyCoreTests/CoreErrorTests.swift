@@ -36,8 +36,8 @@ struct CoreErrorTests {
     /// Why the send is not retried, from what notifyd knows, and what to set.
     @Test func anUnknownPlatformSaysHowItIsKnownAndWhatToSet() {
         let text = CoreError.unknownPlatform(RefusedPlatform(backend: "https://b.example", platform: .fcm, detail: "Unsupported platform")).description
-        #expect(text == "the backend failed the send (HTTP 500) because the backend does not know Android under the name 'fcm'"
-            + " (it refused a registration under that name: HTTP 400: Unsupported platform), and it is not retried: a backend updated for FCM v1"
+        #expect(text == "the backend answered HTTP 500 and does not know Android under the name 'fcm'"
+            + " (it refused a registration under that name: HTTP 400: Unsupported platform), so the message is not retried: a backend updated for FCM v1"
             + " knows it as fcmv1 (the oldest tutorial, as gcm): set `android_name = fcmv1` (the default) in notifyd's config file"
             + " (`notifyd --check-config` names it), then run `notifyctl reload`")
     }

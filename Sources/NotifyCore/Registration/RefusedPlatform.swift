@@ -26,9 +26,9 @@ public struct RefusedPlatform: Codable, Equatable, Sendable {
     /// Whether a refusal of `platform` with `status` shows that the backend does not know it.
     static func proves(status: Int, platform: Platform) -> Bool { status == 400 && platform.isAndroid }
 
-    /// What the backend does not know, and how notifyd knows it.
-    var reason: String {
-        "the backend does not know Android under the name '\(platform)' (it refused a registration under that name: HTTP 400"
+    /// What the backend does not know, and how notifyd knows it, said of the backend.
+    var doesNotKnow: String {
+        "does not know Android under the name '\(platform)' (it refused a registration under that name: HTTP 400"
             + (detail.isEmpty ? ")" : ": \(detail))")
     }
 
@@ -36,7 +36,7 @@ public struct RefusedPlatform: Codable, Equatable, Sendable {
     var fix: String { AndroidNameAdvice.refused(platform) }
 
     /// Why the backend refused, and the setting that fixes it.
-    public var advice: String { reason + "; " + fix }
+    public var advice: String { "the backend \(doesNotKnow); \(fix)" }
 }
 
 /// What to set when a backend refuses Android under one of its names, and why the legacy

@@ -83,6 +83,7 @@ extension Registrar {
             onStatus(status)
         }
         checkTrialIfNoPassWill()
+        unknownPlatforms.update(machine.record.refusedPlatforms)
         recovery?.setWaiting(.registrar, machine.waitsOnBackend)
         recovery?.setOffline(.registrar, since: machine.offlineSince)
         releaseWaiters()

@@ -71,10 +71,7 @@ public actor Registrar {
     /// The registration generation a saved login started, for its caller to wait on.
     var loginGenerations: [String: Int] = [:]
     var machine: RegistrationMachine {
-        didSet {
-            accounts.statusChanges.bump()
-            unknownPlatforms.update(machine.record.refusedPlatforms)
-        }
+        didSet { accounts.statusChanges.bump() }
     }
     var wakeTask: Task<Void, Never>?
     /// When `wakeTask` wakes the machine.
