@@ -45,6 +45,7 @@ import Testing
         let legacy = variant == .asWritten
         #expect(set.error.contains("warning: registered under the legacy name 'fcm'") == legacy, "\(set.error)")
         #expect(status.output.contains("Google no longer delivers there") == legacy, "\(status.output)")
+        #expect(status.output.contains("platform:     fcm" + (legacy ? "\n" : " (registered as fcmv1, android_name)\n")), "\(status.output)")
         await daemon.cleanUp()
     }
 
