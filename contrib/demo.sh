@@ -4,7 +4,9 @@
 #
 # Against the bundled dev backend (an in-memory copy of the tutorial's AppBackend) unless
 # NOTIFYD_BACKEND names a real one; then NOTIFYD_USER is the account and the password is
-# read from NOTIFYD_PASSWORD or prompted for.
+# read from NOTIFYD_PASSWORD or prompted for. The dev backend is the tutorial as updated
+# for FCM v1; NOTIFYD_DEMO_ANDROID_NAME=fcm makes it the tutorial as written, and tells
+# notifyd so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,13 +52,21 @@ if [ -n "${NOTIFYD_BACKEND:-}" ]; then
     fi
     recipient=${NOTIFYD_RECIPIENT:-$user}
 else
+    android=${NOTIFYD_DEMO_ANDROID_NAME:-fcmv1}
+    case $android in
+        fcmv1) variant="the tutorial backend updated for FCM v1" ;;
+        fcm) variant="the tutorial backend as written, which predates FCM v1" ;;
+        *) echo "NOTIFYD_DEMO_ANDROID_NAME must be fcmv1 or fcm, not '$android'" >&2; exit 2 ;;
+    esac
+    # notifyd is told the name this backend knows Android by.
+    export NOTIFYD_ANDROID_NAME=$android
     say "starting the dev backend on a free loopback port"
-    "$bin/notify-devbackend" --port 0 >"$work/backend.log" 2>&1 &
+    "$bin/notify-devbackend" --port 0 --android-name "$android" >"$work/backend.log" 2>&1 &
     pids+=($!)
     for _ in $(seq 100); do grep -q listening "$work/backend.log" 2>/dev/null && break; sleep 0.05; done
     backend=$(sed -n 's/^notify-devbackend listening on //p' "$work/backend.log")
     [ -n "$backend" ] || { cat "$work/backend.log"; exit 1; }
-    echo "$backend (the tutorial backend: password = user name)"
+    echo "$backend ($variant: password = user name)"
     user=alice
     password=alice
     recipient=alice
@@ -96,7 +106,12 @@ notifyctl status
 
 if "$bin/notifyctl" help send >/dev/null 2>&1; then
     say "sending a notification to $recipient"
-    notifyctl send --to "$recipient" 'Dinner at 8? Bring "the good" <wine> & cheese 🍷'
+    if [ -n "${NOTIFYD_BACKEND:-}" ]; then
+        notifyctl send --to "$recipient" 'Dinner at 8? Bring "the good" <wine> & cheese 🍷'
+    else
+        # To Apple and Android devices alike: Android goes under the name the backend knows.
+        notifyctl send --to "$recipient" --pns apns,fcmv1 'Dinner at 8? Bring "the good" <wine> & cheese 🍷'
+    fi
 fi
 
 if [ -z "${NOTIFYD_BACKEND:-}" ]; then

@@ -32,9 +32,13 @@ struct APIRoutes: Sendable {
         func field(_ name: String) -> Any? {
             fields.first { $0.key.lowercased() == name.lowercased() }?.value
         }
-        // The controller's `switch (deviceUpdate.Platform)`: its default throws 400.
-        guard let platform = field("Platform") as? String, options.acceptedPlatforms.contains(platform) else {
-            return WebAPIResponses.empty(400)
+        // The controller's `switch (deviceUpdate.Platform)`: its default throws 400. The
+        // revision updated for FCM v1 switches on the name lower-cased, and says why.
+        guard let given = field("Platform") as? String else { return WebAPIResponses.empty(400) }
+        let updated = options.androidPlatformName.isUpdatedForFCMv1
+        let platform = updated ? given.lowercased() : given
+        guard options.acceptedPlatforms.contains(platform) else {
+            return updated ? WebAPIResponses.badRequest("Unsupported platform") : WebAPIResponses.empty(400)
         }
         let rawHandle = field("Handle")
         if rawHandle == nil || rawHandle is NSNull {
@@ -99,7 +103,7 @@ struct APIRoutes: Sendable {
         else { return WebAPIResponses.empty(400) }
         // An unknown pns leaves the outcome null, and the controller answers its
         // initial InternalServerError without ever calling the hub.
-        guard let service = NotificationService(pns: pns) else { return WebAPIResponses.empty(500) }
+        guard let service = NotificationService(pns: pns, options: options) else { return WebAPIResponses.empty(500) }
 
         let payload = PayloadBuilder.payload(
             service: service, sender: user, message: message, escaping: options.escapesText

@@ -1,19 +1,28 @@
 extension DevBackend {
-    /// Which name the upsert route accepts for Android devices. The tutorial's older
-    /// revisions switch on "gcm", newer ones on "fcm"; real deployments run either.
+    /// Which name the upsert route accepts for Android devices, and with it which revision
+    /// of the tutorial's controllers this backend is. The tutorial's older revisions switch
+    /// on "gcm", newer ones on "fcm"; real deployments run either. `fcmv1` is the tutorial
+    /// as updated for FCM v1, the one that still reaches Android phones: it knows `wns`,
+    /// `apns` and `fcmv1` only, in registrations and sends alike.
     public enum AndroidPlatformName: String, Codable, Sendable, CaseIterable {
         case fcm
         case gcm
         /// Accept both names, as a backend patched for the migration would.
         case both
+        case fcmv1
 
         var acceptedNames: Set<String> {
             switch self {
             case .fcm: ["fcm"]
             case .gcm: ["gcm"]
             case .both: ["fcm", "gcm"]
+            case .fcmv1: ["fcmv1"]
             }
         }
+
+        /// The updated RegisterController: a lower-cased switch over the platforms it
+        /// knows, and 400 "Unsupported platform" for the rest.
+        var isUpdatedForFCMv1: Bool { self == .fcmv1 }
     }
 
     /// Configuration, built once (by `main` or a test) and never changed while running.
@@ -60,7 +69,15 @@ extension DevBackend {
 
         /// Platform names the upsert route accepts.
         var acceptedPlatforms: Set<String> {
-            Set(["mpns", "wns", "apns"]).union(androidPlatformName.acceptedNames)
+            let others: Set<String> = androidPlatformName.isUpdatedForFCMv1 ? ["wns", "apns"] : ["mpns", "wns", "apns"]
+            return others.union(androidPlatformName.acceptedNames)
+        }
+
+        /// The `pns` values the send route knows; any other is a 500.
+        var knownServices: [String: NotificationService] {
+            androidPlatformName.isUpdatedForFCMv1
+                ? ["apns": .apns, "fcmv1": .fcmV1, "wns": .wns]
+                : ["apns": .apns, "gcm": .android, "fcm": .android, "wns": .wns]
         }
     }
 }

@@ -22,6 +22,16 @@ public final class DevBackendServer: Sendable {
         }
     }
 
+    /// A backend deployed anew in front of the same hub as `previous`: it starts with the
+    /// registrations the hub holds (ids issued included), and nothing else of `previous`'s
+    /// (no pushes, faults or logged requests). As when the tutorial backend is updated for
+    /// FCM v1 and redeployed, with the devices registered before still at the hub.
+    public convenience init(options: DevBackend.Options, sameHubAs previous: DevBackendServer) {
+        self.init(options: options)
+        let hub = previous.state.withLock { $0.store }
+        state.withLock { $0.store = hub }
+    }
+
     /// Binds and starts serving; returns the bound port (the real one for port 0).
     /// A server starts once: after `stop()`, make a new one.
     @discardableResult

@@ -19,7 +19,7 @@ extension DevBackend {
     }
 
     public static let usage = """
-        usage: notify-devbackend [--host ADDRESS] [--port N] [--android-name fcm|gcm|both]
+        usage: notify-devbackend [--host ADDRESS] [--port N] [--android-name fcm|gcm|both|fcmv1]
                                  [--gone-status 500|410|404] [--escapes-text]
                                  [--accounts FILE] [--quiet] [--help] [--version]
 
@@ -29,7 +29,10 @@ extension DevBackend {
           --host ADDRESS       IPv4 address to bind (default 127.0.0.1)
           --port N             port to listen on; 0 picks a free one (default 0)
           --android-name NAME  platform name the upsert accepts for Android: fcm
-                               (default, newer tutorial), gcm (older) or both
+                               (default, newer tutorial), gcm (older), both, or
+                               fcmv1: the tutorial updated for FCM v1, which knows
+                               wns, apns and fcmv1 only (registrations under other
+                               names get 400 "Unsupported platform", sends 500)
           --gone-status CODE   answer to an upsert of an unknown or expired id:
                                500 (default, what the tutorial does), 410 or 404
           --escapes-text       model a fixed backend that escapes the message text
@@ -88,7 +91,7 @@ extension DevBackend {
             case "--android-name":
                 let text = try value()
                 guard let name = AndroidPlatformName(rawValue: text) else {
-                    throw UsageError(message: "--android-name must be fcm, gcm or both, not '\(text)'")
+                    throw UsageError(message: "--android-name must be fcm, gcm, both or fcmv1, not '\(text)'")
                 }
                 options.androidPlatformName = name
             case "--gone-status":

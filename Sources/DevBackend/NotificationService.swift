@@ -1,18 +1,17 @@
 /// The push services the send route knows, from its `pns` query value.
 enum NotificationService: Sendable {
     case apns
-    /// Android; the tutorial's revisions call it "gcm" or "fcm".
+    /// Android through the legacy API; the tutorial's revisions call it "gcm" or "fcm".
     case android
+    /// Android through FCM v1, in a backend updated for it.
+    case fcmV1
     case wns
 
-    /// `pns.ToLower()` in the tutorial's switch; nil for anything it does not handle.
-    init?(pns: String) {
-        switch pns.lowercased() {
-        case "apns": self = .apns
-        case "gcm", "fcm": self = .android
-        case "wns": self = .wns
-        default: return nil
-        }
+    /// `pns.ToLower()` in the tutorial's switch, over what `options` has the backend know;
+    /// nil for anything it does not handle.
+    init?(pns: String, options: DevBackend.Options) {
+        guard let service = options.knownServices[pns.lowercased()] else { return nil }
+        self = service
     }
 
     /// Registration platforms this service delivers to.
@@ -20,6 +19,7 @@ enum NotificationService: Sendable {
         switch self {
         case .apns: ["apns"]
         case .android: ["gcm", "fcm"]
+        case .fcmV1: ["fcmv1"]
         case .wns: ["wns"]
         }
     }
@@ -29,6 +29,7 @@ enum NotificationService: Sendable {
         switch self {
         case .apns: 4096
         case .android: 4096
+        case .fcmV1: 4096
         case .wns: 5120
         }
     }

@@ -13,6 +13,9 @@ enum PayloadBuilder {
         case .android:
             let pasted = escaping ? JSONStringText.escaped(text) : text
             return "{ \"data\" : {\"message\":\"" + pasted + "\"}}"
+        case .fcmV1:
+            let pasted = escaping ? JSONStringText.escaped(text) : text
+            return "{ \"message\":{\"data\" : {\"message\":\"" + pasted + "\"}}}"
         case .wns:
             let pasted = escaping ? escapedForXML(text) : text
             return "<toast><visual><binding template=\"ToastText01\"><text id=\"1\">" + pasted

@@ -21,11 +21,14 @@ enum PayloadValidator {
         let expected: String
         switch service {
         case .apns:
-            text = jsonString(in: payload, at: "aps", "alert")
+            text = jsonString(in: payload, at: ["aps", "alert"])
             expected = "JSON with a string aps.alert"
         case .android:
-            text = jsonString(in: payload, at: "data", "message")
+            text = jsonString(in: payload, at: ["data", "message"])
             expected = "JSON with a string data.message"
+        case .fcmV1:
+            text = jsonString(in: payload, at: ["message", "data", "message"])
+            expected = "JSON with a string message.data.message"
         case .wns:
             text = ToastTextReader.text(of: payload)
             expected = "well-formed XML with a <text> element"
@@ -34,15 +37,15 @@ enum PayloadValidator {
         return .valid(displayedText: text)
     }
 
-    /// The string at `outer.inner` of a JSON object, or nil if the payload is not
+    /// The string at the end of `path` in a JSON object, or nil if the payload is not
     /// such a JSON document.
-    private static func jsonString(in payload: String, at outer: String, _ inner: String) -> String? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)),
-              let root = object as? [String: Any],
-              let container = root[outer] as? [String: Any],
-              let text = container[inner] as? String
-        else { return nil }
-        return text
+    private static func jsonString(in payload: String, at path: [String]) -> String? {
+        guard var value = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) else { return nil }
+        for key in path {
+            guard let object = value as? [String: Any], let next = object[key] else { return nil }
+            value = next
+        }
+        return value as? String
     }
 }
 

@@ -11,6 +11,11 @@ enum WebAPIResponses {
         HTTPResponse(status: status)
     }
 
+    /// `BadRequest(message)`: 400 with Web API's error object.
+    static func badRequest(_ message: String) -> HTTPResponse {
+        .json(400, encode(ErrorBody(message: message, exceptionMessage: nil, exceptionType: nil)))
+    }
+
     /// An unhandled exception: 500 with Web API's error object. Details are included
     /// because Web API shows them to local clients, and this backend is local.
     static func exception(_ type: String, _ message: String) -> HTTPResponse {

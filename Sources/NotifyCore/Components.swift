@@ -13,8 +13,9 @@ import NotifyProtocol
 /// - one HTTP client for both, so that registrations and sends share its connections;
 /// - one `BackendRecovery`: a backend that answers either of them ends what waits on it in
 ///   both, and so does a network that comes back, or a backend the probe sees back;
-/// - the registrar tells the outbox when the login changed, and hands a registration left
-///   at a backend no longer used to `retired`, which deletes it there.
+/// - the registrar tells the outbox when the login changed, and which platform names the
+///   backend refused registrations under (`UnknownPlatforms`), and hands a registration
+///   left at a backend no longer used to `retired`, which deletes it there.
 public struct Components: Sendable {
     public let settings: SettingsStore
     public let accounts: AccountKeeper
@@ -39,15 +40,16 @@ public struct Components: Sendable {
         self.accounts = accounts
         let recovery = BackendRecovery(statusChanges: accounts.statusChanges, onEvent: onNetworkEvent)
         self.recovery = recovery
+        let unknownPlatforms = UnknownPlatforms()
         let outbox = Outbox(settings: settings, stateDirectory: stateDirectory, backend: backend, clock: clock, logger: logger,
-                            accounts: accounts, recovery: recovery, onEvent: onDelivery, onEmptied: onOutboxEmptied, fileSystem: fileSystem)
+                            accounts: accounts, recovery: recovery, unknownPlatforms: unknownPlatforms, onEvent: onDelivery, onEmptied: onOutboxEmptied, fileSystem: fileSystem)
         self.outbox = outbox
         let retired = RetiredRegistrations(stateDirectory: stateDirectory, backend: backend, accounts: accounts, settings: settings, clock: clock,
                                            logger: logger, recovery: recovery, fileSystem: fileSystem)
         self.retired = retired
         accounts.keyringItemsHeld.withLock { $0 = { [weak retired] in await retired?.keyringItems ?? [] } }
         let registrar = Registrar(settings: settings, stateDirectory: stateDirectory, backend: backend, accounts: accounts, clock: clock,
-                                  logger: logger, recovery: recovery, retired: retired, onStatus: onRegistration,
+                                  logger: logger, recovery: recovery, retired: retired, unknownPlatforms: unknownPlatforms, onStatus: onRegistration,
                                   onAccountChange: { await outbox.accountChanged() }, fileSystem: fileSystem)
         self.registrar = registrar
         if backend.probes {

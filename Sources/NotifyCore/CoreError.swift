@@ -11,6 +11,8 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
     case backendUnavailable(String)
     case backendRejected(status: Int, detail: String)
     case messageTooLarge(String)
+    /// A send failed with 500 under an Android name its backend refused a registration under.
+    case unknownPlatform(RefusedPlatform)
     /// `logout` kept the credentials because the registration could not be deleted.
     case stillLoggedIn(because: CoreError)
     case storage(String)
@@ -55,6 +57,8 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
             return "the backend refused the request (HTTP \(status))" + (detail.isEmpty ? "" : ": \(detail)")
         case .messageTooLarge(let message), .storage(let message):
             return message
+        case .unknownPlatform(let refusal):
+            return "the backend answered HTTP 500 and \(refusal.doesNotKnow), so the message is not retried: \(refusal.fix)"
         case .shuttingDown:
             return "notifyd is shutting down"
         case .accountGone(let user):
@@ -95,6 +99,7 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .backendUnavailable: code = .backendUnavailable
         case .backendRejected: code = .backendRejected
         case .messageTooLarge: code = .messageTooLarge
+        case .unknownPlatform: code = .unsupportedPlatform
         case .storage: code = .internalError
         case .shuttingDown: code = .shuttingDown
         case .accountGone, .heldForBackend, .loginForAnotherBackend: code = .notLoggedIn

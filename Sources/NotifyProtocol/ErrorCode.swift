@@ -28,6 +28,9 @@ public struct ErrorCode: OpenEnumeration {
     public static let unauthorized = ErrorCode("unauthorized")
     public static let backendUnavailable = ErrorCode("backend_unavailable")
     public static let backendRejected = ErrorCode("backend_rejected")
+    /// A send failed under a platform name the backend does not know: it refused a
+    /// registration under that name. Not retried; the message says what to set.
+    public static let unsupportedPlatform = ErrorCode("unsupported_platform")
 
     // Waiting and the daemon itself.
     public static let timeout = ErrorCode("timeout")

@@ -29,7 +29,8 @@ struct CommandOption: Sendable {
         CommandOption(name: "--json", value: nil, summary: "print results, and errors, as JSON"),
     ]
 
-    static let platformNames = ["apns", "fcm", "gcm", "wns"]
+    /// Android's current name before its older ones, which the shells offer in this order.
+    static let platformNames = ["apns", "fcmv1", "fcm", "gcm", "wns"]
 }
 
 /// What a command's operand is, for the shells.

@@ -20,8 +20,9 @@ enum CompletionScripts {
     }
 
     private static let platformSummaries = [
-        "apns": "Apple Push Notification service", "fcm": "Firebase Cloud Messaging",
-        "gcm": "Google Cloud Messaging (older backends)", "wns": "Windows Push Notification Services",
+        "apns": "Apple Push Notification service", "fcmv1": "Firebase Cloud Messaging (Android)",
+        "fcm": "Android, for backends that predate FCM v1", "gcm": "Android, for the oldest backends",
+        "wns": "Windows Push Notification Services",
     ]
 
     /// Every option that takes a value, once, with what completes it.

@@ -89,7 +89,9 @@ enum Status: Subcommand {
                 }
             }
             lines.append("token:        \(status.device.token ?? "(none)")")
-            lines.append("platform:     \(status.device.platform)")
+            // Android given under one name goes to the backend under android_name.
+            let registeredAs = registration.registered.map(\.platform).flatMap { $0 != status.device.platform ? " (registered as \($0), android_name)" : nil }
+            lines.append("platform:     \(status.device.platform)\(registeredAs ?? "")")
             lines.append("tags:         \(status.device.tags.isEmpty ? "(none)" : status.device.tags.joined(separator: " "))")
             if let outbox = status.outbox { lines.append("outbox:       \(Self.describe(outbox))") }
             if let offline = status.network?.offlineSince {

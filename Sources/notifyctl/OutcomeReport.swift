@@ -18,6 +18,10 @@ enum OutcomeReport {
         if !context.json {
             let line = PrintableText.line(line)
             if code == .failed { Terminal.error(line) } else { Terminal.out(line) }
+            // Registered, but to no avail: a legacy Android name, which nothing reaches.
+            if registration.state == .registered, let warning = registration.message {
+                Terminal.error(PrintableText.line("warning: \(warning)"))
+            }
             // `login`: where the password went, said every time, as `ssh-add` names the key.
             if let kept = outcome.passwordKept, let detail = kept.detail {
                 Terminal.out(PrintableText.line("The password is kept \(detail)."))

@@ -5,17 +5,20 @@ enum SetToken: Subcommand {
     static let summary = "set the device's push token and register it"
     static let options = [CommandOption(name: "--platform", value: "NAME", summary: "the token's push platform", values: .platform)] + CommandOption.waiting
     static let help = """
-        usage: notifyctl set-token [--platform apns|fcm|gcm|wns] [--no-wait] [--timeout SECONDS] TOKEN
+        usage: notifyctl set-token [--platform apns|fcmv1|wns] [--no-wait] [--timeout SECONDS] TOKEN
 
         Sets the device token (the "handle") and registers it, and says for which platform
         and why that one. Each platform's token is checked by its shape: APNs, whole bytes
         of hex in any case, with or without spaces and <> ("<3f2a1b9c 5d7e...>" works, and
-        is always APNs); FCM and GCM, letters, digits and - _ : . only; WNS, an https://
+        is always APNs); FCM, letters, digits and - _ : . only; WNS, an https://
         channel URI on a host under notify.windows.com. A token set before `login` is kept
         and registered once credentials arrive.
 
-          --platform NAME    apns, fcm, gcm or wns (default: the platform of the token
-                             before, else the `platform` setting, apns by default)
+          --platform NAME    apns, fcmv1 or wns (default: the platform of the token
+                             before, else the `platform` setting, apns by default);
+                             fcm and gcm name Android too: whichever name is given,
+                             it registers under notifyd's android_name (fcmv1 by
+                             default, fcm or gcm for a backend that predates FCM v1)
           --no-wait          return at once instead of waiting for the registration
           --timeout SECONDS  how long to wait for the registration, in seconds or as 2m (default 10)
 

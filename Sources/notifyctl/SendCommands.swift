@@ -22,7 +22,9 @@ enum Send: Subcommand {
         delivered or expires; `notifyctl outbox` shows it.
 
           --to USER          the recipient's user name
-          --pns LIST         platforms, comma-separated: apns, fcm, gcm, wns
+          --pns LIST         platforms, comma-separated: apns, fcmv1, wns (fcm and
+                             gcm are Android too: each is sent under notifyd's
+                             android_name, fcmv1 by default)
                              (default: notifyd's send_platforms, else apns)
           --wait             wait until delivered (or failed, or the timeout)
           --no-queue         fail now instead of queueing

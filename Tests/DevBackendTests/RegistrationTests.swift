@@ -106,9 +106,9 @@ import Testing
     }
 
     @Test(arguments: [
-        (DevBackend.AndroidPlatformName.fcm, ["fcm"], ["gcm"]),
-        (.gcm, ["gcm"], ["fcm"]),
-        (.both, ["fcm", "gcm"], []),
+        (DevBackend.AndroidPlatformName.fcm, ["fcm"], ["gcm", "fcmv1"]),
+        (.gcm, ["gcm"], ["fcm", "fcmv1"]),
+        (.both, ["fcm", "gcm"], ["fcmv1"]),
     ])
     func theAndroidPlatformNameFollowsTheOption(
         option: DevBackend.AndroidPlatformName, accepted: [String], refused: [String]

@@ -5,8 +5,9 @@ import NotifyTestSupport
 
 /// The built notifyd and notifyctl, as a user runs them.
 @Suite struct CommandLineTests {
+    /// The tutorial backend as updated for FCM v1, the one notifyd's defaults expect.
     static func backend() throws -> DevBackendServer {
-        let server = DevBackendServer(options: .init(quiet: true))
+        let server = DevBackendServer(options: .init(androidPlatformName: .fcmv1, quiet: true))
         try server.start()
         return server
     }

@@ -61,8 +61,8 @@ import NotifyTestSupport
     func bashCompletesCommandsOptionsPlatformsAndFiles() async throws {
         try await withContribScratch("bash") { scratch in
             #expect(try await Self.bashComplete(["notifyctl", "se"], scratch: scratch) == ["set-token", "set-tags", "send"])
-            #expect(try await Self.bashComplete(["notifyctl", "set-token", "--platform", ""], scratch: scratch) == ["apns", "fcm", "gcm", "wns"])
-            #expect(try await Self.bashComplete(["notifyctl", "send", "--pns", "apns,f"], scratch: scratch) == ["apns,fcm"])
+            #expect(try await Self.bashComplete(["notifyctl", "set-token", "--platform", ""], scratch: scratch) == ["apns", "fcmv1", "fcm", "gcm", "wns"])
+            #expect(try await Self.bashComplete(["notifyctl", "send", "--pns", "apns,f"], scratch: scratch) == ["apns,fcmv1", "apns,fcm"])
             _ = try scratch.write("sockets/notifyd.sock", "")
             #expect(try await Self.bashComplete(["notifyctl", "--socket", scratch.path + "/sockets/no"], scratch: scratch) == [scratch.path + "/sockets/notifyd.sock"])
             // After --socket's value comes the command again.
@@ -147,7 +147,7 @@ import NotifyTestSupport
     func zshCompletesCommandsOptionsPlatformsAndFiles() async throws {
         try await withContribScratch("zsh") { scratch in
             #expect(try await Self.zshComplete("notifyctl se", scratch: scratch) == ["set-token", "set-tags", "send"])
-            #expect(try await Self.zshComplete("notifyctl set-token --platform ", scratch: scratch) == ["apns", "fcm", "gcm", "wns"])
+            #expect(try await Self.zshComplete("notifyctl set-token --platform ", scratch: scratch) == ["apns", "fcmv1", "fcm", "gcm", "wns"])
             _ = try scratch.write("sockets/notifyd.sock", "")
             #expect(try await Self.zshComplete("notifyctl --socket \(scratch.path)/sockets/no", scratch: scratch).contains("notifyd.sock"))
 
@@ -183,8 +183,8 @@ import NotifyTestSupport
     @Test(.enabled(if: ContribTool.fish.shouldRun, "needs fish (Debian package fish)"))
     func fishCompletesCommandsOptionsPlatformsAndFiles() async throws {
         try await withContribScratch("fish") { scratch in
-            #expect(try await Self.fishComplete("notifyctl set-token --platform ", scratch: scratch) == ["apns", "fcm", "gcm", "wns"])
-            #expect(try await Self.fishComplete("notifyctl send --pns apns,", scratch: scratch).contains("apns,fcm"))
+            #expect(try await Self.fishComplete("notifyctl set-token --platform ", scratch: scratch) == ["apns", "fcmv1", "fcm", "gcm", "wns"])
+            #expect(try await Self.fishComplete("notifyctl send --pns apns,", scratch: scratch).isSuperset(of: ["apns,fcmv1", "apns,fcm"]))
             _ = try scratch.write("sockets/notifyd.sock", "")
             #expect(try await Self.fishComplete("notifyctl --socket \(scratch.path)/sockets/no", scratch: scratch) == [scratch.path + "/sockets/notifyd.sock"])
             #expect(try await Self.fishComplete("notifyctl --socket /x pi", scratch: scratch) == ["ping"])

@@ -12,6 +12,7 @@ struct CoreErrorTests {
         (.unauthorized(user: "bob", status: 403), .unauthorized),
         (.backendUnavailable("connection refused"), .backendUnavailable),
         (.backendRejected(status: 400, detail: "x"), .backendRejected),
+        (.unknownPlatform(RefusedPlatform(backend: "https://b.example", platform: .fcmv1, detail: "")), .unsupportedPlatform),
         (.storage("disk full"), .internalError),
         (.shuttingDown, .shuttingDown),
     ])
@@ -30,6 +31,15 @@ struct CoreErrorTests {
         #expect(CoreError.backendUnavailable(BackendFailure.unreachableText("connection refused")).description
             == "the backend could not be reached: connection refused")
         #expect(CoreError.backendUnavailable("the backend asked to slow down (HTTP 429)").description == "the backend asked to slow down (HTTP 429)")
+    }
+
+    /// Why the send is not retried, from what notifyd knows, and what to set.
+    @Test func anUnknownPlatformSaysHowItIsKnownAndWhatToSet() {
+        let text = CoreError.unknownPlatform(RefusedPlatform(backend: "https://b.example", platform: .fcm, detail: "Unsupported platform")).description
+        #expect(text == "the backend answered HTTP 500 and does not know Android under the name 'fcm'"
+            + " (it refused a registration under that name: HTTP 400: Unsupported platform), so the message is not retried: a backend updated for FCM v1"
+            + " knows it as fcmv1 (the oldest tutorial, as gcm): set `android_name = fcmv1` (the default) in notifyd's config file"
+            + " (`notifyd --check-config` names it), then run `notifyctl reload`")
     }
 
     @Test func rejectedDetailIsAppendedOnlyWhenPresent() {

@@ -55,7 +55,8 @@ struct DeviceTokenTests {
 
     // MARK: FCM, GCM, WNS
 
-    @Test(arguments: [Platform.fcm, .gcm])
+    /// The same registration token serves FCM v1 and the legacy API.
+    @Test(arguments: Platform.androidNames)
     func fcmTokenIsKeptVerbatim(platform: Platform) throws {
         let token = "dQw4w9WgXcQ:APA91bH-x_yZ0aB1cD2eF3gH4iJ5kL6mN7oP8qR9sT0uV1wX2yZ3-AbCdEf"
         #expect(try DeviceToken.normalize(token, for: platform) == token)
@@ -70,7 +71,7 @@ struct DeviceTokenTests {
         #expect(try DeviceToken.normalize("abcDEF:ghi", for: .fcm) == "abcDEF:ghi")
     }
 
-    @Test(arguments: [Platform.fcm, .gcm, .wns])
+    @Test(arguments: Platform.androidNames + [.wns])
     func emptyOpaqueTokenIsRefused(platform: Platform) throws {
         let error = #expect(throws: CoreError.self) { try DeviceToken.normalize("", for: platform) }
         #expect(invalidArgumentText(error) == "the \(platform.rawValue) token is empty")
@@ -93,7 +94,7 @@ struct DeviceTokenTests {
         ("abc=", "'='"),
     ])
     func aRegistrationTokenHoldsOnlyItsCharacters(raw: EscapedText, named: String) throws {
-        for platform in [Platform.fcm, .gcm] {
+        for platform in Platform.androidNames {
             let error = #expect(throws: CoreError.self) { try DeviceToken.normalize(raw.text, for: platform) }
             let message = try #require(invalidArgumentText(error))
             #expect(message.contains("registration token is letters, digits and - _ : . only") && message.contains("\(named) is not allowed"),
@@ -103,8 +104,7 @@ struct DeviceTokenTests {
 
     @Test(arguments: ["fMEP0vJqS0:APA91bHqL-a_b.c", "a", "0", "-", "_:.", "APA91b" + String(repeating: "x", count: 150)])
     func aRegistrationTokenOfThoseCharactersIsTaken(raw: String) throws {
-        #expect(try DeviceToken.normalize(raw, for: .fcm) == raw)
-        #expect(try DeviceToken.normalize(raw, for: .gcm) == raw)
+        for platform in Platform.androidNames { #expect(try DeviceToken.normalize(raw, for: platform) == raw) }
     }
 
     /// WNS: `https://` on notify.windows.com or a host under it; one step outside each
@@ -163,7 +163,7 @@ struct DeviceTokenTests {
 
     @Test func aMismatchedTokenNamesThePlatformToUse() throws {
         let fcm = #expect(throws: CoreError.self) { try DeviceToken.normalize("fcm:abc-def", for: .apns) }
-        #expect(try #require(invalidArgumentText(fcm)).contains("--platform fcm, gcm or wns"))
+        #expect(try #require(invalidArgumentText(fcm)).contains("add --platform fcmv1"))
         let apns = #expect(throws: CoreError.self) { try DeviceToken.normalize("<3f2a 1b9c>", for: .fcm) }
         #expect(try #require(invalidArgumentText(apns)).contains("add --platform apns"))
     }

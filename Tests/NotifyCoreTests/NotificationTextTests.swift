@@ -49,6 +49,7 @@ private enum TutorialTemplate {
         let text = "From " + sender + ": " + pasted
         switch platform {
         case .apns: return "{\"aps\":{\"alert\":\"" + text + "\"}}"
+        case .fcmv1: return "{ \"message\":{\"data\" : {\"message\":\"" + text + "\"}}}"
         case .fcm, .gcm: return "{ \"data\" : {\"message\":\"" + text + "\"}}"
         case .wns: return "<toast><visual><binding template=\"ToastText01\"><text id=\"1\">" + text + "</text></binding></visual></toast>"
         }
@@ -70,6 +71,7 @@ private func shownText(json payload: String, for platform: Platform) throws -> S
     let object = try JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any]
     switch platform {
     case .apns: return (object?["aps"] as? [String: Any])?["alert"] as? String
+    case .fcmv1: return ((object?["message"] as? [String: Any])?["data"] as? [String: Any])?["message"] as? String
     case .fcm, .gcm: return (object?["data"] as? [String: Any])?["message"] as? String
     case .wns: return nil
     }
@@ -112,7 +114,7 @@ private final class ToastTextCollector: NSObject, XMLParserDelegate {
 struct NotificationTextTests {
     // MARK: What the phone shows
 
-    @Test(arguments: NotificationTextSample.all, [Platform.apns, .fcm, .gcm])
+    @Test(arguments: NotificationTextSample.all, [Platform.apns, .fcmv1, .fcm, .gcm])
     func jsonPayloadShowsExactlyWhatWasTyped(message: NotificationTextSample, platform: Platform) throws {
         let payload = try NotificationText.payload(message.text, sender: "alice", for: platform)
         let shown = try shownText(json: payload, for: platform)
@@ -171,7 +173,7 @@ struct NotificationTextTests {
 
     @Test(arguments: [NotificationTextSample.control, .everything])
     func jsonPlatformsCarryControlCharacters(message: NotificationTextSample) throws {
-        for platform in [Platform.apns, .fcm, .gcm] {
+        for platform in [Platform.apns, .fcmv1, .fcm, .gcm] {
             let body = try NotificationText.body(message.text, for: platform, escaping: .tutorial)
             #expect(!body.unicodeScalars.contains("\u{01}"))
         }
@@ -179,7 +181,7 @@ struct NotificationTextTests {
 
     // MARK: The tutorial backend's pasting
 
-    @Test(arguments: NotificationTextSample.all, [Platform.apns, .fcm, .gcm, .wns])
+    @Test(arguments: NotificationTextSample.all, Platform.allCases)
     func tutorialBackendPastingTheBodyBuildsThePayload(message: NotificationTextSample, platform: Platform) throws {
         if platform == .wns && message.hasXMLForbiddenControl { return }
         let body = try NotificationText.body(message.text, for: platform, escaping: .tutorial)
@@ -188,14 +190,14 @@ struct NotificationTextTests {
         #expect(scalars(built) == scalars(expected))
     }
 
-    @Test(arguments: NotificationTextSample.all, [Platform.apns, .fcm, .gcm, .wns])
+    @Test(arguments: NotificationTextSample.all, Platform.allCases)
     func withoutEscapingTheBodyIsTheMessage(message: NotificationTextSample, platform: Platform) throws {
         if platform == .wns && message.hasXMLForbiddenControl { return }
         let body = try NotificationText.body(message.text, for: platform, escaping: .none)
         #expect(scalars(body) == scalars(message.text))
     }
 
-    @Test(arguments: [Platform.apns, .fcm, .gcm, .wns])
+    @Test(arguments: Platform.allCases)
     func plainTextNeedsNoEscaping(platform: Platform) throws {
         let text = "Dinner at 8? Bring wine 🍷, café crème"
         #expect(try NotificationText.body(text, for: platform, escaping: .tutorial) == text)
@@ -216,6 +218,7 @@ struct NotificationTextTests {
 
     private static let wrappers: [(Platform, String, Int)] = [
         (.apns, "{\"aps\":{\"alert\":\"From alice: \"}}", 4096),
+        (.fcmv1, "{ \"message\":{\"data\" : {\"message\":\"From alice: \"}}}", 4096),
         (.fcm, "{ \"data\" : {\"message\":\"From alice: \"}}", 4096),
         (.gcm, "{ \"data\" : {\"message\":\"From alice: \"}}", 4096),
         (.wns, "<toast><visual><binding template=\"ToastText01\"><text id=\"1\">From alice: </text></binding></visual></toast>", 5120),
@@ -223,6 +226,7 @@ struct NotificationTextTests {
 
     @Test func limitsAreThePlatformLimits() {
         #expect(NotificationText.payloadLimit(.apns) == 4096)
+        #expect(NotificationText.payloadLimit(.fcmv1) == 4096)
         #expect(NotificationText.payloadLimit(.fcm) == 4096)
         #expect(NotificationText.payloadLimit(.gcm) == 4096)
         #expect(NotificationText.payloadLimit(.wns) == 5120)

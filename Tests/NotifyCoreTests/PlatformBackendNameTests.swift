@@ -4,20 +4,30 @@ import Testing
 
 /// The `pns` names sent to the backend, and the platform lists `send` accepts.
 struct PlatformBackendNameTests {
-    @Test(arguments: [Platform.fcm, .gcm])
+    /// `--platform` and `--pns` name Android by any of its names; the backend gets one.
+    @Test(arguments: Platform.androidNames)
     func androidGoesUnderTheNameTheBackendKnows(android: Platform) {
-        #expect(Platform.fcm.backendName(android: android) == android.rawValue)
-        #expect(Platform.gcm.backendName(android: android) == android.rawValue)
+        for given in Platform.androidNames {
+            #expect(given.backendName(android: android) == android.rawValue)
+            #expect(given.atBackend(android: android) == android)
+        }
     }
 
-    @Test(arguments: [Platform.fcm, .gcm])
+    @Test func theBackendKnowsAndroidAsFCMv1UnlessTold() {
+        #expect(RuntimeSettings().androidName == .fcmv1)
+        #expect(Platform.fcm.backendName(android: RuntimeSettings().androidName) == "fcmv1")
+    }
+
+    @Test(arguments: Platform.androidNames)
     func applesAndWindowsNamesNeverChange(android: Platform) {
         #expect(Platform.apns.backendName(android: android) == "apns")
         #expect(Platform.wns.backendName(android: android) == "wns")
+        #expect(Platform.apns.atBackend(android: android) == .apns)
     }
 
     @Test func listKeepsTheOrderGiven() throws {
         #expect(try Platform.list(["wns", "apns", "fcm"]) == [.wns, .apns, .fcm])
+        #expect(try Platform.list(["fcmv1", "apns"]) == [.fcmv1, .apns])
         #expect(try Platform.list(["apns"]) == [.apns])
     }
 
@@ -42,7 +52,7 @@ struct PlatformBackendNameTests {
         let text = invalidArgumentText(error)
         #expect(text?.contains("'\(name)'") == true, "\(String(describing: error))")
         // It says what would have been accepted.
-        #expect(text?.contains("apns, fcm, gcm, wns") == true, "\(String(describing: error))")
+        #expect(text?.contains("apns, fcm, fcmv1, gcm, wns") == true, "\(String(describing: error))")
     }
 
     @Test func anEmptyListIsRefused() {

@@ -17,6 +17,7 @@ struct StateStoreTests {
         state.registration.registeredAt = Date(timeIntervalSince1970: 1_800_000_000)
         state.registration.refusedRevision = "rev-1"
         state.registration.rejectedReason = "HTTP 400"
+        state.registration.refusedPlatforms = [RefusedPlatform(backend: "https://b.example", platform: .fcmv1, detail: "Unsupported platform")]
         return state
     }
 
@@ -49,6 +50,21 @@ struct StateStoreTests {
         #expect(text.contains(#""id_backend""#))
         #expect(text.contains(#""registered_at" : "2027-01-15T08:00:00Z""#))
         #expect(text.contains(#""refused_revision""#))
+        #expect(text.contains(#""refused_platforms""#))
+    }
+
+    /// A file written before the refused platform names were kept has no such key, and
+    /// neither has one written with none: both read as none.
+    @Test func noRefusedPlatformsIsNoKey() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let store = StateStore(directory: directory.path)
+        var state = sampleState()
+        state.registration.refusedPlatforms = []
+        try store.save(state)
+        let text = String(decoding: try #require(FileManager.default.contents(atPath: store.path)), as: UTF8.self)
+        #expect(!text.contains("refused_platforms"))
+        #expect(store.load().0 == state)
     }
 
     @Test func missingFileGivesTheDefaultStateAndNoWarning() throws {

@@ -86,7 +86,7 @@ import NotifyTestSupport
     }
 
     @Test func aSendThatCannotBePersistedIsRefusedAndNotSent() async throws {
-        let fixture = try await DaemonFixture()
+        let fixture = try await DaemonFixture(backendOptions: TutorialVariant.updatedForFCMv1.backendOptions())
         _ = try await fixture.login("alice")
         // A file where the outbox directory goes: nothing can be saved there, even by root.
         let outbox = fixture.stateDirectory + "/outbox"
@@ -120,11 +120,12 @@ import NotifyTestSupport
         #expect(fixture.backend.registrations().map(\.handle) == ["EF01"])
     }
 
-    @Test func fcmAndGcmPostOnce() async throws {
-        let fixture = try await DaemonFixture()
+    /// Android's three names are one platform at the backend.
+    @Test func fcmv1FcmAndGcmPostOnce() async throws {
+        let fixture = try await DaemonFixture(backendOptions: TutorialVariant.updatedForFCMv1.backendOptions())
         _ = try await fixture.login("alice")
-        let sent = try await fixture.call(SendCommand(to: "bob", message: "once", pns: ["fcm", "gcm"]))
-        #expect(sent.deliveries.count == 1)
+        let sent = try await fixture.call(SendCommand(to: "bob", message: "once", pns: ["fcmv1", "fcm", "gcm"], wait: true))
+        #expect(sent.deliveries.map(\.state) == [.delivered])
         #expect(fixture.count(.send) == 1)
     }
 }

@@ -160,11 +160,11 @@ import Testing
     }
 
     @Test func theNewPlatformIsThatOfTheNextFirstToken() async throws {
-        let fixture = try await DaemonFixture(config: "")
+        let fixture = try await DaemonFixture(backendOptions: TutorialVariant.updatedForFCMv1.backendOptions(), config: "")
         _ = try await fixture.login()
         _ = try await fixture.reload(config: "platform = fcm\n")
         #expect(try await fixture.call(SetTokenCommand(token: "fcm:token-1")).registration.state == .registered)
-        #expect(fixture.backend.registrations().first?.platform == "fcm")
+        #expect(fixture.backend.registrations().first?.platform == "fcmv1", "Android, under android_name")
     }
 
     @Test func theNewAndroidNameIsUsedForTheNextRequest() async throws {

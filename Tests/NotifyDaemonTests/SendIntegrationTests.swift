@@ -19,9 +19,11 @@ import NotifyTestSupport
         "{\"json\": [1,2]}", "\u{2028}separator",
     ]
 
-    @Test(arguments: [Platform.apns, .fcm, .wns])
-    func anyTextArrivesExactlyAsTypedOnTheTutorialBackend(platform: Platform) async throws {
-        let fixture = try await Self.loggedIn()
+    /// Android under each of its names, sent as the backend knows it: FCM v1's wrapper
+    /// nests the text one level deeper, and the escaping is the same.
+    @Test(arguments: TutorialVariant.allCases, [Platform.apns, .fcmv1, .fcm, .wns])
+    func anyTextArrivesExactlyAsTypedOnTheTutorialBackend(variant: TutorialVariant, platform: Platform) async throws {
+        let fixture = try await variant.loggedIn()
         for text in Self.specialTexts {
             let result = try await fixture.call(SendCommand(to: "bob", message: text, pns: [platform.rawValue]))
             #expect(result.deliveries.map(\.state) == [.delivered], "\(platform) \(text.debugDescription): \(result.deliveries)")
@@ -29,6 +31,7 @@ import NotifyTestSupport
         let pushes = fixture.backend.pushes()
         #expect(pushes.count == Self.specialTexts.count)
         for (push, text) in zip(pushes, Self.specialTexts) {
+            #expect(push.pns == platform.backendName(android: variant.androidName))
             #expect(push.valid, "\(platform) payload for \(text.debugDescription): \(push.payload)")
             #expect(push.displayedText == "From alice: " + text)
         }
@@ -45,9 +48,9 @@ import NotifyTestSupport
         #expect(fixture.backend.pushes().first?.valid == false)
     }
 
-    @Test(arguments: [Platform.apns, .fcm, .wns])
-    func aBackendThatEscapesItselfGetsTheRawText(platform: Platform) async throws {
-        let fixture = try await Self.loggedIn(.init(escapesText: true, quiet: true), settings: .fast { $0.escaping = .none })
+    @Test(arguments: TutorialVariant.allCases, [Platform.apns, .fcm, .wns])
+    func aBackendThatEscapesItselfGetsTheRawText(variant: TutorialVariant, platform: Platform) async throws {
+        let fixture = try await variant.loggedIn(settings: .fast { $0.escaping = .none }, escapesText: true)
         let text = #"all: "\ < & > ' 🍷"# + "\n"
         let result = try await fixture.call(SendCommand(to: "bob", message: text, pns: [platform.rawValue]))
         #expect(result.deliveries.map(\.state) == [.delivered])
@@ -66,13 +69,14 @@ import NotifyTestSupport
         #expect(fixture.backend.pushes().count == 1, "pushed once")
     }
 
-    @Test func onePostPerPlatformAndOneResultEach() async throws {
-        let fixture = try await Self.loggedIn()
+    @Test(arguments: TutorialVariant.allCases)
+    func onePostPerPlatformAndOneResultEach(variant: TutorialVariant) async throws {
+        let fixture = try await variant.loggedIn()
         let result = try await fixture.call(SendCommand(to: "bob", message: "hello", pns: ["apns", "fcm", "wns"]))
-        #expect(result.deliveries.map(\.pns) == ["apns", "fcm", "wns"])
+        #expect(result.deliveries.map(\.pns) == ["apns", "fcm", "wns"], "each under the name given")
         #expect(result.deliveries.allSatisfy { $0.state == .delivered })
         // The platforms go out side by side: only each one's own order is kept.
-        #expect(fixture.backend.pushes().map(\.pns).sorted() == ["apns", "fcm", "wns"])
+        #expect(fixture.backend.pushes().map(\.pns).sorted() == ["apns", variant.androidName.rawValue, "wns"].sorted())
     }
 
     @Test func theAndroidNameIsTheOneTheBackendExpects() async throws {

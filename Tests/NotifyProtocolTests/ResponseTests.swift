@@ -64,6 +64,7 @@ struct ResponseTests {
         (.unauthorized, "unauthorized"),
         (.backendUnavailable, "backend_unavailable"),
         (.backendRejected, "backend_rejected"),
+        (.unsupportedPlatform, "unsupported_platform"),
         (.timeout, "timeout"),
         (.shuttingDown, "shutting_down"),
         (.internalError, "internal_error"),

@@ -15,7 +15,7 @@ _notifyctl() {
     fi
 
     local commands="login logout set-token set-tags register unregister send outbox status watch ping reload stop completion help"
-    local platforms="apns fcm gcm wns"
+    local platforms="apns fcmv1 fcm gcm wns"
 
     # The command is the first word after the global options (and --socket's value).
     local i command="" command_index=0

@@ -3,7 +3,7 @@
 # Written by `notifyctl completion fish`, from the table notifyctl parses with.
 
 set -l __notifyctl_commands login logout set-token set-tags register unregister send outbox status watch ping reload stop completion help
-set -l __notifyctl_platforms apns fcm gcm wns
+set -l __notifyctl_platforms apns fcmv1 fcm gcm wns
 
 # The command word: the first argument that is neither an option nor --socket's value.
 function __notifyctl_command
@@ -36,7 +36,7 @@ end
 function __notifyctl_pns_values
     set -l current (commandline -ct)
     set -l prefix (string match -r '^(?:--pns=)?(.*,)?' -- $current)[2]
-    for name in apns fcm gcm wns
+    for name in apns fcmv1 fcm gcm wns
         echo $prefix$name
     end
 end

@@ -3,7 +3,7 @@
 
     notifyd_client.py status
     notifyd_client.py set-tags '{"tags": ["news", "weather"]}'
-    notifyd_client.py --json '{"cmd": "set-token", "token": "...", "platform": "fcm"}'
+    notifyd_client.py --json '{"cmd": "set-token", "token": "...", "platform": "fcmv1"}'
     notifyd_client.py watch
 
 The protocol is one JSON object per line in each direction: a request names its command

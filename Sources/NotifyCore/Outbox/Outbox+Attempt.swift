@@ -59,13 +59,14 @@ extension Outbox {
 
     /// What `account` sends for the delivery: its body and its platform's name at the backend.
     func prepared(_ delivery: Delivery, as account: BackendAccount) -> Result<PreparedSend, NotSent> {
+        let platform = delivery.platform.atBackend(android: settings[\.androidName])
         let body: String
         do {
-            body = try NotificationText.body(delivery.message, for: delivery.platform, escaping: settings[\.escaping])
+            body = try NotificationText.body(delivery.message, for: platform, escaping: settings[\.escaping])
         } catch {
             return .failure(NotSent(result: .failed(error.wireError)))
         }
-        return .success(PreparedSend(account: account, pns: delivery.platform.backendName(android: settings[\.androidName]), body: body))
+        return .success(PreparedSend(account: account, pns: platform.rawValue, body: body))
     }
 
     /// What the backend's answer means for the delivery.
@@ -77,6 +78,9 @@ extension Outbox {
             return .notAttempted
         case .failure(let error):
             let backendURL = delivery.account?.backend ?? account.baseURL.absoluteString
+            if let refusal = unknownPlatform(error, of: delivery, at: backendURL) {
+                return .failed(CoreError.unknownPlatform(refusal).wireError)
+            }
             switch recovery?.classify(error, route: .send, backend: backendURL) ?? BackendFailure.classify(error, route: .send) {
             case .unauthorized(let status):
                 await accounts.passwordRefused()
@@ -94,5 +98,12 @@ extension Outbox {
                 return .failed(CoreError.backendRejected(status: status, detail: "").wireError)
             }
         }
+    }
+
+    /// The refusal that makes a 500 to this send an unknown platform rather than an outage:
+    /// the backend refused a registration under the very name the send went under.
+    func unknownPlatform(_ error: BackendCallError, of delivery: Delivery, at backend: String) -> RefusedPlatform? {
+        guard case .status(500, _, _) = error else { return nil }
+        return unknownPlatforms.refusal(of: delivery.platform.backendName(android: settings[\.androidName]), at: backend)
     }
 }

@@ -12,7 +12,7 @@ extension Outbox {
     public func sendOnce(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [DeliveryStatus] {
         guard let account = accounts.currentKey else { throw accounts.noAccountReason }
         let platforms = distinctAtTheBackend(platforms)
-        for platform in platforms { try NotificationText.checkSize(message, sender: account.user, for: platform) }
+        try checkSize(message, sender: account.user, platforms: platforms)
         var statuses: [DeliveryStatus] = []
         for platform in platforms {
             let now = clock.now()

@@ -30,7 +30,7 @@ extension Outbox {
         guard let account = accounts.currentKey else { throw accounts.noAccountReason }
         guard !stopped else { throw .shuttingDown }
         let platforms = distinctAtTheBackend(platforms)
-        for platform in platforms { try NotificationText.checkSize(message, sender: account.user, for: platform) }
+        try checkSize(message, sender: account.user, platforms: platforms)
         let now = clock.now()
         // `outbox_expiry` as it is now: a reload changes it for the messages accepted after it.
         let expiry = settings[\.outboxExpiry]

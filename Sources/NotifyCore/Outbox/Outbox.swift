@@ -39,6 +39,9 @@ public actor Outbox {
     /// Told of each delivery, of whether deliveries wait on a backend that failed, and
     /// since when they found no route to it; judges failures the network may explain.
     let recovery: BackendRecovery?
+    /// The platform names backends refused registrations under: a 500 to a send under one
+    /// of them is that name, not an outage (`UnknownPlatforms`).
+    let unknownPlatforms: UnknownPlatforms
 
     /// Each change is counted for `status` (`StatusChanges`).
     var queue: OutboxQueue {
@@ -75,7 +78,7 @@ public actor Outbox {
     var commitTask: Task<Void, Never>?
 
     public init(settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
-                logger: Logger, accounts: AccountKeeper, recovery: BackendRecovery? = nil,
+                logger: Logger, accounts: AccountKeeper, recovery: BackendRecovery? = nil, unknownPlatforms: UnknownPlatforms = UnknownPlatforms(),
                 onEvent: @escaping @Sendable (DeliveryStatus) -> Void = { _ in },
                 onEmptied: @escaping @Sendable () -> Void = {}, fileSystem: FileSystemCalls = .system) {
         self.settings = settings
@@ -87,6 +90,7 @@ public actor Outbox {
         self.onEvent = onEvent
         self.onEmptied = onEmptied
         self.recovery = recovery
+        self.unknownPlatforms = unknownPlatforms
         self.queue = OutboxQueue(backoff: settings[\.retry], concurrency: settings[\.maxConnections], seed: UInt64.random(in: 0...UInt64.max))
         settings.subscribe { [weak self] in await self?.settingsChanged() }
     }
@@ -166,11 +170,20 @@ public actor Outbox {
 
     // MARK: Sending
 
-    /// `fcm` and `gcm` are one platform at the backend: one send, not two.
+    /// `fcmv1`, `fcm` and `gcm` are one platform at the backend: one send, not three.
     func distinctAtTheBackend(_ platforms: [Platform]) -> [Platform] {
         var names = Set<String>()
         let androidName = settings[\.androidName]
         return platforms.filter { names.insert($0.backendName(android: androidName)).inserted }
+    }
+
+    /// Refuses, before anything is sent or kept, a message one of whose payloads cannot
+    /// fit once the backend wraps it: Android's in the template of `android_name`.
+    func checkSize(_ message: String, sender: String, platforms: [Platform]) throws(CoreError) {
+        let androidName = settings[\.androidName]
+        for platform in platforms {
+            try NotificationText.checkSize(message, sender: sender, for: platform.atBackend(android: androidName))
+        }
     }
 
     /// Starts what may start, arms the timer and answers the waiters that have their

@@ -10,14 +10,14 @@ public enum DeviceToken {
     /// Each platform's token by its published shape, refused with the rule it broke:
     /// APNs, an even number of hex digits (whole bytes; 64 today, but Apple says not to
     /// count on the length), in any case, with or without spaces and `<>` (the old
-    /// `[token description]` form), made uppercase hex; FCM and GCM, a registration token
+    /// `[token description]` form), made uppercase hex; Android (FCM v1, FCM, GCM), a registration token
     /// of letters, digits and `- _ : .` (no spaces, no `<>`); WNS, a channel URI, `https://`
     /// on a host under notify.windows.com. The last two are kept as given.
     public static func normalize(_ raw: String, for platform: Platform) throws(CoreError) -> String {
         switch platform {
         case .apns:
             return try normalizeAPNs(raw)
-        case .fcm, .gcm:
+        case .fcmv1, .fcm, .gcm:
             return try checkRegistrationToken(raw, platform: platform)
         case .wns:
             return try checkChannelURI(raw)
@@ -42,7 +42,7 @@ public enum DeviceToken {
             if apnsDecoration.contains(character) { continue }
             guard character.isASCII, character.isHexDigit else {
                 throw .invalidArgument("an APNs token is hexadecimal (0-9, A-F), optionally with spaces and <>; \(describe(character)) is not allowed"
-                    + " (for an FCM, GCM or WNS token, add --platform fcm, gcm or wns)")
+                    + " (for an FCM token, add --platform fcmv1; for a WNS channel URI, --platform wns)")
             }
             hex.append(character)
         }
@@ -56,12 +56,13 @@ public enum DeviceToken {
     }
 
     private static func checkRegistrationToken(_ raw: String, platform: Platform) throws(CoreError) -> String {
-        let name = platform.rawValue.uppercased()
+        // One token under each of Android's names: the same string serves FCM v1 and the legacy API.
+        let name = platform == .gcm ? "a GCM" : "an FCM"
         guard !raw.isEmpty else { throw .invalidArgument("the \(platform.rawValue) token is empty") }
         if let bad = raw.first(where: { !($0.isASCII && ($0.isLetter || $0.isNumber)) && !"-_:.".contains($0) }) {
             let apns = (try? normalizeAPNs(raw)) != nil && raw.contains(where: { apnsDecoration.contains($0) })
                 ? "; in <…> form it is an APNs token: add --platform apns" : ""
-            throw .invalidArgument("an \(name) registration token is letters, digits and - _ : . only; \(describe(bad)) is not allowed\(apns)")
+            throw .invalidArgument("\(name) registration token is letters, digits and - _ : . only; \(describe(bad)) is not allowed\(apns)")
         }
         return raw
     }

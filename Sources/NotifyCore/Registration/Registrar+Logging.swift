@@ -17,7 +17,9 @@ extension Registrar {
         switch result {
         case .created(let id): logger.info("got registration id \(id)")
         case .done:
-            if case .upsert(let id, _) = step { logger.notice("registered (id \(id))") }
+            guard case .upsert(let id, let target) = step else { break }
+            logger.notice("registered (id \(id))")
+            if target.platform.isLegacyAndroid { logger.warning(AndroidNameAdvice.legacy(target.platform)) }
         case .failed(.gone(let status)):
             logger.warning("registration id is gone at the backend (HTTP \(status)); it will not be used again")
         case .failed(.unauthorized(let status)):
@@ -29,7 +31,11 @@ extension Registrar {
         case .failed(.offline(let reason)):
             logger.notice("offline: \(reason); will retry when the network comes back")
         case .failed(.rejected(let status, let detail)):
-            logger.warning("the backend refused the request (HTTP \(status)\(detail.isEmpty ? "" : ": \(detail)"))")
+            if case .upsert(_, let target) = step, RefusedPlatform.proves(status: status, platform: target.platform) {
+                logger.warning(RefusedPlatform(backend: target.backend, platform: target.platform, detail: detail).advice)
+            } else {
+                logger.warning("the backend refused the request (HTTP \(status)\(detail.isEmpty ? "" : ": \(detail)"))")
+            }
         }
     }
 }

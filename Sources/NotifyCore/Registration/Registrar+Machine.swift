@@ -18,7 +18,7 @@ extension Registrar {
     /// The platform is the one the backend is given (Android under `android_name`), so that
     /// a reload or a restart with another `android_name` registers the device again.
     static func inputs(device: DeviceState, account: Credentials?, settings: RuntimeSettings) -> RegistrationInputs {
-        let platform = device.platform == .fcm || device.platform == .gcm ? settings.androidName : device.platform
+        let platform = device.platform.atBackend(android: settings.androidName)
         return RegistrationInputs(
             token: device.token, platform: platform, tags: device.tags, account: account?.reference,
             backend: account?.backend ?? settings.backend, enabled: device.enabled)
@@ -83,6 +83,7 @@ extension Registrar {
             onStatus(status)
         }
         checkTrialIfNoPassWill()
+        unknownPlatforms.update(machine.record.refusedPlatforms)
         recovery?.setWaiting(.registrar, machine.waitsOnBackend)
         recovery?.setOffline(.registrar, since: machine.offlineSince)
         releaseWaiters()

@@ -54,6 +54,8 @@ public actor Registrar {
     let recovery: BackendRecovery?
     /// Deletes the registrations left at a backend no longer used.
     let retired: RetiredRegistrations?
+    /// Told of the platform names the backend refused registrations under, for the outbox.
+    let unknownPlatforms: UnknownPlatforms
 
     // What `status` reports: each change is counted (`StatusChanges`).
     var device: DeviceState {
@@ -104,7 +106,7 @@ public actor Registrar {
     public init(
         settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, accounts: AccountKeeper,
         clock: any WakeClock = SystemWakeClock(), logger: Logger, recovery: BackendRecovery? = nil, retired: RetiredRegistrations? = nil,
-        onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in },
+        unknownPlatforms: UnknownPlatforms = UnknownPlatforms(), onStatus: @escaping @Sendable (RegistrationStatus) -> Void = { _ in },
         onAccountChange: @escaping @Sendable () async -> Void = {}, fileSystem: FileSystemCalls = .system
     ) {
         self.settings = settings
@@ -117,6 +119,7 @@ public actor Registrar {
         self.onAccountChange = onAccountChange
         self.recovery = recovery
         self.retired = retired
+        self.unknownPlatforms = unknownPlatforms
         let (state, stateWarning) = stateStore.load()
         let credentials = accounts.activeLogin
         if let stateWarning { logger.warning(stateWarning) }
@@ -125,6 +128,7 @@ public actor Registrar {
         self.machine = RegistrationMachine(
             inputs: Self.inputs(device: state, account: credentials, settings: settings.current),
             record: state.registration, policy: settings[\.policy], seed: UInt64.random(in: 0...UInt64.max))
+        unknownPlatforms.update(state.registration.refusedPlatforms)
         settings.subscribe { [weak self] in await self?.settingsChanged() }
     }
 

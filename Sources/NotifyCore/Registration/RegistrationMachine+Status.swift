@@ -44,7 +44,11 @@ extension RegistrationMachine {
         }
         if record.rejected == target {
             status.state = .rejected
-            status.message = "the backend refused this registration (\(record.rejectedReason ?? "no reason given")): check the token, platform and tags, then run `notifyctl register`"
+            if let refusal = record.refusal(of: target.platform, at: target.backend) {
+                status.message = refusal.advice
+            } else {
+                status.message = "the backend refused this registration (\(record.rejectedReason ?? "no reason given")): check the token, platform and tags, then run `notifyctl register`"
+            }
             return status
         }
         if let retryAt {
@@ -57,6 +61,7 @@ extension RegistrationMachine {
         if record.registered == target, let registeredAt = record.registeredAt {
             status.state = .registered
             status.nextAttemptAt = registeredAt.addingTimeInterval(policy.refreshInterval)
+            if target.platform.isLegacyAndroid { status.message = AndroidNameAdvice.legacy(target.platform) }
             return status
         }
         status.state = .registering

@@ -181,6 +181,7 @@ public struct RegistrationMachine: Sendable {
         case (.upsert(_, let target), .done):
             record.registered = target
             record.registeredAt = now
+            record.learn(target.platform, at: target.backend, refused: nil)
             record.rejected = nil
             record.rejectedReason = nil
             failures = 0
@@ -231,6 +232,7 @@ public struct RegistrationMachine: Sendable {
         case (_, .failed(.rejected(let status, let detail))):
             if case .upsert(_, let target) = finished.step {
                 record.rejected = target
+                if RefusedPlatform.proves(status: status, platform: target.platform) { record.learn(target.platform, at: target.backend, refused: detail) }
             } else if let target = inputs.target {
                 record.rejected = target
             }

@@ -56,8 +56,25 @@ public struct RegistrationRecord: Codable, Equatable, Sendable {
     /// A registration the backend refused with a 4xx, and why; not retried unchanged.
     public var rejected: RegisteredTarget?
     public var rejectedReason: String?
+    /// Platform names backends refused registrations under (400): kept when the device
+    /// moves on, for the sends still made under them (`UnknownPlatforms`).
+    public var refusedPlatforms: [RefusedPlatform] = []
 
     public init() {}
+
+    /// The refusal of `platform` at `backend`, if that backend refused it.
+    public func refusal(of platform: Platform, at backend: String) -> RefusedPlatform? {
+        refusedPlatforms.last { $0.platform == platform && $0.backend == backend }
+    }
+
+    /// A registration under `platform` at `backend` was refused with 400 (`detail`), or,
+    /// with nil, accepted.
+    mutating func learn(_ platform: Platform, at backend: String, refused detail: String?) {
+        refusedPlatforms.removeAll { $0.platform == platform && $0.backend == backend }
+        guard let detail else { return }
+        refusedPlatforms.append(RefusedPlatform(backend: backend, platform: platform, detail: detail))
+        if refusedPlatforms.count > RefusedPlatform.mostKept { refusedPlatforms.removeFirst(refusedPlatforms.count - RefusedPlatform.mostKept) }
+    }
 
     enum CodingKeys: String, CodingKey {
         case id
@@ -67,6 +84,7 @@ public struct RegistrationRecord: Codable, Equatable, Sendable {
         case refusedRevision = "refused_revision"
         case rejected
         case rejectedReason = "rejected_reason"
+        case refusedPlatforms = "refused_platforms"
     }
 }
 

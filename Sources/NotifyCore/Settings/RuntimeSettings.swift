@@ -12,7 +12,8 @@ public struct RuntimeSettings: Sendable, Equatable {
     public var platform: Platform
     /// `send_platforms`: where `send` goes when the request names no platform.
     public var sendPlatforms: [Platform]
-    /// `android_name`: the name the backend knows Android by (`fcm` or `gcm`), for either name given.
+    /// `android_name`: the name the backend knows Android by (`fcmv1`, or `fcm` or `gcm` for a
+    /// backend that predates FCM v1), whichever of them was given.
     public var androidName: Platform
     /// `escape`: whether notifyd escapes message text for the tutorial backend.
     public var escaping: NotificationText.Escaping
@@ -51,7 +52,7 @@ public struct RuntimeSettings: Sendable, Equatable {
     public static let defaultKeepAlive: Double = 120
 
     public init(backend: String? = nil, allowInsecureHTTP: Bool = false, platform: Platform = .apns, sendPlatforms: [Platform] = [.apns],
-                androidName: Platform = .fcm, escaping: NotificationText.Escaping = .tutorial, policy: RegistrationPolicy = RegistrationPolicy(),
+                androidName: Platform = .fcmv1, escaping: NotificationText.Escaping = .tutorial, policy: RegistrationPolicy = RegistrationPolicy(),
                 requestTimeout: Double = 30, outboxExpiry: Double = 7 * 86400, maxConnections: Int = RuntimeSettings.defaultConnections,
                 keepAlive: Double = RuntimeSettings.defaultKeepAlive, passwordSource: PasswordSource = .stored, passwordTimeout: Double = 60,
                 passwordStore: PasswordStore = .auto, keyringTool: String = "", logLevel: LogLevel = .notice, logFile: String? = nil) {

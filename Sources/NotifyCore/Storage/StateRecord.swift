@@ -29,6 +29,23 @@ struct StateRecord: Codable {
         }
     }
 
+    /// A `RefusedPlatform`.
+    struct Refusal: Codable {
+        var backend: String
+        var platform: String
+        var detail: String
+
+        init(_ refusal: RefusedPlatform) {
+            backend = refusal.backend
+            platform = refusal.platform.rawValue
+            detail = refusal.detail
+        }
+
+        func refusal() throws -> RefusedPlatform {
+            RefusedPlatform(backend: backend, platform: try StateRecord.platform(platform), detail: detail)
+        }
+    }
+
     struct Registration: Codable {
         var id: String?
         var idBackend: String?
@@ -37,6 +54,8 @@ struct StateRecord: Codable {
         var refusedRevision: String?
         var rejected: Target?
         var rejectedReason: String?
+        /// Absent from files written before it was kept.
+        var refusedPlatforms: [Refusal]?
 
         enum CodingKeys: String, CodingKey {
             case id, registered, rejected
@@ -44,6 +63,7 @@ struct StateRecord: Codable {
             case registeredAt = "registered_at"
             case refusedRevision = "refused_revision"
             case rejectedReason = "rejected_reason"
+            case refusedPlatforms = "refused_platforms"
         }
     }
 
@@ -68,7 +88,8 @@ struct StateRecord: Codable {
         let record = state.registration
         registration = Registration(
             id: record.id, idBackend: record.idBackend, registered: record.registered.map(Target.init), registeredAt: record.registeredAt,
-            refusedRevision: record.refusedRevision, rejected: record.rejected.map(Target.init), rejectedReason: record.rejectedReason)
+            refusedRevision: record.refusedRevision, rejected: record.rejected.map(Target.init), rejectedReason: record.rejectedReason,
+            refusedPlatforms: record.refusedPlatforms.isEmpty ? nil : record.refusedPlatforms.map(Refusal.init))
     }
 
     func state() throws -> DeviceState {
@@ -84,10 +105,11 @@ struct StateRecord: Codable {
         state.registration.refusedRevision = registration.refusedRevision
         state.registration.rejected = try registration.rejected?.target()
         state.registration.rejectedReason = registration.rejectedReason
+        state.registration.refusedPlatforms = try (registration.refusedPlatforms ?? []).map { try $0.refusal() }
         return state
     }
 
-    private static func platform(_ name: String) throws -> Platform {
+    fileprivate static func platform(_ name: String) throws -> Platform {
         guard let platform = Platform(rawValue: name) else { throw UnknownPlatform(name: name) }
         return platform
     }

@@ -9,10 +9,13 @@ import NotifyProtocol
 /// that text.
 ///
 /// The tutorial backend builds each payload by pasting `From <sender>: <message>` into a
-/// JSON string (APNs, FCM) or an XML element (WNS) without escaping. With `.tutorial`
+/// JSON string (APNs, FCM v1, FCM) or an XML element (WNS) without escaping. With `.tutorial`
 /// notifyd escapes the text for that context first, so quotes, backslashes, newlines,
 /// `<` and `&` arrive intact; with `.none` the backend is trusted to escape by itself.
 /// Either way the HTTP body is a properly JSON-encoded string.
+///
+/// `platform` is always the platform as the backend knows it (`Platform.atBackend`): it
+/// wraps a send under any of Android's names in the template of `android_name`.
 public enum NotificationText {
     public enum Escaping: String, Sendable, CaseIterable {
         case tutorial
@@ -20,10 +23,10 @@ public enum NotificationText {
     }
 
     /// What the platform accepts, whole payload included (Apple: 4096 bytes; FCM data:
-    /// 4096 bytes; WNS: 5 KB).
+    /// 4096 bytes; a Notification Hubs FCM v1 notification: 4 KB; WNS: 5 KB).
     public static func payloadLimit(_ platform: Platform) -> Int {
         switch platform {
-        case .apns, .fcm, .gcm: 4096
+        case .apns, .fcmv1, .fcm, .gcm: 4096
         case .wns: 5120
         }
     }
@@ -38,23 +41,26 @@ public enum NotificationText {
     /// whether notifyd or a fixed backend does the escaping.
     public static func payload(_ message: String, sender: String, for platform: Platform) throws(CoreError) -> String {
         let text = "From \(sender): " + (try escape(message, for: platform))
+        if let wrapper = jsonWrapper(platform) { return wrapper.before + text + wrapper.after }
+        return #"<toast><visual><binding template="ToastText01"><text id="1">"# + text + "</text></binding></visual></toast>"
+    }
+
+    /// What the backend's JSON templates put around the text, as its controller writes them;
+    /// nil for WNS's XML.
+    static func jsonWrapper(_ platform: Platform) -> (before: String, after: String)? {
         switch platform {
-        case .apns: return #"{"aps":{"alert":""# + text + #""}}"#
-        case .fcm, .gcm: return #"{ "data" : {"message":""# + text + #""}}"#
-        case .wns: return #"<toast><visual><binding template="ToastText01"><text id="1">"# + text + "</text></binding></visual></toast>"
+        case .apns: (#"{"aps":{"alert":""#, #""}}"#)
+        case .fcmv1: (#"{ "message":{"data" : {"message":""#, #""}}}"#)
+        case .fcm, .gcm: (#"{ "data" : {"message":""#, #""}}"#)
+        case .wns: nil
         }
     }
 
     /// `payload(...).utf8.count`, added up for JSON payloads instead of pasted together
     /// once per message only to be measured.
     static func payloadSize(_ message: String, sender: String, for platform: Platform) throws(CoreError) -> Int {
-        let wrapper: Int
-        switch platform {
-        case .apns: wrapper = #"{"aps":{"alert":""#.utf8.count + #""}}"#.utf8.count
-        case .fcm, .gcm: wrapper = #"{ "data" : {"message":""#.utf8.count + #""}}"#.utf8.count
-        case .wns: return try payload(message, sender: sender, for: platform).utf8.count
-        }
-        return wrapper + "From ".utf8.count + sender.utf8.count + ": ".utf8.count + (try escape(message, for: platform)).utf8.count
+        guard let wrapper = jsonWrapper(platform) else { return try payload(message, sender: sender, for: platform).utf8.count }
+        return wrapper.before.utf8.count + wrapper.after.utf8.count + "From ".utf8.count + sender.utf8.count + ": ".utf8.count + (try escape(message, for: platform)).utf8.count
     }
 
     /// Refuses a message that cannot fit once the backend has wrapped it, saying by how much.
@@ -68,7 +74,7 @@ public enum NotificationText {
 
     static func escape(_ message: String, for platform: Platform) throws(CoreError) -> String {
         switch platform {
-        case .apns, .fcm, .gcm: return JSONStringText.escaped(message)
+        case .apns, .fcmv1, .fcm, .gcm: return JSONStringText.escaped(message)
         case .wns: return try xmlText(message)
         }
     }

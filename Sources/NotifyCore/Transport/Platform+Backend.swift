@@ -6,13 +6,16 @@ import Foundation
 import NotifyProtocol
 
 extension Platform {
-    /// The name to send the backend: Android under the one name it knows (older tutorial
-    /// backends say `gcm`, newer ones `fcm`), the others as they are.
+    /// The platform as the backend knows it: Android under the one name it knows
+    /// (`android_name`: `fcmv1` for a backend updated for FCM v1, `fcm` or `gcm` for one
+    /// that predates it), the others as they are. The backend builds its payload by it.
+    public func atBackend(android: Platform) -> Platform {
+        isAndroid ? android : self
+    }
+
+    /// The name to send the backend, in a registration's `Platform` and in `pns=`.
     public func backendName(android: Platform) -> String {
-        switch self {
-        case .fcm, .gcm: android.rawValue
-        case .apns, .wns: rawValue
-        }
+        atBackend(android: android).rawValue
     }
 
     /// Parses `pns` names as given to `send`, in order, without repeats.

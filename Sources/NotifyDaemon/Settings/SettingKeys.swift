@@ -52,7 +52,7 @@ struct SettingKey: Sendable {
             default: throw SettingError("must be true or false, not '\(value)'")
             }
         },
-        SettingKey(name: "platform", flag: nil, summary: "platform of a first token: apns, fcm, gcm or wns", defaultText: "apns") { settings, value throws(SettingError) in
+        SettingKey(name: "platform", flag: nil, summary: "platform of a first token: \(Platform.names)", defaultText: "apns") { settings, value throws(SettingError) in
             settings.runtime.platform = try platform(value)
         },
         SettingKey(name: "send_platforms", flag: nil, summary: "default platforms for send, comma-separated", defaultText: "apns") { settings, value throws(SettingError) in
@@ -62,9 +62,12 @@ struct SettingKey: Sendable {
                 throw SettingError("\(error)")
             }
         },
-        SettingKey(name: "android_name", flag: nil, summary: "the name the backend knows Android by: fcm or gcm", defaultText: "fcm") { settings, value throws(SettingError) in
-            let chosen = try platform(value)
-            guard chosen == .fcm || chosen == .gcm else { throw SettingError("must be fcm or gcm, not '\(value)'") }
+        SettingKey(name: "android_name", flag: nil, summary: "the name the backend knows Android by: \(androidNames) (fcm and gcm for backends that predate FCM v1)",
+                   defaultText: "fcmv1") { settings, value throws(SettingError) in
+            // One wording for a name that is no platform and one that is not Android's.
+            guard let chosen = Platform(rawValue: value.trimmingSpaces().lowercased()), chosen.isAndroid else {
+                throw SettingError("must be \(androidNames), not '\(value)'")
+            }
             settings.runtime.androidName = chosen
         },
         SettingKey(name: "refresh_interval", flag: "--refresh-interval", summary: "re-register after this long even if nothing changed", defaultText: "24h", flagValue: "D") { settings, value throws(SettingError) in
@@ -130,6 +133,9 @@ struct SettingKey: Sendable {
     ]
 
     static func named(_ name: String) -> SettingKey? { all.first { $0.name == name } }
+
+    /// `Platform.androidNames`, as a sentence lists them.
+    private static let androidNames = "fcmv1, fcm or gcm"
 
     private static func platform(_ value: String) throws(SettingError) -> Platform {
         guard let platform = Platform(rawValue: value.lowercased()) else {
