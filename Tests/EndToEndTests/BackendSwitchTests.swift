@@ -85,8 +85,11 @@ import Testing
         #expect(queued.status == 4, "\(queued.output)\(queued.error)")
         try await setup.switchTo(setup.new)
         #expect(await eventually { setup.new.registrations().count == 1 })
-        let outbox = try await setup.daemon.notifyctl(["outbox"])
-        #expect(outbox.output.contains("queued by alice for \(setup.old.baseURL.absoluteString), which notifyd no longer uses"), "\(outbox.output)")
+        var outbox = ""
+        #expect(await eventually {
+            outbox = (try? await setup.daemon.notifyctl(["outbox"]).output) ?? ""
+            return outbox.contains("queued by alice for \(setup.old.baseURL.absoluteString), which notifyd no longer uses")
+        }, "\(outbox)")
 
         let down = try await setup.daemon.notifyctl(["status"])
         #expect(down.output.contains("old backend:  \(setup.old.baseURL.absoluteString): deleting registration \(setup.id)"), "\(down.output)")

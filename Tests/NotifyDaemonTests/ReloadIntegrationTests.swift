@@ -70,6 +70,8 @@ import Testing
         // Another origin: alice's password is not taken there until she logs in there.
         #expect(try await fixture.status().loginElsewhere?.user == "alice")
         #expect(other.requests().isEmpty)
+        #expect(try await fixture.call(OutboxCommand()).deliveries.first?.error?.message.contains("which notifyd no longer uses") == true,
+                "alice is still logged in there: it is the backend that moved")
         _ = try await fixture.login()
         #expect(await eventually { other.registrations().first?.handle == "ABCD" }, "registered at the new backend")
         let status = try await fixture.status()

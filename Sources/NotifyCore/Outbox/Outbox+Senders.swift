@@ -41,15 +41,20 @@ extension Outbox {
         var status = delivery.status
         if queue.isHeld(delivery) {
             status.nextAttemptAt = nil
-            status.error = Self.heldReason(delivery.account, current: accounts.currentKey).wireError
+            status.error = Self.heldReason(delivery.account, current: accounts.currentKey, saved: accounts.loggedIn).wireError
         }
         return status
     }
 
-    /// Why a message queued for `key` is held while `current` is logged in.
-    static func heldReason(_ key: AccountKey?, current: AccountKey?) -> CoreError {
+    /// Why a message queued for `key` is held while `current` is logged in, and `saved` is
+    /// the login saved (one kept for another backend origin is not `current`).
+    static func heldReason(_ key: AccountKey?, current: AccountKey?, saved: Credentials?) -> CoreError {
         guard let key else { return .accountGone(user: "an earlier login") }
         if let current, current.user == key.user, current.backend != key.backend {
+            return .heldForBackend(user: key.user, backend: key.backend)
+        }
+        // Still logged in there: it is the backend that moved.
+        if current == nil, let saved, saved.user == key.user, saved.origin != nil, saved.origin == BackendURL.origin(key.backend) {
             return .heldForBackend(user: key.user, backend: key.backend)
         }
         return .accountGone(user: key.user)
