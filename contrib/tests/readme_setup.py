@@ -1,4 +1,4 @@
-"""The README's "Set it up for real" block, run line by line as a new user runs it, under a
+"""The README's "Set it up" block, run line by line as a new user runs it, under a
 real systemd user manager of a throwaway user (contrib/tests/user-manager runs it): the
 backend URL is the dev backend's, install.sh takes the release build instead of building,
 and the password is typed at the login prompt, in a pseudo-terminal. It passes when every
