@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import NotifyCore
 import NotifyProtocol
 import NotifySystem
@@ -52,7 +57,18 @@ extension Daemon {
         await self.settings.publish(settings.runtime, text: inEffect)
         logger.notice("reloaded \(settings.configPath) (settings generation \(self.settings.generation)): " + (applied.isEmpty ? "nothing changed" : "applied " + applied.joined(separator: ", "))
                       + (restartNeeded.isEmpty ? "" : "; takes effect after a restart: " + restartNeeded.joined(separator: ", ")))
-        return ReloadResult(config: settings.configPath, applied: applied, restartNeeded: restartNeeded, problems: [],
-                            restartCommand: configuration.restartCommand)
+        let now = Date()
+        let before = settingsRead.withLock { read in
+            defer { read = (now, false) }
+            return read
+        }
+        var result = ReloadResult(config: settings.configPath, applied: applied, restartNeeded: restartNeeded, problems: [],
+                                  restartCommand: configuration.restartCommand)
+        if applied.isEmpty && restartNeeded.isEmpty {
+            result.unchangedSince = before.atStart ? "start" : "reload"
+            result.readAt = before.at
+            result.set = SettingKey.all.map(\.name).filter { settings.origins[$0] != nil }
+        }
+        return result
     }
 }

@@ -36,6 +36,9 @@ public final class Daemon: Sendable {
     let control: DaemonControl
     /// Reloads one after another, never interleaved.
     let reloads = Mutex<Task<ReloadResult, Never>?>(nil)
+    /// When the configuration in effect was read, and whether at the start (just before
+    /// this daemon was made) or at a reload: what a reload that changed nothing reports.
+    let settingsRead = Mutex<(at: Date, atStart: Bool)>((Date(), true))
 
     /// What exists only between `start` and `stop`.
     private final class Running: @unchecked Sendable {

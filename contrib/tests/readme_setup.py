@@ -77,6 +77,10 @@ def run(work, bins, backend):
             if not check(status == 0, f"README setup: `{line}` exits 0"):
                 print("    " + output.strip().replace("\n", "\n    "))
                 return
+            if line.startswith("notifyctl reload"):
+                # This reload starts notifyd, which reads the file as it starts: the answer
+                # must say that the backend is in effect, not only "nothing changed".
+                check("in effect besides the defaults: backend" in output, f"README setup: `{line}` says the backend is in effect: {output.strip()}")
         check(len(backend.pushes()) == pushes + 1, "README setup: the message reached the backend")
         manager.run(["sh", f"{work}/contrib/install.sh", "--uninstall"], quiet=True)
     finally:
