@@ -87,17 +87,23 @@ for tool in dpkg-deb dpkg readelf gzip; do
     command -v "$tool" >/dev/null 2>&1 || fail "$tool is not installed (Debian packages dpkg and binutils)"
 done
 
-if [ -n "$build_dir" ]; then
-    binaries=$(cd "$build_dir" 2>/dev/null && pwd) || fail "--build-dir $build_dir is not a directory"
-else
-    binaries=$("$contrib/build-release.sh" --quiet) || fail "the release build failed"
-fi
 case $version_suffix in
     '') ;;
     [+~] | [+~]*[!A-Za-z0-9.+~]*) fail "--version-suffix '$version_suffix': + or ~, then letters, digits, dots, + or ~" ;;
     [+~]*) ;;
     *) fail "--version-suffix '$version_suffix' must start with + (sorts after) or ~ (sorts before)" ;;
 esac
+if [ -n "$build_dir" ]; then
+    binaries=$(cd "$build_dir" 2>/dev/null && pwd) || fail "--build-dir $build_dir is not a directory"
+else
+    # The binaries name the package they were built for, and its commit, in `notifyctl
+    # ping`: two packages of one version are told apart (the version is the source's).
+    source_version=$(sed -n 's/^ *public static let current = "\([^"]*\)"$/\1/p' "$repository/Sources/NotifyProtocol/ProtocolVersion.swift")
+    commit=$(git -C "$repository" rev-parse --short=12 HEAD 2>/dev/null || true)
+    NOTIFYD_BUILD="$source_version$version_suffix${commit:+, git $commit}"
+    export NOTIFYD_BUILD
+    binaries=$("$contrib/build-release.sh" --quiet) || fail "the release build failed"
+fi
 
 for program in notifyd notifyctl notify-devbackend; do
     [ -x "$binaries/$program" ] || fail "$binaries/$program is missing; build it first (contrib/build-release.sh)"

@@ -93,6 +93,15 @@ if [ "$(uname -s)" = Linux ]; then
 fi
 
 cd "$repository"
+# Which build this is, for `notifyctl ping` and `--version` (Package.swift): the commit,
+# and whether the work tree had changes. build-deb.sh sets it itself, with the package's
+# version. Given to Package.swift in the environment, which SwiftPM reads the manifest
+# again for, so a new commit is never shown as the last one built.
+if [ -z "${NOTIFYD_BUILD:-}" ] && commit=$(git -C "$repository" rev-parse --short=12 HEAD 2>/dev/null); then
+    changes=$(git -C "$repository" status --porcelain --untracked-files=no 2>/dev/null | head -n 1)
+    NOTIFYD_BUILD="git $commit${changes:++changes}"
+    export NOTIFYD_BUILD
+fi
 # Product by product: the test-support target is not part of a release build.
 # Quiet also drops the linker's warning about mktemp inside the toolchain's static
 # Foundation, which is not about this project and which nobody here can act on.
