@@ -24,13 +24,12 @@ let metadataAccessors: [SwiftSetting] = [
 ]
 
 // Which build this is, for `notifyctl ping` and `--version`: two builds of one version
-// must be told apart. $NOTIFYD_BUILD when set (build-release.sh and build-deb.sh set it
-// from git and the package's version), else the commit git reports, with "+changes" when
-// the work tree had some. Letters, digits and `.+~:_-`, spaces and commas only: it goes
-// into C source as a string literal.
-let buildText = Context.environment["NOTIFYD_BUILD"]
-    ?? Context.gitInformation.map { "git " + $0.currentCommit.prefix(12) + ($0.hasUncommittedChanges ? "+changes" : "") }
-    ?? ""
+// must be told apart. $NOTIFYD_BUILD, which build-release.sh sets from git and build-deb.sh
+// from the package's version; SwiftPM reads the manifest again when it changes. Not
+// Context.gitInformation: the manifest's evaluation is cached across commits, so a build
+// would name the commit of the last time the manifest was read. Letters, digits,
+// `.+~:_-`, spaces and commas only: it goes into C source as a string literal.
+let buildText = Context.environment["NOTIFYD_BUILD"] ?? ""
 let buildDefine: [CSetting] = [.define("NOTIFYD_BUILD", to: "\"" + buildText.filter { $0.isLetter || $0.isNumber || ".+~:_-, ".contains($0) } + "\"")]
 
 let package = Package(

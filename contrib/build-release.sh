@@ -95,8 +95,8 @@ fi
 cd "$repository"
 # Which build this is, for `notifyctl ping` and `--version` (Package.swift): the commit,
 # and whether the work tree had changes. build-deb.sh sets it itself, with the package's
-# version. Given to Package.swift in the environment, which SwiftPM reads the manifest
-# again for, so a new commit is never shown as the last one built.
+# version. Given to Package.swift in the environment: SwiftPM reads the manifest again
+# when it changes, so a new commit is never shown as the last one built.
 if [ -z "${NOTIFYD_BUILD:-}" ] && commit=$(git -C "$repository" rev-parse --short=12 HEAD 2>/dev/null); then
     changes=$(git -C "$repository" status --porcelain --untracked-files=no 2>/dev/null | head -n 1)
     NOTIFYD_BUILD="git $commit${changes:++changes}"
