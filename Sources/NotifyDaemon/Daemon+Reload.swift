@@ -48,6 +48,7 @@ extension Daemon {
             return ReloadResult(config: settings.configPath, applied: [], restartNeeded: [], problems: problems.map(\.description))
         }
         if case .success(let file) = opened { logFile?.use(file) }
+        for warning in settings.warnings { logger.warning("reload: " + warning) }
         let current = self.settings.text
         let (applied, restartNeeded) = settings.changes(from: current)
         // What cannot be applied stays as it was at start, to be compared with at the next reload.
@@ -64,6 +65,7 @@ extension Daemon {
         }
         var result = ReloadResult(config: settings.configPath, applied: applied, restartNeeded: restartNeeded, problems: [],
                                   restartCommand: configuration.restartCommand)
+        result.warnings = settings.warnings.isEmpty ? nil : settings.warnings
         if applied.isEmpty && restartNeeded.isEmpty {
             result.unchangedSince = before.atStart ? "start" : "reload"
             result.readAt = before.at

@@ -45,6 +45,9 @@ public struct ReloadResult: Codable, Hashable, Sendable {
     /// The settings in effect that are not defaults (given by the file, the environment or
     /// a flag), by name; absent from older daemons.
     public var set: [String]?
+    /// What the configuration holds that changes nothing but is worth fixing (a key given
+    /// twice, with both lines); absent when none, and from older daemons.
+    public var warnings: [String]?
 
     public init(config: String, applied: [String], restartNeeded: [String], problems: [String], restartCommand: String? = nil,
                 unchangedSince: String? = nil, readAt: Date? = nil, set: [String]? = nil) {
@@ -59,7 +62,7 @@ public struct ReloadResult: Codable, Hashable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case config, applied, problems, set
+        case config, applied, problems, set, warnings
         case restartNeeded = "restart_needed"
         case restartCommand = "restart_command"
         case unchangedSince = "unchanged_since"

@@ -72,6 +72,7 @@ enum Reload: Subcommand {
             return .failed
         }
         guard !context.json else { return .done }
+        for warning in result.warnings ?? [] { Terminal.error(PrintableText.line("warning: " + warning)) }
         if result.applied.isEmpty && result.restartNeeded.isEmpty {
             Terminal.out(PrintableText.line("Reloaded \(result.config): nothing changed" + unchangedText(result) + "."))
         } else {

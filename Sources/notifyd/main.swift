@@ -75,6 +75,7 @@ do {
     switch try DaemonLaunch.prepare(arguments, environment: environment, requestStop: { ShutdownSignals.requestStop() }) {
     case .checked(let check):
         for problem in check.problems { writeToStandardError("notifyd: \(problem)\n") }
+        for warning in check.warnings { writeToStandardError("notifyd: warning: \(warning)\n") }
         for line in check.report { print(line) }
         exit(check.status)
     case .ready(let ready, let readyLogger):
