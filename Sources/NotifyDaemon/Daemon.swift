@@ -122,7 +122,7 @@ public final class Daemon: Sendable {
         hub.attach(server)
         await components.start()
         server.start()
-        logger.notice("notifyd \(NotifydVersion.described) listening on \(socket.path)\(socket.activated ? " (socket activation)" : "")")
+        logger.notice("notifyd \(NotifydVersion.described()) listening on \(socket.path)\(socket.activated ? " (socket activation)" : "")")
         configuration.serviceManager.notify("READY=1\nSTATUS=listening on \(socket.path)\nMAINPID=\(getpid())")
     }
 

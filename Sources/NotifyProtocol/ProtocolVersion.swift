@@ -16,6 +16,9 @@ public enum NotifydVersion {
         return text.isEmpty ? nil : text
     }()
 
-    /// "0.1.0 (git 1a2b3c4d5e6f)": the version, and the build where known.
-    public static var described: String { current + (build.map { " (\($0))" } ?? "") }
+    /// "0.1.0 (protocol 1; build git 1a2b3c4d5e6f)": the version first, as scripts read it
+    /// (build-deb.sh takes the second word), then the protocol and the build where known.
+    public static func described(version: String = current, protocol: Int = ProtocolVersion.current, build: String? = build) -> String {
+        "\(version) (protocol \(`protocol`)" + (build.map { "; build \($0)" } ?? "") + ")"
+    }
 }

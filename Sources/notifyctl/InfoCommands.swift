@@ -21,8 +21,8 @@ enum Ping: Subcommand {
         _ = try parse(arguments, positionals: 0...0)
         let result = try context.call(PingCommand(), timeout: 5)
         if !context.json {
-            let build = result.build.map { " (\($0))" } ?? ""
-            Terminal.out(PrintableText.line("notifyd \(result.version)\(build), protocol \(result.protocol), pid \(result.pid)"))
+            let described = NotifydVersion.described(version: result.version, protocol: result.protocol, build: result.build)
+            Terminal.out(PrintableText.line("notifyd \(described), pid \(result.pid)"))
             if result.protocol != ProtocolVersion.current {
                 Terminal.error("warning: notifyd speaks protocol \(result.protocol), this notifyctl \(ProtocolVersion.current)")
             }

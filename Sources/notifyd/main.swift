@@ -63,7 +63,7 @@ case .help:
     print(DaemonArguments.usage)
     exit(0)
 case .version:
-    print("notifyd \(NotifydVersion.described), protocol \(ProtocolVersion.current)")
+    print("notifyd \(NotifydVersion.described())")
     exit(0)
 case .run, .checkConfig:
     break
