@@ -179,8 +179,11 @@ public struct SecretServiceKeyring: Sendable {
         let said = firstLine(output)
         if said.contains("locked collection") { return .locked }
         // secret-tool stores into the "login" alias, and a service without that collection
-        // answers for the object path it names.
-        if said.contains("Object does not exist at path") && said.contains("/collection/login") { return .noLoginCollection(said) }
+        // answers for the object path it names, in quotes that LC_ALL=C turns into '?':
+        // said again here without them.
+        if said.contains("Object does not exist at path") && said.contains("/collection/login") {
+            return .noLoginCollection("no collection at /org/freedesktop/secrets/collection/login")
+        }
         let absent = ["was not provided by any .service files", "Cannot autolaunch D-Bus", "Could not connect",
                       "Object does not exist at path", "dbus-launch", "No such interface"]
         if absent.contains(where: { said.contains($0) }) { return .unavailable(said) }
