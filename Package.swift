@@ -23,6 +23,15 @@ let metadataAccessors: [SwiftSetting] = [
     .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"], .when(configuration: .release)),
 ]
 
+// Which build this is, for `notifyctl ping` and `--version`: two builds of one version
+// must be told apart. $NOTIFYD_BUILD, which build-release.sh sets from git and build-deb.sh
+// from the package's version; SwiftPM reads the manifest again when it changes. Not
+// Context.gitInformation: the manifest's evaluation is cached across commits, so a build
+// would name the commit of the last time the manifest was read. Letters, digits,
+// `.+~:_-`, spaces and commas only: it goes into C source as a string literal.
+let buildText = Context.environment["NOTIFYD_BUILD"] ?? ""
+let buildDefine: [CSetting] = [.define("NOTIFYD_BUILD", to: "\"" + buildText.filter { $0.isLetter || $0.isNumber || ".+~:_-, ".contains($0) } + "\"")]
+
 let package = Package(
     name: "notifyd",
     platforms: [.macOS(.v15)],
@@ -34,7 +43,9 @@ let package = Package(
     targets: [
         // Wire types, and the text both programs take from people (durations, did-you-mean
         // suggestions): no I/O, FoundationEssentials only.
-        .target(name: "NotifyProtocol", swiftSettings: metadataAccessors),
+        .target(name: "NotifyProtocol", dependencies: ["CBuildInfo"], swiftSettings: metadataAccessors),
+        // The build's name (package revision, git commit), given by Package.swift.
+        .target(name: "CBuildInfo", cSettings: buildDefine),
         // Foundation's JSON coders set as the wire wants them: notifyd's and the tests', not
         // notifyctl's (JSONValueDecoder and JSONValueEncoder read and write its lines).
         .target(name: "NotifyCoding", dependencies: ["NotifyProtocol"]),

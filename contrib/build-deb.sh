@@ -3,20 +3,25 @@
 # debian/ source tree, no debhelper), and prints its path on the last line.
 #
 # The package installs what install.sh installs for one user, where the system looks
-# for it: the programs in /usr/bin (notify-devbackend too, which the README's recipes
-# use), the systemd user units in /usr/lib/systemd/user, enabled for every user by the
+# for it: the programs in /usr/bin, the systemd user units in /usr/lib/systemd/user, enabled for every user by the
 # postinst, manual pages, completions in the shells' vendor directories, and
 # /usr/share/doc/notifyd. The maintainer scripts restart running notifyds on an
 # upgrade and stop them on removal (contrib/debian/). It ships no XDG autostart entry: in
 # /etc/xdg/autostart it would start a second notifyd beside the socket unit of every
 # systemd session (never two launchers); sessions without systemd use install.sh.
+#
+# notify-devbackend, the tutorial backend in memory for trying notifyd out, is a package
+# of its own beside it (notify-devbackend_VERSION_ARCH.deb): it links the toolchain's
+# whole Foundation, and was three quarters of notifyd's Installed-Size for a program
+# that no running notifyd needs.
 set -eu
 
 usage() {
     cat <<'EOF'
 usage: contrib/build-deb.sh [--build-dir DIR] [--output DIR] [--version-suffix SUFFIX] [--help]
 
-Builds notifyd_VERSION_ARCH.deb with dpkg-deb and prints its path on the last line.
+Builds notifyd_VERSION_ARCH.deb and notify-devbackend_VERSION_ARCH.deb with dpkg-deb,
+and prints their paths, notifyd's on the last line.
 
   --build-dir DIR   take notifyd and notifyctl from DIR instead of running
                     contrib/build-release.sh
@@ -87,17 +92,23 @@ for tool in dpkg-deb dpkg readelf gzip; do
     command -v "$tool" >/dev/null 2>&1 || fail "$tool is not installed (Debian packages dpkg and binutils)"
 done
 
-if [ -n "$build_dir" ]; then
-    binaries=$(cd "$build_dir" 2>/dev/null && pwd) || fail "--build-dir $build_dir is not a directory"
-else
-    binaries=$("$contrib/build-release.sh" --quiet) || fail "the release build failed"
-fi
 case $version_suffix in
     '') ;;
     [+~] | [+~]*[!A-Za-z0-9.+~]*) fail "--version-suffix '$version_suffix': + or ~, then letters, digits, dots, + or ~" ;;
     [+~]*) ;;
     *) fail "--version-suffix '$version_suffix' must start with + (sorts after) or ~ (sorts before)" ;;
 esac
+if [ -n "$build_dir" ]; then
+    binaries=$(cd "$build_dir" 2>/dev/null && pwd) || fail "--build-dir $build_dir is not a directory"
+else
+    # The binaries name the package they were built for, and its commit, in `notifyctl
+    # ping`: two packages of one version are told apart (the version is the source's).
+    source_version=$(sed -n 's/^ *public static let current = "\([^"]*\)"$/\1/p' "$repository/Sources/NotifyProtocol/ProtocolVersion.swift")
+    commit=$(git -C "$repository" rev-parse --short=12 HEAD 2>/dev/null || true)
+    NOTIFYD_BUILD="$source_version$version_suffix${commit:+, git $commit}"
+    export NOTIFYD_BUILD
+    binaries=$("$contrib/build-release.sh" --quiet) || fail "the release build failed"
+fi
 
 for program in notifyd notifyctl notify-devbackend; do
     [ -x "$binaries/$program" ] || fail "$binaries/$program is missing; build it first (contrib/build-release.sh)"
@@ -127,14 +138,17 @@ date=$(LC_ALL=C date -u -d "@$SOURCE_DATE_EPOCH" '+%a, %d %b %Y %H:%M:%S +0000')
 
 # The C library the binaries need: the newest GLIBC_ version any of them asks for (a
 # binary with packed relocations asks for GLIBC_ABI_DT_RELR, which came with 2.36).
-glibc=$(for program in notifyd notifyctl notify-devbackend; do readelf -V -W "$binaries/$program"; done |
-    sed -n 's/.*Name: GLIBC_\([0-9][0-9.]*\) .*/\1/p; s/.*Name: GLIBC_ABI_DT_RELR .*/2.36/p' |
-    sort -t. -k1,1n -k2,2n -k3,3n | tail -n 1)
-[ -n "$glibc" ] || fail "cannot read the C library version the binaries need (readelf -V)"
+glibc_needed() {
+    glibc=$(for program in "$@"; do readelf -V -W "$binaries/$program"; done |
+        sed -n 's/.*Name: GLIBC_\([0-9][0-9.]*\) .*/\1/p; s/.*Name: GLIBC_ABI_DT_RELR .*/2.36/p' |
+        sort -t. -k1,1n -k2,2n -k3,3n | tail -n 1)
+    [ -n "$glibc" ] || fail "cannot read the C library version $* need (readelf -V)"
+    printf '%s\n' "$glibc"
+}
 # libcurl is not linked but loaded at run time (dlopen of libcurl.so.4), so no tool
 # would find it: without it notifyd cannot reach any backend. Debian 13 and Ubuntu 24.04
 # name the package libcurl4t64.
-depends="libc6 (>= $glibc), libcurl4 | libcurl4t64"
+depends="libc6 (>= $(glibc_needed notifyd notifyctl)), libcurl4 | libcurl4t64"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/build-deb.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -164,10 +178,9 @@ fill() {
 
 put 755 "$binaries/notifyd" usr/bin/notifyd
 put 755 "$binaries/notifyctl" usr/bin/notifyctl
-put 755 "$binaries/notify-devbackend" usr/bin/notify-devbackend
 put 644 "$contrib/systemd/notifyd.socket" usr/lib/systemd/user/notifyd.socket
 fill "$contrib/systemd/notifyd.service.in" "$root/usr/lib/systemd/user/notifyd.service" BINDIR=/usr/bin
-for page in notifyd.1 notifyctl.1 notify-devbackend.1; do
+for page in notifyd.1 notifyctl.1; do
     mkdir -p "$root/usr/share/man/man1"
     gzip -9n <"$contrib/man/$page" >"$root/usr/share/man/man1/$page.gz"
 done
@@ -201,4 +214,24 @@ chmod 644 "$root/DEBIAN/md5sums"
 mkdir -p "$output"
 package=$(cd "$output" && pwd)/notifyd_${version}_${architecture}.deb
 dpkg-deb --root-owner-group -Zxz --build "$root" "$package" >&2
-printf '%s\n' "$package"
+
+# notify-devbackend's own package: the program, its manual page, and what Debian asks of
+# every package's documentation directory.
+root=$work/devbackend
+put 755 "$binaries/notify-devbackend" usr/bin/notify-devbackend
+mkdir -p "$root/usr/share/man/man1"
+gzip -9n <"$contrib/man/notify-devbackend.1" >"$root/usr/share/man/man1/notify-devbackend.1.gz"
+put 644 "$contrib/debian/copyright" usr/share/doc/notify-devbackend/copyright
+sed 's/^notifyd (/notify-devbackend (/' "$work/changelog" | gzip -9n >"$root/usr/share/doc/notify-devbackend/changelog.gz"
+chmod 644 "$root/usr/share/doc/notify-devbackend/changelog.gz" "$root/usr/share/man/man1/"*.gz
+find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+mkdir -p "$root/DEBIAN"
+(cd "$root" && find usr -type f | LC_ALL=C sort | xargs md5sum) >"$root/DEBIAN/md5sums"
+chmod 644 "$root/DEBIAN/md5sums"
+fill "$contrib/debian/control-devbackend.in" "$root/DEBIAN/control" VERSION="$version" ARCH="$architecture" \
+    MAINTAINER="$maintainer" INSTALLED_SIZE="$(du -sk --apparent-size "$root/usr" | cut -f1)" \
+    DEPENDS="libc6 (>= $(glibc_needed notify-devbackend))"
+devbackend_package=$(cd "$output" && pwd)/notify-devbackend_${version}_${architecture}.deb
+dpkg-deb --root-owner-group -Zxz --build "$root" "$devbackend_package" >&2
+
+printf '%s\n' "$devbackend_package" "$package"

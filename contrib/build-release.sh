@@ -12,11 +12,13 @@ set -eu
 
 usage() {
     cat <<'EOF'
-usage: contrib/build-release.sh [--output DIR] [--quiet] [--help]
+usage: contrib/build-release.sh [--output DIR] [--product NAME]... [--quiet] [--help]
 
 Builds the release binaries (`swift build -c release`, with --static-swift-stdlib on
 Linux), writes stripped copies to DIR (default .build/stripped) and prints DIR.
---quiet shows the compiler's errors and warnings only, not its progress.
+--product builds only the programs named (notifyd, notifyctl, notify-devbackend;
+all three by default). --quiet shows the compiler's errors and warnings only, not its
+progress.
 EOF
 }
 
@@ -28,8 +30,17 @@ fail() {
 repository=$(cd "$(dirname "$0")/.." && pwd)
 output=$repository/.build/stripped
 quiet=
+products=
 while [ $# -gt 0 ]; do
     case $1 in
+        --product)
+            [ $# -ge 2 ] || fail "--product needs a program's name"
+            case $2 in
+                notifyd | notifyctl | notify-devbackend) products="$products $2" ;;
+                *) fail "--product $2: not one of notifyd, notifyctl, notify-devbackend" ;;
+            esac
+            shift 2
+            ;;
         --output)
             [ $# -ge 2 ] || fail "--output needs a directory"
             output=$2
@@ -93,25 +104,42 @@ if [ "$(uname -s)" = Linux ]; then
 fi
 
 cd "$repository"
+# Which build this is, for `notifyctl ping` and `--version` (Package.swift): the commit,
+# and whether the work tree had changes. build-deb.sh sets it itself, with the package's
+# version. Given to Package.swift in the environment: SwiftPM reads the manifest again
+# when it changes, so a new commit is never shown as the last one built.
+if [ -z "${NOTIFYD_BUILD:-}" ] && commit=$(git -C "$repository" rev-parse --short=12 HEAD 2>/dev/null); then
+    changes=$(git -C "$repository" status --porcelain --untracked-files=no 2>/dev/null | head -n 1)
+    NOTIFYD_BUILD="git $commit${changes:++changes}"
+    export NOTIFYD_BUILD
+fi
 # Product by product: the test-support target is not part of a release build.
-# Quiet also drops the linker's warning about mktemp inside the toolchain's static
-# Foundation, which is not about this project and which nobody here can act on.
+# The C library's linker warning about mktemp is dropped, quiet or not: notify-devbackend
+# links the toolchain's whole static Foundation, which reaches FoundationEssentials' own
+# temporary-file code (Data+Writing, createTemporaryFile), and the warning names that
+# object, not this project's code (notifyd and notifyctl never link it). Nobody here can
+# act on it, and install.sh printed it to everyone who installed.
 log=$(mktemp "${TMPDIR:-/tmp}/build-release.XXXXXX")
 trap 'rm -f "$log"' EXIT
-for product in notifyd notifyctl notify-devbackend; do
+[ -n "$products" ] || products="notifyd notifyctl notify-devbackend"
+# shellcheck disable=SC2086 # $products: words
+for product in $products; do
     # shellcheck disable=SC2086 # $flags and $quiet: words or nothing
     if [ -n "$quiet" ]; then
         swift build -c release $flags $quiet --product "$product" >"$log" 2>&1 || { cat "$log" >&2; fail "swift build failed"; }
         grep -v "the use of .mktemp' is dangerous" "$log" >&2 || true
     else
-        swift build -c release $flags --product "$product" >&2 || fail "swift build failed"
+        # The progress as it comes, less that one line; the build's status kept past the pipe.
+        { swift build -c release $flags --product "$product" 2>&1 || echo failed >"$log"; } | grep -v "the use of .mktemp' is dangerous" >&2
+        [ ! -s "$log" ] || fail "swift build failed"
     fi
 done
 # shellcheck disable=SC2086
 binaries=$(swift build -c release $flags --show-bin-path) || fail "cannot find the build directory"
 
 mkdir -p "$output"
-for program in notifyd notifyctl notify-devbackend; do
+# shellcheck disable=SC2086 # $products: words
+for program in $products; do
     cp "$binaries/$program" "$output/$program.tmp"
     if command -v strip >/dev/null 2>&1; then
         strip "$output/$program.tmp" || fail "strip $program failed"

@@ -217,13 +217,20 @@ check_plain_path() {
 find_binaries() {
     if [ -n "$build_dir" ]; then
         binaries=$(cd "$build_dir" 2>/dev/null && pwd) || fail "--build-dir $build_dir is not a directory"
-    else
-        command -v swift >/dev/null 2>&1 || fail "swift is not on PATH; install the Swift toolchain or pass --build-dir with built binaries"
-        say "Building notifyd and notifyctl (contrib/build-release.sh)..."
-        binaries=$("$contrib/build-release.sh") || fail "the build failed"
     fi
     programs="notifyd notifyctl"
     [ "$devbackend" = no ] || programs="$programs notify-devbackend"
+    if [ -z "$build_dir" ]; then
+        command -v swift >/dev/null 2>&1 || fail "swift is not on PATH; install the Swift toolchain or pass --build-dir with built binaries"
+        say "Building $(echo "$programs" | sed 's/ /, /g; s/\(.*\), /\1 and /') (contrib/build-release.sh)..."
+        # Only what is installed: notify-devbackend, which links the toolchain's whole
+        # static Foundation, took most of the build, and its link printed the C library's
+        # warning about mktemp inside that Foundation.
+        product_flags=
+        for program in $programs; do product_flags="$product_flags --product $program"; done
+        # shellcheck disable=SC2086 # $product_flags: words
+        binaries=$("$contrib/build-release.sh" $product_flags) || fail "the build failed"
+    fi
     for program in $programs; do
         [ -x "$binaries/$program" ] || fail "$binaries/$program is missing or not executable; build it first (contrib/build-release.sh)"
     done

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import NotifyCore
 import NotifyProtocol
 import NotifySystem
@@ -43,6 +48,7 @@ extension Daemon {
             return ReloadResult(config: settings.configPath, applied: [], restartNeeded: [], problems: problems.map(\.description))
         }
         if case .success(let file) = opened { logFile?.use(file) }
+        for warning in settings.warnings { logger.warning("reload: " + warning) }
         let current = self.settings.text
         let (applied, restartNeeded) = settings.changes(from: current)
         // What cannot be applied stays as it was at start, to be compared with at the next reload.
@@ -52,7 +58,19 @@ extension Daemon {
         await self.settings.publish(settings.runtime, text: inEffect)
         logger.notice("reloaded \(settings.configPath) (settings generation \(self.settings.generation)): " + (applied.isEmpty ? "nothing changed" : "applied " + applied.joined(separator: ", "))
                       + (restartNeeded.isEmpty ? "" : "; takes effect after a restart: " + restartNeeded.joined(separator: ", ")))
-        return ReloadResult(config: settings.configPath, applied: applied, restartNeeded: restartNeeded, problems: [],
-                            restartCommand: configuration.restartCommand)
+        let now = Date()
+        let before = settingsRead.withLock { read in
+            defer { read = (now, false) }
+            return read
+        }
+        var result = ReloadResult(config: settings.configPath, applied: applied, restartNeeded: restartNeeded, problems: [],
+                                  restartCommand: configuration.restartCommand)
+        result.warnings = settings.warnings.isEmpty ? nil : settings.warnings
+        if applied.isEmpty && restartNeeded.isEmpty {
+            result.unchangedSince = before.atStart ? "start" : "reload"
+            result.readAt = before.at
+            result.set = SettingKey.all.map(\.name).filter { settings.origins[$0] != nil }
+        }
+        return result
     }
 }

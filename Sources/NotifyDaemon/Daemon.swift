@@ -36,6 +36,9 @@ public final class Daemon: Sendable {
     let control: DaemonControl
     /// Reloads one after another, never interleaved.
     let reloads = Mutex<Task<ReloadResult, Never>?>(nil)
+    /// When the configuration in effect was read, and whether at the start (just before
+    /// this daemon was made) or at a reload: what a reload that changed nothing reports.
+    let settingsRead = Mutex<(at: Date, atStart: Bool)>((Date(), true))
 
     /// What exists only between `start` and `stop`.
     private final class Running: @unchecked Sendable {
@@ -119,7 +122,7 @@ public final class Daemon: Sendable {
         hub.attach(server)
         await components.start()
         server.start()
-        logger.notice("notifyd \(NotifydVersion.current) listening on \(socket.path)\(socket.activated ? " (socket activation)" : "")")
+        logger.notice("notifyd \(NotifydVersion.described()) listening on \(socket.path)\(socket.activated ? " (socket activation)" : "")")
         configuration.serviceManager.notify("READY=1\nSTATUS=listening on \(socket.path)\nMAINPID=\(getpid())")
     }
 

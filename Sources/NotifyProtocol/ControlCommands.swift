@@ -36,19 +36,37 @@ public struct ReloadResult: Codable, Hashable, Sendable {
     /// How to restart this notifyd where its service manager should do it (`systemctl
     /// --user restart notifyd`); absent otherwise, and from older daemons.
     public var restartCommand: String?
+    /// When nothing changed: whether the configuration in effect was read at notifyd's
+    /// "start" or at a "reload", and when. A reload that starts notifyd by socket
+    /// activation finds the file read a moment before, at the start: "nothing changed"
+    /// alone reads as though the new settings were ignored. Absent from older daemons.
+    public var unchangedSince: String?
+    public var readAt: Date?
+    /// The settings in effect that are not defaults (given by the file, the environment or
+    /// a flag), by name; absent from older daemons.
+    public var set: [String]?
+    /// What the configuration holds that changes nothing but is worth fixing (a key given
+    /// twice, with both lines); absent when none, and from older daemons.
+    public var warnings: [String]?
 
-    public init(config: String, applied: [String], restartNeeded: [String], problems: [String], restartCommand: String? = nil) {
+    public init(config: String, applied: [String], restartNeeded: [String], problems: [String], restartCommand: String? = nil,
+                unchangedSince: String? = nil, readAt: Date? = nil, set: [String]? = nil) {
         self.config = config
         self.applied = applied
         self.restartNeeded = restartNeeded
         self.problems = problems
         self.restartCommand = restartCommand
+        self.unchangedSince = unchangedSince
+        self.readAt = readAt
+        self.set = set
     }
 
     enum CodingKeys: String, CodingKey {
-        case config, applied, problems
+        case config, applied, problems, set, warnings
         case restartNeeded = "restart_needed"
         case restartCommand = "restart_command"
+        case unchangedSince = "unchanged_since"
+        case readAt = "read_at"
     }
 }
 

@@ -15,7 +15,9 @@ public struct PingCommand: ParameterlessCommand {
         guard case .string(let version)? = json["version"],
               case .number(let number)? = json["protocol"], let `protocol` = Int(exactly: number),
               case .number(let process)? = json["pid"], let pid = Int32(exactly: process) else { return nil }
-        return PingResult(version: version, protocol: `protocol`, pid: pid)
+        var build: String?
+        if case .string(let text)? = json["build"] { build = text }
+        return PingResult(version: version, protocol: `protocol`, pid: pid, build: build)
     }
 }
 
@@ -23,11 +25,15 @@ public struct PingResult: Codable, Hashable, Sendable {
     public var version: String
     public var `protocol`: Int
     public var pid: Int32
+    /// Which build of `version` runs (`NotifydVersion.build`): two packages of one version
+    /// are told apart by it. Absent when the build was not told, and from older daemons.
+    public var build: String?
 
-    public init(version: String, protocol: Int, pid: Int32) {
+    public init(version: String, protocol: Int, pid: Int32, build: String? = nil) {
         self.version = version
         self.protocol = `protocol`
         self.pid = pid
+        self.build = build
     }
 }
 

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import NotifyClient
 import NotifyProtocol
 import NotifySocket
@@ -67,8 +72,9 @@ enum Reload: Subcommand {
             return .failed
         }
         guard !context.json else { return .done }
+        for warning in result.warnings ?? [] { Terminal.error(PrintableText.line("warning: " + warning)) }
         if result.applied.isEmpty && result.restartNeeded.isEmpty {
-            Terminal.out(PrintableText.line("Reloaded \(result.config): nothing changed."))
+            Terminal.out(PrintableText.line("Reloaded \(result.config): nothing changed" + unchangedText(result) + "."))
         } else {
             if !result.applied.isEmpty { Terminal.out(PrintableText.line("Reloaded \(result.config): now in effect: \(result.applied.joined(separator: ", ")).")) }
             if !result.restartNeeded.isEmpty {
@@ -77,5 +83,15 @@ enum Reload: Subcommand {
             }
         }
         return .done
+    }
+
+    /// Since when, and what is in effect: the first command after a socket-activated start
+    /// is often this reload, and finds the file read a moment before, when notifyd started.
+    static func unchangedText(_ result: ReloadResult, now: Date = Date()) -> String {
+        guard let since = result.unchangedSince, let readAt = result.readAt else { return "" }
+        let age = now.timeIntervalSince(readAt) < 1 ? "a moment ago" : TimeText.relative(readAt, now: now)
+        let when = since == "start" ? "notifyd read it when it started, \(age)" : "the last reload, \(age)"
+        let set = result.set.map { $0.isEmpty ? "; every setting has its default" : "; in effect besides the defaults: " + $0.joined(separator: ", ") } ?? ""
+        return " since \(when)" + set
     }
 }

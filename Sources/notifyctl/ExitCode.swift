@@ -1,4 +1,4 @@
-/// notifyctl's exit codes, as documented in README.md and notifyctl(1).
+/// notifyctl's exit codes, as documented in README.md ("Troubleshooting") and notifyctl(1).
 enum ExitCode: Int32 {
     case done = 0
     /// The operation failed.

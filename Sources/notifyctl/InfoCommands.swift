@@ -8,11 +8,12 @@ import NotifyProtocol
 
 enum Ping: Subcommand {
     static let name = "ping"
-    static let summary = "check that notifyd answers; print its version"
+    static let summary = "check that notifyd answers; print its version and build"
     static let help = """
         usage: notifyctl ping
 
-        Prints notifyd's version, protocol version and process id; fails when no answer
+        Prints notifyd's version and build (the package's version, or the git commit
+        it was built from), protocol version and process id; fails when no answer
         comes within 5 seconds.
         """
 
@@ -20,7 +21,8 @@ enum Ping: Subcommand {
         _ = try parse(arguments, positionals: 0...0)
         let result = try context.call(PingCommand(), timeout: 5)
         if !context.json {
-            Terminal.out(PrintableText.line("notifyd \(result.version) (protocol \(result.protocol)), pid \(result.pid)"))
+            let described = NotifydVersion.described(version: result.version, protocol: result.protocol, build: result.build)
+            Terminal.out(PrintableText.line("notifyd \(described), pid \(result.pid)"))
             if result.protocol != ProtocolVersion.current {
                 Terminal.error("warning: notifyd speaks protocol \(result.protocol), this notifyctl \(ProtocolVersion.current)")
             }

@@ -69,7 +69,7 @@ private func dispatch(_ arguments: [String], _ context: Context) throws(CommandF
         Terminal.out(mainHelp())
         return .done
     case "--version":
-        Terminal.out("notifyctl \(NotifydVersion.current) (protocol \(ProtocolVersion.current))")
+        Terminal.out("notifyctl \(NotifydVersion.described())")
         return .done
     case "help":
         guard let topic = arguments.dropFirst().first else {

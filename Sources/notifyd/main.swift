@@ -63,7 +63,7 @@ case .help:
     print(DaemonArguments.usage)
     exit(0)
 case .version:
-    print("notifyd \(NotifydVersion.current) (protocol \(ProtocolVersion.current))")
+    print("notifyd \(NotifydVersion.described())")
     exit(0)
 case .run, .checkConfig:
     break
@@ -75,6 +75,7 @@ do {
     switch try DaemonLaunch.prepare(arguments, environment: environment, requestStop: { ShutdownSignals.requestStop() }) {
     case .checked(let check):
         for problem in check.problems { writeToStandardError("notifyd: \(problem)\n") }
+        for warning in check.warnings { writeToStandardError("notifyd: warning: \(warning)\n") }
         for line in check.report { print(line) }
         exit(check.status)
     case .ready(let ready, let readyLogger):

@@ -20,7 +20,7 @@ import NotifyTestSupport
         }
     }
 
-    /// What `notifyd --version` says its version is ("notifyd 0.1.0 (protocol 1)").
+    /// What `notifyd --version` says its version is ("notifyd 0.1.0 (protocol 1; build git 1a2b3c4d5e6f)").
     static func builtVersion() async throws -> String {
         let result = try await runCaptured(BuiltProducts.path("notifyd"), ["--version"])
         let words = result.output.split(separator: " ")

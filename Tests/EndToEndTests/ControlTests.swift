@@ -64,6 +64,29 @@ import NotifyTestSupport
         await daemon.cleanUp()
     }
 
+    /// The README's setup block: the config gets its backend, then `notifyctl reload` is the
+    /// command that starts notifyd (socket activation), which reads the file as it starts.
+    /// "Nothing changed" alone read as though the backend had been ignored.
+    @Test func aReloadRightAfterTheStartSaysTheFileWasReadAtTheStartAndWhatItSets() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let config = directory.file("config")
+        try Data("backend = http://127.0.0.1:9\n".utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config], logLevelFlag: false)
+        let first = try await daemon.notifyctl(["reload"])
+        #expect(first.status == 0, "\(first.error)")
+        // "a moment ago" or "3 s ago": as slow as the machine is.
+        let ago = /(a moment|\d+ s) ago/
+        #expect(first.output.hasPrefix("Reloaded \(config): nothing changed since notifyd read it when it started, "), "\(first.output)")
+        #expect(first.output.contains(ago) && first.output.hasSuffix("; in effect besides the defaults: backend, state_dir.\n"), "\(first.output)")
+        let second = try await daemon.notifyctl(["reload"])
+        #expect(second.output.contains(": nothing changed since the last reload, ") && second.output.contains(ago), "\(second.output)")
+        let json = try await daemon.notifyctl(["--json", "reload"])
+        let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+        #expect(object?["unchanged_since"] as? String == "reload" && object?["set"] as? [String] == ["backend", "state_dir"], "\(json.output)")
+        await daemon.cleanUp()
+    }
+
     @Test func aChangedStateDirIsNamedByReloadAndStatusUntilARestart() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }

@@ -40,4 +40,23 @@ import Testing
                 "\(refused.output)\(refused.error)")
         await down.cleanUp()
     }
+
+    /// A name the backend's tags cannot hold: the rule is the backend's, and the character
+    /// is said in words ("''' is not allowed" said neither).
+    @Test func aNameTheBackendsTagsCannotHoldIsRefusedSayingWhoseRuleAndWhichCharacters() async throws {
+        let backend = try CommandLineTests.backend()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
+        try await daemon.logIn("alice")
+        let rule = "the backend finds a user's devices by the tag username:<name>, and its tags allow only ASCII letters, digits and _ @ # . - in a name"
+        for (name, character) in [("o'brien", "an apostrophe (')"), ("josé", "é (U+E9)"), ("ann lee", "a space")] {
+            let sent = try await daemon.notifyctl(["send", "--to", name, "hello"])
+            #expect(sent.status == 2, "\(name): \(sent.output)\(sent.error)")
+            #expect(sent.error.contains("\"\(name)\" cannot be a recipient: \(rule), not \(character)"), "\(sent.error)")
+        }
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "o'brien"], stdin: Data("o'brien\n".utf8))
+        #expect(login.error.contains("\"o'brien\" cannot be a user name: \(rule), not an apostrophe (')"), "\(login.error)")
+        #expect(backend.pushes().isEmpty)
+        await daemon.cleanUp()
+    }
 }

@@ -34,7 +34,7 @@ import Testing
 
     static let commands: [[String]] = [["ping"], ["--json", "ping"], ["status"], ["watch"], ["stop", "--timeout", "1"]]
 
-    /// The one deadline of each command for everything it waits for (README, "Use").
+    /// The one deadline of each command for everything it waits for (README, "Use"; notifyctl(1)).
     static func deadline(_ arguments: [String]) -> Double {
         arguments.first == "stop" ? 1 : 5
     }

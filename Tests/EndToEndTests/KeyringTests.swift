@@ -12,8 +12,9 @@ import Testing
     static let password = "keyring-Secret-7f3a"
 
     /// A directory with the stand-in on PATH; items are files in it, named by attributes.
-    /// `locked`, `absent` (no Secret Service) and `held` (a lookup answers only once it is
-    /// gone, as a slow D-Bus session would) are flag files; `calls` logs every call.
+    /// `locked`, `absent` (no Secret Service), `nologin` (one without a login collection)
+    /// and `held` (a lookup answers only once it is gone, as a slow D-Bus session would)
+    /// are flag files; `calls` logs every call.
     struct FakeKeyring {
         let directory: ScratchDirectory
         var environment: [String: String] {
@@ -46,6 +47,8 @@ import Testing
                 case $command in
                 store)
                     if [ -e "$dir/locked" ]; then echo "secret-tool: Cannot create an item in a locked collection" >&2; exit 1; fi
+                    # GNOME Keyring running, but no login keyring ever made.
+                    if [ -e "$dir/nologin" ]; then echo "secret-tool: Object does not exist at path “/org/freedesktop/secrets/collection/login”" >&2; exit 1; fi
                     cat > "$item" ;;
                 lookup)
                     while [ -e "$dir/held" ]; do sleep 0.02; done
@@ -235,6 +238,31 @@ import Testing
         #expect(await eventually(20) { backend.pushes().count == 2 }, "\(daemon.child.standardError)")
         #expect(backend.pushes().map(\.displayedText) == ["From alice: first", "From alice: second"])
         await daemon.cleanUp()
+    }
+
+    /// A Secret Service answered, so "no Secret Service answers" was wrong: the login
+    /// collection is missing, and login says so, and how to make it or keep the file.
+    @Test func withoutALoginCollectionLoginSaysSoAndHowToCreateItOrChooseTheFile() async throws {
+        let keyring = try FakeKeyring()
+        defer { keyring.directory.remove() }
+        keyring.set("nologin", true)
+        let backend = try Self.backend()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, environment: keyring.environment)
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data(Self.password.utf8))
+        #expect(login.status == 0, "\(login.output)\(login.error)")
+        #expect(login.output.contains("The password is kept in \(daemon.stateDirectory)/credentials.json (mode 0600): the Secret Service answered, but it has no login keyring"),
+                "\(login.output)")
+        #expect(!login.output.contains("no Secret Service answers"), "\(login.output)")
+        #expect(login.output.contains("gnome-keyring-daemon --unlock") && login.output.contains("set password_store = file"), "\(login.output)")
+        await daemon.cleanUp()
+
+        let strict = try await DaemonUnderTest(backend: backend.baseURL.absoluteString,
+                                               environment: keyring.environment.merging(["NOTIFYD_PASSWORD_STORE": "keyring"]) { $1 })
+        let refused = try await strict.notifyctl(["login", "--password-stdin", "alice"], stdin: Data(Self.password.utf8))
+        #expect(refused.status != 0)
+        #expect(refused.error.contains("has no login keyring") && refused.error.contains("create it") && refused.error.contains("password_store = file"), "\(refused.error)")
+        await strict.cleanUp()
     }
 
     @Test func withoutASecretServiceTheFileKeepsItAndLoginSaysWhere() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import NotifyTestSupport
 import Testing
 
-/// The README's "Two users on one machine": beside the first notifyd, a second with its
+/// contrib/docs/dev-backend.md's "Two users on one machine": beside the first notifyd, a second with its
 /// own --socket, --state-dir and --config, both against one dev backend, and the users'
 /// messages reach each other's device; the second never writes into the first's log.
 @Suite struct TwoUsersTests {

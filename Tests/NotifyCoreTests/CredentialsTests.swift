@@ -101,6 +101,6 @@ struct CredentialsTests {
     func charactersATagCannotHoldAreRefused(user: EscapedText) throws {
         let error = #expect(throws: CoreError.self) { try Credentials.validateUser(user.text) }
         let message = try #require(invalidArgumentText(error))
-        #expect(message.contains("letters, digits and _ @ # . - only"))
+        #expect(message.contains("its tags allow only ASCII letters, digits and _ @ # . - in a name, not "), "\(message)")
     }
 }

@@ -6,7 +6,7 @@ connection), and a backend that answers slowly on a connection already open.
     contrib/build-release.sh && contrib/benchmarks/hung-backend.py [--seconds S] [--bin DIR]
 
 A benchmark, not a test: the figures depend on the machine. Waiting should cost
-nothing; see README.md ("Benchmarks") for what it costs today and why.
+nothing; see contrib/docs/benchmarks.md for what it costs today and why.
 """
 import argparse, json, os, re, shutil, subprocess, sys, tempfile, time, urllib.request
 

@@ -58,7 +58,7 @@ complete -c notifyctl -n __notifyctl_needs_command -a send -d 'Send a notificati
 complete -c notifyctl -n __notifyctl_needs_command -a outbox -d 'List, retry or cancel messages waiting to be sent'
 complete -c notifyctl -n __notifyctl_needs_command -a status -d 'Show the registration, account, device and daemon'
 complete -c notifyctl -n __notifyctl_needs_command -a watch -d 'Follow registration, send and network events as they happen'
-complete -c notifyctl -n __notifyctl_needs_command -a ping -d 'Check that notifyd answers; print its version'
+complete -c notifyctl -n __notifyctl_needs_command -a ping -d 'Check that notifyd answers; print its version and build'
 complete -c notifyctl -n __notifyctl_needs_command -a reload -d 'Read the configuration again (as SIGHUP does)'
 complete -c notifyctl -n __notifyctl_needs_command -a stop -d 'Stop notifyd (as SIGTERM does)'
 complete -c notifyctl -n __notifyctl_needs_command -a completion -d 'Print the shell completion script for bash, zsh or fish'

@@ -1,4 +1,4 @@
-"""The README's "Set it up for real" block, run line by line as a new user runs it, under a
+"""The README's "Set it up" block, run line by line as a new user runs it, under a
 real systemd user manager of a throwaway user (contrib/tests/user-manager runs it): the
 backend URL is the dev backend's, install.sh takes the release build instead of building,
 and the password is typed at the login prompt, in a pseudo-terminal. It passes when every
@@ -77,6 +77,10 @@ def run(work, bins, backend):
             if not check(status == 0, f"README setup: `{line}` exits 0"):
                 print("    " + output.strip().replace("\n", "\n    "))
                 return
+            if line.startswith("notifyctl reload"):
+                # This reload starts notifyd, which reads the file as it starts: the answer
+                # must say that the backend is in effect, not only "nothing changed".
+                check("in effect besides the defaults: backend" in output, f"README setup: `{line}` says the backend is in effect: {output.strip()}")
         check(len(backend.pushes()) == pushes + 1, "README setup: the message reached the backend")
         manager.run(["sh", f"{work}/contrib/install.sh", "--uninstall"], quiet=True)
     finally:

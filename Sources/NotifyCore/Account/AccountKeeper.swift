@@ -165,11 +165,23 @@ public actor AccountKeeper {
             return PasswordKept(in: "keyring", detail: "in the keyring (Secret Service)")
         case .failure(.unavailable(let reason)) where choice == .auto:
             return PasswordKept(in: "file", detail: "in \(store.path) (mode 0600): no Secret Service answers in this session (\(reason))")
+        case .failure(.noLoginCollection(let said)) where choice == .auto:
+            return PasswordKept(in: "file", detail: "in \(store.path) (mode 0600): the Secret Service answered, but it has no login keyring "
+                                + "(\(said)); to keep the password there, \(Self.createLoginKeyring) and log in again; "
+                                + "to keep it in this file, set password_store = file")
         case .failure(let failure):
-            let unlock = failure == .locked ? "unlock it (Seahorse, or log in to the desktop) and log in again, or " : ""
+            let unlock = switch failure {
+            case .locked: "unlock it (Seahorse, or log in to the desktop) and log in again, or "
+            case .noLoginCollection: "\(Self.createLoginKeyring) and log in again, or "
+            default: ""
+            }
             throw .storage("cannot keep the password in the keyring: \(failure); \(unlock)set password_store = file to keep it in a 0600 file instead")
         }
     }
+
+    /// How a user makes the login collection: Seahorse's "New Password Keyring" named
+    /// login, or GNOME Keyring's own command, which makes it from a password it reads.
+    static let createLoginKeyring = "create it (Seahorse: a new password keyring named \"login\"; or `gnome-keyring-daemon --unlock`, which makes it from a password on standard input)"
 
     /// The keyring items registrations left at other backends still need for their deletion
     /// (`RetiredRegistrations`, which holds this keeper, answers).

@@ -8,6 +8,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NotifyProtocol
 
 /// The login notifyd acts as. The password stays out of every description.
 public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
@@ -60,10 +61,27 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
         if !user.isEmpty && user.utf8.allSatisfy(isAllowedInUserName) { return }
         guard !user.isEmpty else { throw .invalidArgument("the \(role) is empty") }
         guard !user.contains(":") else { throw .invalidArgument("a \(role) may not contain ':' (HTTP Basic authentication cannot carry it)") }
-        // The backend tags registrations `username:<user>`, and tags hold only these.
+        // The backend tags registrations `username:<user>`, and tags hold only these. The
+        // message names the rule's owner and the character in words: "''' is not allowed"
+        // told a user with an apostrophe in their name neither why nor what.
         if let bad = user.first(where: { !($0.isASCII && ($0.isLetter || $0.isNumber)) && !"_@#.-".contains($0) }) {
-            throw .invalidArgument("a \(role) may hold letters, digits and _ @ # . - only (the backend turns it into a tag); '\(bad)' is not allowed")
+            throw .invalidArgument("\"\(PrintableText.line(user))\" cannot be a \(role): the backend finds a user's devices by the tag username:<name>, "
+                                   + "and its tags allow only ASCII letters, digits and _ @ # . - in a name, not \(characterName(bad))")
         }
+    }
+}
+
+/// A character said in words where a quoted one would confuse: `'''`, `' '`.
+private func characterName(_ character: Character) -> String {
+    switch character {
+    case "'": return "an apostrophe (')"
+    case "\"": return "a double quote (\")"
+    case " ": return "a space"
+    default:
+        guard let scalar = character.unicodeScalars.first else { return "it" }
+        let code = "U+" + String(scalar.value, radix: 16, uppercase: true)
+        if scalar.properties.generalCategory == .control || scalar.properties.isWhitespace { return code }
+        return character.isASCII ? "\(character)" : "\(character) (\(code))"
     }
 }
 

@@ -25,8 +25,12 @@ import NotifyProtocol
 public struct SecretServiceKeyring: Sendable {
     public enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
         /// No Secret Service answers in this session (no D-Bus session, nothing providing
-        /// org.freedesktop.secrets, no login keyring, or no secret-tool); the reason.
+        /// org.freedesktop.secrets, or no secret-tool); the reason.
         case unavailable(String)
+        /// One answered, but has no login collection to store in: a keyring never set up,
+        /// as on a server or under a user manager without a desktop login. Told apart from
+        /// `unavailable` because the fix differs: create the collection. What secret-tool said.
+        case noLoginCollection(String)
         case locked
         /// No item for the account.
         case missing
@@ -36,6 +40,7 @@ public struct SecretServiceKeyring: Sendable {
         public var description: String {
             switch self {
             case .unavailable(let reason): "no Secret Service answers in this session (\(reason))"
+            case .noLoginCollection(let said): "the Secret Service answered, but it has no login keyring (collection \"login\") to keep it in (\(said))"
             case .locked: "the keyring is locked"
             case .missing: "the keyring holds no password for this login"
             case .failed(let said): "the keyring failed: \(said)"
@@ -177,6 +182,12 @@ public struct SecretServiceKeyring: Sendable {
     static func classify(_ output: Data, hiding secret: String?) -> Failure {
         let said = firstLine(output, hiding: secret)
         if said.contains("locked collection") { return .locked }
+        // secret-tool stores into the "login" alias, and a service without that collection
+        // answers for the object path it names, in quotes that LC_ALL=C turns into '?':
+        // said again here without them.
+        if said.contains("Object does not exist at path") && said.contains("/collection/login") {
+            return .noLoginCollection("no collection at /org/freedesktop/secrets/collection/login")
+        }
         let absent = ["was not provided by any .service files", "Cannot autolaunch D-Bus", "Could not connect",
                       "Object does not exist at path", "dbus-launch", "No such interface"]
         if absent.contains(where: { said.contains($0) }) { return .unavailable(said) }

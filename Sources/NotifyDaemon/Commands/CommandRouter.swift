@@ -32,7 +32,7 @@ struct CommandRouter: RequestHandler {
         self.info = info
         self.control = control
         self.settings = settings
-        let result = PingResult(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid)
+        let result = PingResult(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid, build: NotifydVersion.build)
         pingResult = Reply.encodedResult(result) ?? Array("{}".utf8)
         statusCopy = StatusCopy(changes: registrar.statusChanges)
     }

@@ -11,15 +11,19 @@ public struct ConfigCheck: Sendable, Equatable {
     public var report: [String]
     /// For standard error, one line each.
     public var problems: [String]
+    /// For standard error too, changing nothing: a key the file gives twice.
+    public var warnings: [String]
     /// The status a start would end with for the same settings: one problem, one status.
     public var status: Int32 { problems.isEmpty ? 0 : DaemonExitStatus.configuration }
 
     public init(settings: ResolvedSettings, problems settingProblems: [SettingProblem], configuration: DaemonConfiguration, environment: [String: String]) {
         problems = settingProblems.map(\.description)
             + [StateDirectoryCheck.problem(configuration.stateDirectory), LogFile.problem(settings.runtime.logFile)].compactMap { $0 }
+        warnings = settings.warnings
         let exists = FileManager.default.fileExists(atPath: settings.configPath)
         let absence = settings.configNamed ? " (missing)" : " (none; defaults apply)"
-        report = ["config file: \(settings.configPath)\(exists ? "" : absence)"]
+        let note = ConfigFile.isNullDevice(settings.configPath) ? " (empty; defaults apply)" : exists ? "" : absence
+        report = ["config file: \(settings.configPath)\(note)"]
             + settings.summary(environment: environment).map { "  " + $0 }
             + ["socket: \(configuration.socket.path)",
                "state directory: \(configuration.stateDirectory)",

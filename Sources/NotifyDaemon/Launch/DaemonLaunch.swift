@@ -70,6 +70,7 @@ public enum DaemonLaunch {
             configuration.restartCommand = "systemctl --user restart notifyd"
         }
         let logger = Logger.standardError(level: configuration.settings.logLevel) { logFile.isJournal }
+        for warning in settings.warnings { logger.warning(warning) }
         return .ready(configuration, logger)
     }
 

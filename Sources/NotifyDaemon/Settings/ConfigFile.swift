@@ -102,6 +102,32 @@ public enum ConfigFile {
         }
     }
 
+    /// Whether `path` is the null device, which stands for an empty config file, as with
+    /// `ssh -F /dev/null`: no settings from any file. It is a device, not a regular file, and
+    /// everyone may write it, so it is recognised before the checks that would refuse it.
+    public static func isNullDevice(_ path: String) -> Bool {
+        var info = stat()
+        var null = stat()
+        guard stat(path, &info) == 0, stat("/dev/null", &null) == 0 else { return false }
+        return (info.st_mode & S_IFMT) == S_IFCHR && (null.st_mode & S_IFMT) == S_IFCHR && info.st_rdev == null.st_rdev
+    }
+
+    /// One warning for each key the file gives again: the last line wins, as it always
+    /// did, but silently it hid an edit made further up. Names both lines.
+    public static func repeatedKeys(_ values: [SettingValue], path: String) -> [String] {
+        var first: [String: String] = [:]
+        var warnings: [String] = []
+        for value in values {
+            let line = value.origin.dropFirst(path.count + 1)
+            if let earlier = first[value.key] {
+                warnings.append(PrintableText.line("\(value.origin): \(value.key) is given again (first on line \(earlier)); this line's value is the one used"))
+            } else {
+                first[value.key] = String(line)
+            }
+        }
+        return warnings
+    }
+
     /// A line quoted in a message: enough to recognise it, not a screenful.
     private static func shortened(_ line: String) -> String {
         line.count > 80 ? line.prefix(80) + "…" : line

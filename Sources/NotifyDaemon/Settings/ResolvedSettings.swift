@@ -22,6 +22,8 @@ public struct ResolvedSettings: Sendable {
     public var configNamed = false
     public var origins: [String: String] = [:]
     public var values: [String: String] = [:]
+    /// What is worth saying but changes nothing: a key the file gives twice.
+    public var warnings: [String] = []
 
     /// Merges everything; `flags` are the values given on the command line. The socket is
     /// not among the settings: notifyctl reads no config file, so it is given the same way
@@ -34,22 +36,27 @@ public struct ResolvedSettings: Sendable {
         var problems: [SettingProblem] = []
         var values: [SettingValue] = []
 
-        do {
-            let parsed = ConfigFile.parse([UInt8](try readFile(configPath)), path: configPath)
-            values += parsed.values
-            problems += parsed.problems
-            if let unsafe = ConfigFileCheck.problem(configPath) {
-                problems.append(SettingProblem(origin: configPath, key: nil, message: unsafe))
-            }
-        } catch .missing {
-            if explicit { problems.append(SettingProblem(origin: configPath, key: nil, message: "the config file does not exist (it was named by --config or $NOTIFYD_CONFIG)")) }
-        } catch {
-            // Present but unusable, named or not: starting without the settings it holds
-            // would run notifyd with values the user did not mean. (A default file in a
-            // directory this user may not search, such as another user's home, is not seen
-            // to be there, and is as absent.)
-            if explicit || FileManager.default.fileExists(atPath: configPath) {
-                problems.append(SettingProblem(origin: configPath, key: nil, message: "the config file cannot be read: \(error)"))
+        // `--config /dev/null` is an empty config, as with `ssh -F /dev/null`: a device, and
+        // writable by all, it would fail the checks below that a real file must pass.
+        if !ConfigFile.isNullDevice(configPath) {
+            do {
+                let parsed = ConfigFile.parse([UInt8](try readFile(configPath)), path: configPath)
+                values += parsed.values
+                problems += parsed.problems
+                settings.warnings = ConfigFile.repeatedKeys(parsed.values, path: configPath)
+                if let unsafe = ConfigFileCheck.problem(configPath) {
+                    problems.append(SettingProblem(origin: configPath, key: nil, message: unsafe))
+                }
+            } catch .missing {
+                if explicit { problems.append(SettingProblem(origin: configPath, key: nil, message: "the config file does not exist (it was named by --config or $NOTIFYD_CONFIG)")) }
+            } catch {
+                // Present but unusable, named or not: starting without the settings it holds
+                // would run notifyd with values the user did not mean. (A default file in a
+                // directory this user may not search, such as another user's home, is not seen
+                // to be there, and is as absent.)
+                if explicit || FileManager.default.fileExists(atPath: configPath) {
+                    problems.append(SettingProblem(origin: configPath, key: nil, message: "the config file cannot be read: \(error)"))
+                }
             }
         }
         for key in SettingKey.all {
