@@ -50,6 +50,21 @@ import Testing
             #expect(reload.status == 0, "\(reload.output)\(reload.error)")
         }
 
+        /// A moves to B while A fails every deletion for now: the id of the registration
+        /// left there, to delete.
+        func moveToBWhileAFailsDeletions(commands: Bool) async throws -> String {
+            let id = try #require(a.registrations().first?.id)
+            try a.addFault(.init(route: .delete, status: 503, count: 1000))
+            try await moveTo(b, commands: commands)
+            return id
+        }
+
+        /// notifyd stopped, and started again on the same state and config.
+        func restart() async throws -> DaemonUnderTest {
+            #expect(await daemon.stop() == 0)
+            return try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config], stateDirectory: daemon.stateDirectory)
+        }
+
         /// Requests a backend refused for the password: another backend's was sent there.
         func refusals(at backend: DevBackendServer) -> [DevBackend.LoggedRequest] {
             backend.requests().filter { $0.status == 403 }
@@ -92,13 +107,10 @@ import Testing
     /// the command gives now.
     @Test func aDeletionWhosePasswordCameFromACommandIsNotMadeWithTheNextOne() async throws {
         let setup = try await Setup(commands: true)
-        let id = try #require(setup.a.registrations().first?.id)
-        try setup.a.addFault(.init(route: .delete, status: 503, count: 1000))
-        try await setup.moveTo(setup.b, commands: true)
+        let id = try await setup.moveToBWhileAFailsDeletions(commands: true)
         #expect(await eventually { setup.a.requests().contains { $0.method == "DELETE" } }, "a first attempt, with A's password")
-        #expect(await setup.daemon.stop() == 0)
+        let restarted = try await setup.restart()
         setup.a.clearFaults()
-        let restarted = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", setup.config], stateDirectory: setup.daemon.stateDirectory)
         #expect(await eventually { restarted.child.standardError.contains("cannot delete registration \(id) at \(setup.a.baseURL.absoluteString)") },
                 "\(restarted.child.standardError)")
         #expect(restarted.child.standardError.contains("stays there until deleted by hand"))
@@ -112,9 +124,7 @@ import Testing
     /// the file others could read is made private again with a warning.
     @Test func logoutSaysWhatItKeepsAndForgetsItOnRequest() async throws {
         let setup = try await Setup(commands: false)
-        let id = try #require(setup.a.registrations().first?.id)
-        try setup.a.addFault(.init(route: .delete, status: 503, count: 1000))
-        try await setup.moveTo(setup.b, commands: false)
+        let id = try await setup.moveToBWhileAFailsDeletions(commands: false)
         let retired = setup.daemon.stateDirectory + "/retired-registrations.json"
         #expect(await eventually { FileManager.default.fileExists(atPath: retired) })
 
@@ -126,8 +136,7 @@ import Testing
 
         // Someone's copy made it readable: repaired, and said, at the next start.
         #expect(chmod(retired, 0o644) == 0)
-        #expect(await setup.daemon.stop() == 0)
-        let restarted = try await DaemonUnderTest(backend: nil, extraArguments: ["--config", setup.config], stateDirectory: setup.daemon.stateDirectory)
+        let restarted = try await setup.restart()
         var info = stat()
         #expect(stat(retired, &info) == 0 && info.st_mode & 0o777 == 0o600)
         #expect(await eventually { restarted.child.standardError.contains("\(retired) could be read by others (mode 0644)") }, "\(restarted.child.standardError)")

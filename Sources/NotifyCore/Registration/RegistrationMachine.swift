@@ -207,10 +207,7 @@ public struct RegistrationMachine: Sendable {
             return [.persist] + backOff(finished, reason: "the backend lost the new registration id as well", retryAfter: nil, now: now)
 
         case (.delete(let id, _), .done), (.delete(let id, _), .failed(.gone)):
-            record.id = nil
-            record.idBackend = nil
-            record.registered = nil
-            record.registeredAt = nil
+            record.forgetId()
             lastDeletion = (finished.generation, .deleted(id: id))
             settle(finished.generation)
             return [.persist] + reconcile(now: now)
@@ -336,10 +333,7 @@ public struct RegistrationMachine: Sendable {
     private mutating func retireRecordedId() -> [RegistrationAction] {
         guard let id = record.id, let backend = record.idBackend else { return [] }
         let retired: [RegistrationAction] = [.retire(id: id, backend: backend, user: record.registered?.user), .persist]
-        record.id = nil
-        record.idBackend = nil
-        record.registered = nil
-        record.registeredAt = nil
+        record.forgetId()
         return retired
     }
 

@@ -51,6 +51,11 @@ public struct RegistrationRecord: Codable, Equatable, Sendable {
     /// What the backend last accepted, and when.
     public var registered: RegisteredTarget?
     public var registeredAt: Date?
+
+    /// The id was deleted, or handed over for deletion at its backend: nothing is cached of it.
+    mutating func forgetId() {
+        (id, idBackend, registered, registeredAt) = (nil, nil, nil, nil)
+    }
     /// The login (revision) the backend refused; no request is made with it again.
     public var refusedRevision: String?
     /// A registration the backend refused with a 4xx, and why; not retried unchanged.
