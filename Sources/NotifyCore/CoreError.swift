@@ -24,6 +24,8 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
     /// The login saved was made at `origin`, and the backend in force is at another one: a
     /// password goes only to the backend it was given for.
     case loginForAnotherBackend(user: String, origin: String, backend: String)
+    /// `outbox_max` messages wait already: this one is not accepted.
+    case outboxFull(waiting: Int, limit: Int, recipients: [String])
     /// The password command or systemd credential failed; tried again later.
     case passwordUnavailable(String)
     /// `login` was refused by the backend; the previous credentials stay in force.
@@ -67,6 +69,10 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
             return "queued by \(user) for \(backend), which notifyd no longer uses: sent once \(user) uses that backend again (a login there, or the backend setting back), or dropped with `notifyctl outbox --purge`"
         case .passwordUnavailable(let message):
             return message
+        case .outboxFull(let waiting, let limit, let recipients):
+            let whom = recipients.isEmpty ? "" : " for " + recipients.joined(separator: ", ")
+            return "the outbox is full: \(waiting) messages waiting\(whom) (outbox_max = \(limit)); this one was not queued, and none "
+                + "of those was dropped: send it again once they have gone out (`notifyctl outbox` says why they wait), or raise outbox_max"
         case .loginForAnotherBackend(let user, let origin, let backend):
             return "the login of \(user) is for \(origin), and notifyd now uses \(backend): its password goes only where it was given; "
                 + "log in there with `notifyctl login \(user)`"
@@ -104,6 +110,7 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .shuttingDown: code = .shuttingDown
         case .accountGone, .heldForBackend, .loginForAnotherBackend: code = .notLoggedIn
         case .passwordUnavailable: code = .internalError
+        case .outboxFull: code = .outboxFull
         case .loginRefused: code = .unauthorized
         case .loginUnchecked: code = .backendUnavailable
         case .loginSuperseded: code = .loginSuperseded

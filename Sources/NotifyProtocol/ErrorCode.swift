@@ -12,6 +12,8 @@ public struct ErrorCode: OpenEnumeration {
     public static let tooManyConnections = ErrorCode("too_many_connections")
     /// The message cannot fit the platform's payload limit once the backend wraps it.
     public static let messageTooLarge = ErrorCode("message_too_large")
+    /// `outbox_max` messages are queued already: this one was not accepted (none was dropped).
+    public static let outboxFull = ErrorCode("outbox_full")
 
     // What the daemon needs before it can act.
     public static let notLoggedIn = ErrorCode("not_logged_in")

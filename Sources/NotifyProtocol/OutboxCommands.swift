@@ -44,16 +44,19 @@ public struct OutboxSummary: Codable, Hashable, Sendable {
     /// Failed or expired after queueing, kept to be reported until purged.
     public var failed: Int
     public var nextAttemptAt: Date?
+    /// `outbox_max`: past `waiting` + `held` this many, `send` is refused. Absent from older daemons.
+    public var limit: Int?
 
-    public init(waiting: Int, held: Int, failed: Int, nextAttemptAt: Date? = nil) {
+    public init(waiting: Int, held: Int, failed: Int, nextAttemptAt: Date? = nil, limit: Int? = nil) {
         self.waiting = waiting
         self.held = held
         self.failed = failed
         self.nextAttemptAt = nextAttemptAt
+        self.limit = limit
     }
 
     enum CodingKeys: String, CodingKey {
-        case waiting, held, failed
+        case waiting, held, failed, limit
         case nextAttemptAt = "next_attempt_at"
     }
 }

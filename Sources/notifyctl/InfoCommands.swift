@@ -95,7 +95,10 @@ enum Status: Subcommand {
             let registeredAs = registration.registered.map(\.platform).flatMap { $0 != status.device.platform ? " (registered as \($0), android_name)" : nil }
             lines.append("platform:     \(status.device.platform)\(registeredAs ?? "")")
             lines.append("tags:         \(status.device.tags.isEmpty ? "(none)" : status.device.tags.joined(separator: " "))")
-            if let outbox = status.outbox { lines.append("outbox:       \(Self.describe(outbox))") }
+            if let outbox = status.outbox {
+                lines.append("outbox:       \(Self.describe(outbox))")
+                if let warning = Self.nearlyFull(outbox) { lines.append("              \(warning)") }
+            }
             if let offline = status.network?.offlineSince {
                 lines.append("network:      offline since \(TimeText.stamped(offline)): no route to the backend; retrying when the network comes back")
             }
@@ -120,6 +123,15 @@ enum Status: Subcommand {
 }
 
 extension Status {
+    /// A warning once the queue has reached 80% of `outbox_max`, before `send` is refused.
+    static func nearlyFull(_ outbox: OutboxSummary) -> String? {
+        guard let limit = outbox.limit, limit > 0 else { return nil }
+        let queued = outbox.waiting + outbox.held
+        guard queued * 5 >= limit * 4 else { return nil }
+        let state = queued >= limit ? "full" : "nearly full"
+        return "\(state): \(queued) of outbox_max \(limit) queued; send is refused at the bound (nothing queued is dropped)"
+    }
+
     static func describe(_ outbox: OutboxSummary) -> String {
         guard outbox.waiting + outbox.held + outbox.failed > 0 else { return "empty" }
         var parts = ["\(outbox.waiting) waiting"]

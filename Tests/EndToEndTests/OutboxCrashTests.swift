@@ -66,6 +66,37 @@ import NotifyTestSupport
         await first.cleanUp()
     }
 
+    /// `outbox_max` as a user meets it: `send` exits 1 saying the outbox is full, `status`
+    /// warns once it nears the bound, and what was queued stays queued across a restart.
+    @Test func aFullOutboxRefusesTheSendAndStatusWarnsBeforeIt() async throws {
+        let backend = DevBackendServer(options: .init(quiet: true))
+        try backend.start()
+        defer { backend.stop() }
+        try backend.addFault(.init(route: .send, status: 503))
+        let environment = ["NOTIFYD_OUTBOX_MAX": "5"]
+        let flags = ["--retry-min", "1h", "--retry-max", "1h"]
+        let first = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: flags, environment: environment)
+        try await first.logIn("alice")
+        for index in 1...3 { #expect(try await first.notifyctl(["send", "--to", "bob", "message \(index)"]).status == 4) }
+        #expect(!(try await first.notifyctl(["status"]).output.contains("outbox_max")), "3 of 5: no warning yet")
+        #expect(try await first.notifyctl(["send", "--to", "bob", "message 4"]).status == 4)
+        let near = try await first.notifyctl(["status"])
+        #expect(near.output.contains("nearly full: 4 of outbox_max 5 queued"), "\(near.output)")
+        #expect(try await first.notifyctl(["send", "--to", "bob", "message 5"]).status == 4)
+        let full = try await first.notifyctl(["send", "--to", "carol", "message 6"])
+        #expect(full.status == 1, "\(full.output)\(full.error)")
+        #expect(full.error.contains("the outbox is full: 5 messages waiting for bob (5) (outbox_max = 5)"), "\(full.error)")
+
+        #expect(await first.stop() == 0)
+        let second = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: flags, stateDirectory: first.stateDirectory,
+                                               environment: environment)
+        let again = try await second.notifyctl(["send", "--to", "carol", "message 6"])
+        #expect(again.status == 1 && again.error.contains("the outbox is full"), "still full after a restart: \(again.error)")
+        #expect(try await second.notifyctl(["--json", "outbox"]).output.components(separatedBy: "\"state\":\"queued\"").count - 1 == 5)
+        await second.cleanUp()
+        await first.cleanUp()
+    }
+
     /// contrib/tests/crash-loop, shortened: kill -9 at random moments while messages are
     /// queued behind a failing backend (503, dropped connections), in flight to a slow one
     /// or delivered, and while the token changes; after each restart every message that

@@ -18,7 +18,7 @@ import NotifyTestSupport
 
     @Test func statusCountsWhatWaitsAndWhenItIsTriedNext() async throws {
         let fixture = try await Self.loggedIn()
-        #expect(try await fixture.status().outbox == OutboxSummary(waiting: 0, held: 0, failed: 0))
+        #expect(try await fixture.status().outbox == OutboxSummary(waiting: 0, held: 0, failed: 0, limit: RuntimeSettings.defaultOutboxMax))
         try fixture.backend.addFault(.init(route: .send, status: 503))
         _ = try await fixture.call(SendCommand(to: "bob", message: "one"))
         _ = try await fixture.call(SendCommand(to: "carol", message: "two"))
@@ -27,6 +27,33 @@ import NotifyTestSupport
         #expect(outbox.held == 0)
         #expect(outbox.failed == 0)
         #expect(outbox.nextAttemptAt != nil)
+        await fixture.stop()
+    }
+
+    /// Past `outbox_max`, a send is refused with whom the queue waits for, and nothing
+    /// queued is dropped: once the backend is back, those go out, and there is room again.
+    @Test func pastTheBoundASendIsRefusedAndNothingQueuedIsDropped() async throws {
+        let fixture = try await DaemonFixture(settings: RuntimeSettings.fast {
+            $0.retry = Backoff(initial: 3600, multiplier: 2, maximum: 3600)
+            $0.outboxMax = 3
+        })
+        _ = try await fixture.login()
+        try fixture.backend.addFault(.init(route: .send, status: 503))
+        for (to, text) in [("bob", "one"), ("carol", "two"), ("bob", "three")] {
+            #expect(try await fixture.call(SendCommand(to: to, message: text)).deliveries.first?.state == .queued)
+        }
+        #expect(try await fixture.status().outbox?.limit == 3)
+        let refused = try await fixture.callExpectingError(SendCommand(to: "dave", message: "four"))
+        #expect(refused.code == .outboxFull)
+        #expect(refused.message.contains("the outbox is full: 3 messages waiting for bob (2), carol (1) (outbox_max = 3)"), "\(refused.message)")
+        #expect(try await fixture.call(OutboxCommand()).deliveries.compactMap(\.preview) == ["one", "two", "three"], "none dropped")
+
+        fixture.backend.clearFaults()
+        #expect(try await fixture.call(OutboxRetryCommand()).retried == 3)
+        #expect(await eventually { fixture.backend.pushes().count == 3 })
+        #expect(fixture.backend.pushes().compactMap(\.displayedText).sorted() == ["From alice: one", "From alice: three", "From alice: two"])
+        #expect(await eventually { (try? await fixture.call(OutboxCommand()).deliveries.isEmpty) == true })
+        #expect(try await fixture.call(SendCommand(to: "dave", message: "four")).deliveries.first?.state == .delivered, "room again")
         await fixture.stop()
     }
 

@@ -14,6 +14,9 @@ struct GroupCommit {
     private var failures: [String: CoreError] = [:]
     private var waiters: [Int: [CheckedContinuation<Void, Never>]] = [:]
 
+    /// The copies gathered for the next batches, not queued yet.
+    var gathered: Int { collecting.reduce(0) { $0 + $1.copies.count } }
+
     /// The copies of one message (one per platform), to be written in the same batch.
     mutating func collect(_ copies: [Delivery]) {
         collecting.append((copies, copies.reduce(0) { $0 + OutboxEntryRecord.sizeBound(of: $1) }))

@@ -61,7 +61,7 @@ extension Outbox {
         let held = queue.queued.filter { queue.paused || queue.isHeld($0) }
         let waiting = queue.queued.filter { !queue.paused && !queue.isHeld($0) }
         return OutboxSummary(waiting: waiting.count, held: held.count, failed: queue.dead.count,
-                             nextAttemptAt: waiting.compactMap(\.nextAttemptAt).min())
+                             nextAttemptAt: waiting.compactMap(\.nextAttemptAt).min(), limit: settings[\.outboxMax])
     }
 
     /// The delivery `given` names: its id, or the id's number as people read it off the

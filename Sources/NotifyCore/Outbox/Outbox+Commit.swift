@@ -31,6 +31,7 @@ extension Outbox {
         guard !stopped else { throw .shuttingDown }
         let platforms = distinctAtTheBackend(platforms)
         try checkSize(message, sender: account.user, platforms: platforms)
+        try checkRoom(for: platforms.count)
         let now = clock.now()
         // `outbox_expiry` as it is now: a reload changes it for the messages accepted after it.
         let expiry = settings[\.outboxExpiry]
@@ -53,6 +54,19 @@ extension Outbox {
         }
         logger.info("outbox: queued a message to \(to) for \(platforms.map(\.rawValue).joined(separator: ","))")
         return ids
+    }
+
+    /// Refuses a message whose copies would take the outbox past `outbox_max`, naming whom
+    /// the messages already there wait for; nothing accepted is dropped for it.
+    private func checkRoom(for copies: Int) throws(CoreError) {
+        let limit = settings[\.outboxMax]
+        let waiting = queue.queued.count + commits.gathered
+        guard waiting + copies > limit else { return }
+        var perRecipient: [String: Int] = [:]
+        for delivery in queue.queued { perRecipient[delivery.to, default: 0] += 1 }
+        let most = perRecipient.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        let named = most.prefix(3).map { "\($0.key) (\($0.value))" } + (most.count > 3 ? ["\(most.count - 3) more"] : [])
+        throw .outboxFull(waiting: waiting, limit: limit, recipients: named)
     }
 
     /// Returns once the deliveries `submit` returned are on disk and queued, or throws

@@ -23,6 +23,12 @@ public struct RuntimeSettings: Sendable, Equatable {
     public var requestTimeout: Double
     /// `outbox_expiry`: seconds a message accepted now is retried before it expires.
     public var outboxExpiry: Double
+    /// `outbox_max`: the queued messages (each platform's copy counts) past which `send` is
+    /// refused, so that a backend away for days, or a script sending in a loop, cannot
+    /// grow the outbox without end.
+    public var outboxMax: Int
+    public static let defaultOutboxMax = 10_000
+    public static let largestOutboxMax = 1_000_000
     /// `max_connections`: backend requests under way at once, each on a connection of its own.
     public var maxConnections: Int
     /// `keep_alive`: seconds an unused connection to the backend is kept for the next
@@ -53,7 +59,8 @@ public struct RuntimeSettings: Sendable, Equatable {
 
     public init(backend: String? = nil, allowInsecureHTTP: Bool = false, platform: Platform = .apns, sendPlatforms: [Platform] = [.apns],
                 androidName: Platform = .fcmv1, escaping: NotificationText.Escaping = .tutorial, policy: RegistrationPolicy = RegistrationPolicy(),
-                requestTimeout: Double = 30, outboxExpiry: Double = 7 * 86400, maxConnections: Int = RuntimeSettings.defaultConnections,
+                requestTimeout: Double = 30, outboxExpiry: Double = 7 * 86400, outboxMax: Int = RuntimeSettings.defaultOutboxMax,
+                maxConnections: Int = RuntimeSettings.defaultConnections,
                 keepAlive: Double = RuntimeSettings.defaultKeepAlive, passwordSource: PasswordSource = .stored, passwordTimeout: Double = 60,
                 passwordStore: PasswordStore = .auto, keyringTool: String = "", logLevel: LogLevel = .notice, logFile: String? = nil) {
         self.backend = backend
@@ -65,6 +72,7 @@ public struct RuntimeSettings: Sendable, Equatable {
         self.policy = policy
         self.requestTimeout = requestTimeout
         self.outboxExpiry = outboxExpiry
+        self.outboxMax = outboxMax
         self.maxConnections = maxConnections
         self.keepAlive = keepAlive
         self.passwordSource = passwordSource

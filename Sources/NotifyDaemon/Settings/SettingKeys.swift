@@ -93,6 +93,15 @@ struct SettingKey: Sendable {
         SettingKey(name: "outbox_expiry", flag: nil, summary: "how long an undelivered message is retried", defaultText: "7d") { settings, value throws(SettingError) in
             settings.runtime.outboxExpiry = try duration(value, atLeast: 1)
         },
+        SettingKey(name: "outbox_max", flag: nil, summary: "queued messages past which send is refused (each platform's copy counts)",
+                   defaultText: "\(RuntimeSettings.defaultOutboxMax)") { settings, value throws(SettingError) in
+            let digits = value.trimmingSpaces()
+            guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  let count = Int(digits), (1...RuntimeSettings.largestOutboxMax).contains(count) else {
+                throw SettingError("must be a whole number from 1 to \(RuntimeSettings.largestOutboxMax), not '\(value)'")
+            }
+            settings.runtime.outboxMax = count
+        },
         SettingKey(name: "max_connections", flag: nil, summary: "most connections to the backend at once (HTTP/2: 100 requests each)",
                    defaultText: "\(RuntimeSettings.defaultConnections)") { settings, value throws(SettingError) in
             let digits = value.trimmingSpaces()
