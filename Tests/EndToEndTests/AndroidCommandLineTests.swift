@@ -60,7 +60,9 @@ import Testing
 
         let port = before.port
         let updated = DevBackendServer(options: .init(port: port, androidPlatformName: .fcmv1, quiet: true), sameHubAs: before)
-        before.stop()
+        try await offThePool { before.stop() }
+        // Kept from other tests' servers until the updated backend takes it.
+        try await HeldPort.hold(port).release()
         try updated.start()
         defer { updated.stop() }
         let new = try await Self.daemon(at: updated, androidName: nil, stateDirectory: old.stateDirectory)

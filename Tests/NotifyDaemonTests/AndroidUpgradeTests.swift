@@ -27,6 +27,8 @@ import NotifyTestSupport
         options.port = before.backend.port
         let updated = DevBackendServer(options: options, sameHubAs: before.backend)
         try await offThePool { before.backend.stop() }
+        // Free once no child being spawned holds a copy of the old listener.
+        try await HeldPort.hold(options.port).release()
         try updated.start()
         defer { updated.stop() }
 

@@ -1,15 +1,18 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A loopback port kept bound, not listening, while a backend that used it is down: a
 /// connect to it is refused, as to a stopped backend, and the kernel hands the port to no
 /// other test's server (one that asks for any free port) before the backend comes back.
-final class HeldPort: Sendable {
+public final class HeldPort: Sendable {
     private let fd: Int32
 
     /// Holds `port` once the backend that listened on it has let it go: a child another
     /// thread is spawning may hold a copy of the listener until it runs its program (a
     /// traced one, for a long moment), and the port is busy meanwhile.
-    static func hold(_ port: Int) async throws -> HeldPort {
+    public static func hold(_ port: Int) async throws -> HeldPort {
         var lastError: any Error = POSIXError(.EADDRINUSE)
         for _ in 0..<200 {
             do {
@@ -41,7 +44,7 @@ final class HeldPort: Sendable {
     }
 
     /// Lets the port go, for the backend to listen on it again at once.
-    func release() {
+    public func release() {
         close(fd)
     }
 }
