@@ -95,17 +95,64 @@ public struct OutboxCommand: NotifyCommand {
     public static let name = "outbox"
     public typealias Result = OutboxResult
     public var purge: Bool?
-    public init(purge: Bool? = nil) { self.purge = purge }
+    /// A page: at most `limit` entries, those after the id `after` (in id order), with the
+    /// counts per recipient. Without `limit`, every entry, as a script reads them.
+    public var limit: Int?
+    public var after: String?
+
+    public init(purge: Bool? = nil, limit: Int? = nil, after: String? = nil) {
+        self.purge = purge
+        self.limit = limit
+        self.after = after
+    }
 }
 
 public struct OutboxResult: Codable, Hashable, Sendable {
     public var deliveries: [DeliveryStatus]
     /// How many failed or expired entries `purge` removed.
     public var purged: Int?
+    /// For a page (`limit`): the entries in all, the id to give as `after` for the next
+    /// page (absent at the end), and the counts per recipient.
+    public var total: Int?
+    public var nextAfter: String?
+    public var recipients: [OutboxRecipient]?
 
-    public init(deliveries: [DeliveryStatus], purged: Int? = nil) {
+    public init(deliveries: [DeliveryStatus], purged: Int? = nil, total: Int? = nil, nextAfter: String? = nil, recipients: [OutboxRecipient]? = nil) {
         self.deliveries = deliveries
         self.purged = purged
+        self.total = total
+        self.nextAfter = nextAfter
+        self.recipients = recipients
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case deliveries, purged, total, recipients
+        case nextAfter = "next_after"
+    }
+}
+
+/// What the outbox holds for one recipient: counts by state, its oldest message, and
+/// when notifyd tries next.
+public struct OutboxRecipient: Codable, Hashable, Sendable {
+    public var to: String
+    public var waiting: Int
+    public var held: Int
+    public var failed: Int
+    public var oldest: Date
+    public var nextAttemptAt: Date?
+
+    public init(to: String, waiting: Int, held: Int, failed: Int, oldest: Date, nextAttemptAt: Date? = nil) {
+        self.to = to
+        self.waiting = waiting
+        self.held = held
+        self.failed = failed
+        self.oldest = oldest
+        self.nextAttemptAt = nextAttemptAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case to, waiting, held, failed, oldest
+        case nextAttemptAt = "next_attempt_at"
     }
 }
 

@@ -79,18 +79,27 @@ enum Send: Subcommand {
 enum Outbox: Subcommand {
     static let name = "outbox"
     static let summary = "list, retry or cancel messages waiting to be sent"
-    static let options = [CommandOption(name: "--purge", value: nil, summary: "forget the failed and expired messages")]
+    static let options = [CommandOption(name: "--purge", value: nil, summary: "forget the failed and expired messages"),
+                          CommandOption(name: "--limit", value: "N", summary: "list at most N messages (default 20)"),
+                          CommandOption(name: "--after", value: "ID", summary: "list the messages after ID (the next page)"),
+                          CommandOption(name: "--all", value: nil, summary: "list every message, without the counts")]
     static let operand = CommandOperand.actions([("retry", "try waiting messages now (or only ID)"), ("cancel", "remove one message without sending it")])
     static let help = """
-        usage: notifyctl outbox [--purge]
+        usage: notifyctl outbox [--purge] [--limit N] [--after ID | --all]
                notifyctl outbox retry [ID]
                notifyctl outbox cancel ID
 
         Lists the messages notifyd has accepted but not delivered yet (why, and when it
-        tries next), and those that failed or expired after they were queued.
+        tries next), and those that failed or expired after they were queued: first a
+        line per recipient (how many wait, are held or failed, the oldest, the next
+        attempt), then the first 20 messages, and how to see the next ones.
 
           --purge      forget the failed and expired ones, and those held for an account
                        that is no longer logged in
+          --limit N    list at most N messages (default 20)
+          --after ID   list the messages after ID: the next page, as the listing says
+          --all        list every message, one after another, without the counts (for
+                       scripts: with --json, the whole outbox)
           retry [ID]   try the waiting messages now (or only ID, and those queued with it
                        for the same recipient and platform), also those held until the
                        next login
@@ -108,17 +117,42 @@ enum Outbox: Subcommand {
         default: break
         }
         let parsed = try parse(arguments, positionals: 0...0)
-        let result = try context.call(OutboxCommand(purge: parsed.flags.contains("--purge") ? true : nil), timeout: 10)
+        let all = parsed.flags.contains("--all")
+        var limit: Int?
+        if !all {
+            let text = parsed.options["--limit"] ?? "20"
+            guard let count = Int(text), count >= 1 else { throw CommandFailure(.usage, "outbox: --limit takes a whole number from 1, not '\(text)'") }
+            limit = count
+        } else if parsed.options["--limit"] != nil || parsed.options["--after"] != nil {
+            throw CommandFailure(.usage, "outbox: --all lists every message; it goes with neither --limit nor --after")
+        }
+        let command = OutboxCommand(purge: parsed.flags.contains("--purge") ? true : nil, limit: limit, after: all ? nil : parsed.options["--after"])
+        let result = try context.call(command, timeout: 10)
         guard !context.json else { return .done }
         if let purged = result.purged { Terminal.out("Forgot \(Plural.count(purged, "failed or expired message")).") }
-        if result.deliveries.isEmpty {
+        if result.total ?? result.deliveries.count == 0 {
             Terminal.out("The outbox is empty.")
+        }
+        for recipient in result.recipients ?? [] {
+            Terminal.out(PrintableText.line(describe(recipient)))
         }
         for delivery in result.deliveries {
             let preview = delivery.preview.map { " \"\($0)\"" } ?? ""
             Terminal.out(PrintableText.line("\(delivery.id)\(preview)") + "\n  " + DeliveryText.line(delivery))
         }
+        if let next = result.nextAfter, let total = result.total {
+            Terminal.out("… \(total) in all: `notifyctl outbox --after \(next)` lists the next ones, `--all` every one.")
+        }
         return .done
+    }
+
+    /// One recipient's line: "bob: 3 waiting, 1 held, 0 failed; oldest …, next attempt …".
+    private static func describe(_ recipient: OutboxRecipient) -> String {
+        var parts = ["\(recipient.waiting) waiting"]
+        if recipient.held > 0 { parts.append("\(recipient.held) held") }
+        if recipient.failed > 0 { parts.append("\(recipient.failed) failed") }
+        let next = recipient.nextAttemptAt.map { ", next attempt \(TimeText.relative($0))" } ?? ""
+        return "\(recipient.to): " + parts.joined(separator: ", ") + "; oldest \(TimeText.stamped(recipient.oldest))" + next
     }
 
     private static func retry(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {

@@ -93,6 +93,13 @@ import NotifyTestSupport
         let again = try await second.notifyctl(["send", "--to", "carol", "message 6"])
         #expect(again.status == 1 && again.error.contains("the outbox is full"), "still full after a restart: \(again.error)")
         #expect(try await second.notifyctl(["--json", "outbox"]).output.components(separatedBy: "\"state\":\"queued\"").count - 1 == 5)
+        // Listed by pages, with a line for the recipient.
+        let page = try await second.notifyctl(["outbox", "--limit", "2"])
+        #expect(page.output.contains("bob: 5 waiting; oldest "), "\(page.output)")
+        #expect(page.output.components(separatedBy: "\n  ").count - 1 == 2, "two messages: \(page.output)")
+        #expect(page.output.contains("5 in all: `notifyctl outbox --after "), "\(page.output)")
+        let all = try await second.notifyctl(["outbox", "--all"])
+        #expect(all.output.components(separatedBy: "\n  ").count - 1 == 5 && !all.output.contains("bob: 5 waiting"), "\(all.output)")
         await second.cleanUp()
         await first.cleanUp()
     }

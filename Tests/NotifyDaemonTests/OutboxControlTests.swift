@@ -57,6 +57,30 @@ import NotifyTestSupport
         await fixture.stop()
     }
 
+    /// A page of the outbox: at most `limit` entries in id order, where the next page
+    /// starts, and the counts per recipient that stand for the rest; without `limit`,
+    /// every entry, as before.
+    @Test func theOutboxIsListedByPagesWithCountsPerRecipient() async throws {
+        let fixture = try await Self.loggedIn()
+        try fixture.backend.addFault(.init(route: .send, status: 503))
+        for index in 1...5 { _ = try await fixture.call(SendCommand(to: index % 2 == 0 ? "carol" : "bob", message: "m\(index)")) }
+        let first = try await fixture.call(OutboxCommand(limit: 2))
+        #expect(first.deliveries.compactMap(\.preview) == ["m1", "m2"])
+        #expect(first.total == 5)
+        let next = try #require(first.nextAfter)
+        #expect(first.recipients?.map(\.to) == ["bob", "carol"])
+        #expect(first.recipients?.map(\.waiting) == [3, 2])
+        #expect(first.recipients?.allSatisfy { $0.nextAttemptAt != nil } == true)
+        let second = try await fixture.call(OutboxCommand(limit: 2, after: next))
+        #expect(second.deliveries.compactMap(\.preview) == ["m3", "m4"])
+        let last = try await fixture.call(OutboxCommand(limit: 2, after: try #require(second.nextAfter)))
+        #expect(last.deliveries.compactMap(\.preview) == ["m5"])
+        #expect(last.nextAfter == nil, "the end")
+        let everything = try await fixture.call(OutboxCommand())
+        #expect(everything.deliveries.count == 5 && everything.total == nil && everything.recipients == nil)
+        await fixture.stop()
+    }
+
     @Test func messagesHeldForCredentialsAreCountedApart() async throws {
         let fixture = try await DaemonFixture()
         _ = try await fixture.login()

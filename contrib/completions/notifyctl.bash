@@ -60,6 +60,14 @@ _notifyctl() {
             compopt -o nospace 2>/dev/null
             return
             ;;
+        --limit)
+            # nothing to offer: the value is the user's own
+            return
+            ;;
+        --after)
+            # nothing to offer: the value is the user's own
+            return
+            ;;
     esac
 
     if [[ -z $command ]]; then
@@ -84,7 +92,7 @@ _notifyctl() {
                 COMPREPLY=($(compgen -W "retry cancel" -- "$cur"))
                 return
             fi
-            options="--purge"
+            options="--purge --limit --after --all"
             ;;
         stop) options="--timeout" ;;
         completion)

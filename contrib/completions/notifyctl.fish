@@ -101,6 +101,9 @@ complete -c notifyctl -n '__notifyctl_using send' -l timeout -x -d 'Seconds to w
 
 # outbox
 complete -c notifyctl -n '__notifyctl_using outbox' -l purge -d 'Forget the failed and expired messages'
+complete -c notifyctl -n '__notifyctl_using outbox' -l limit -x -d 'List at most N messages (default 20)'
+complete -c notifyctl -n '__notifyctl_using outbox' -l after -x -d 'List the messages after ID (the next page)'
+complete -c notifyctl -n '__notifyctl_using outbox' -l all -d 'List every message, without the counts'
 complete -c notifyctl -n '__notifyctl_using outbox' -a retry -d 'Try waiting messages now (or only ID)'
 complete -c notifyctl -n '__notifyctl_using outbox' -a cancel -d 'Remove one message without sending it'
 

@@ -44,6 +44,36 @@ extension Outbox {
         (queue.queued + queue.dead).map(status)
     }
 
+    /// `outbox` with a `limit`: the entries after the id `after`, in id order (an id
+    /// delivered meanwhile still marks the place), at most `limit` of them, with the
+    /// counts per recipient that stand in for the rest.
+    public func page(limit: Int, after: String?) -> OutboxResult {
+        let all = (queue.queued + queue.dead).sorted { $0.id < $1.id }
+        let rest = after.map { after in all.drop { $0.id <= after } } ?? all[...]
+        let page = rest.prefix(max(0, limit))
+        let more = rest.count > page.count
+        return OutboxResult(deliveries: page.map(status), total: all.count, nextAfter: more ? page.last?.id : nil,
+                            recipients: recipients(all))
+    }
+
+    private func recipients(_ deliveries: [Delivery]) -> [OutboxRecipient] {
+        var byRecipient: [String: OutboxRecipient] = [:]
+        for delivery in deliveries {
+            var entry = byRecipient[delivery.to] ?? OutboxRecipient(to: delivery.to, waiting: 0, held: 0, failed: 0, oldest: delivery.createdAt)
+            if delivery.state != .queued {
+                entry.failed += 1
+            } else if queue.paused || queue.isHeld(delivery) {
+                entry.held += 1
+            } else {
+                entry.waiting += 1
+                if let next = delivery.nextAttemptAt { entry.nextAttemptAt = min(entry.nextAttemptAt ?? next, next) }
+            }
+            entry.oldest = min(entry.oldest, delivery.createdAt)
+            byRecipient[delivery.to] = entry
+        }
+        return byRecipient.values.sorted { $0.to < $1.to }
+    }
+
     /// Forgets failed and expired entries, and those held for an account that is gone.
     public func purge() async -> Int {
         let purged = queue.purgeDead()

@@ -150,7 +150,10 @@ struct CommandRouter: RequestHandler {
             case OutboxCommand.name:
                 let command = try decode(OutboxCommand.self)
                 let purged = command.purge == true ? await outbox.purge() : nil
-                return .now(Reply.success(id, OutboxResult(deliveries: await outbox.list(), purged: purged)))
+                guard let limit = command.limit else { return .now(Reply.success(id, OutboxResult(deliveries: await outbox.list(), purged: purged))) }
+                var page = await outbox.page(limit: limit, after: command.after)
+                page.purged = purged
+                return .now(Reply.success(id, page))
             case OutboxRetryCommand.name:
                 let command = try decode(OutboxRetryCommand.self)
                 return .now(Reply.success(id, OutboxRetryResult(retried: try await outbox.retry(command.delivery))))
