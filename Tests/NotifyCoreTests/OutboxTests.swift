@@ -100,7 +100,8 @@ struct OutboxTests {
     @Test func theOutboxSaysOnceWhenABurstHasGoneOut() async throws {
         let fixture = try await Fixture()
         let ids = try await fixture.acceptedBurstWithTheFirstHeld(3)
-        try await Task.sleep(for: .milliseconds(50))
+        // A turn of the outbox after the first went out: all three are still its own.
+        #expect(await fixture.outbox.list().count == 3)
         #expect(fixture.emptied.value == 0, "the first is still being sent")
         fixture.backend.release()
         let statuses = await fixture.outbox.wait(for: ids, untilFinal: true, timeout: 10)
@@ -144,7 +145,8 @@ struct OutboxTests {
         let fixture = try await Fixture()
         let ids = try await fixture.acceptedBurstWithTheFirstHeld(3)
         let behind = LaterAnswer(fixture, Array(ids.dropFirst()))
-        try await Task.sleep(for: .milliseconds(50))
+        // Waiting, so not answered on arrival; and nothing but the held send can answer it now.
+        #expect(await eventually { await fixture.outbox.waiters.all.count == 1 }, "the first is still being sent")
         #expect(behind.value == nil, "the first is still being sent")
 
         // The first fails for now: the two behind it wait for its retry, and their
@@ -159,7 +161,8 @@ struct OutboxTests {
         let fixture = try await Fixture()
         let ids = try await fixture.acceptedBurstWithTheFirstHeld(2)
         let second = LaterAnswer(fixture, [ids[1]])
-        try await Task.sleep(for: .milliseconds(50))
+        // Waiting, so not answered on arrival; and nothing but the held send can answer it now.
+        #expect(await eventually { await fixture.outbox.waiters.all.count == 1 })
         #expect(second.value == nil)
 
         // Carol logs in and sends before the outbox heard of the login: alice's second
