@@ -1,5 +1,5 @@
 import Foundation
-import NotifyCore
+@testable import NotifyCore
 @testable import NotifyDaemon
 import NotifyProtocol
 import NotifyTestSupport
@@ -22,7 +22,9 @@ import Testing
         fixture.daemon.recovery.attach(.outbox, wake: { _ in wakes.add(1, ordering: .relaxed) })
         fixture.daemon.recovery.setWaiting(.outbox, true)
         fixture.daemon.recovery.backendAnswered(fixture.backend.baseURL.absoluteString)
-        try await Task.sleep(for: .milliseconds(200))
+        // A wake starts within backendAnswered or not at all, and counts as running until
+        // it has woken its part: none running now, and none done, means none started.
+        #expect(fixture.daemon.recovery.wakesRunning == 0, "the recovery started a wake after the stop")
         #expect(wakes.load(ordering: .relaxed) == 0, "the recovery woke a part after the stop")
     }
 }
