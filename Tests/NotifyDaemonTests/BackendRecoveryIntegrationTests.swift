@@ -55,7 +55,7 @@ import Testing
         #expect(try await fixture.call(SendCommand(to: "carol", message: "went through")).deliveries.first?.state == .delivered)
         // Carol's delivery started the wakes it brings before her sender heard: once they
         // have ended, the outbox has taken them in, and bob's wait is what they left.
-        #expect(await eventually { fixture.daemon.recovery.wakesRunning == 0 })
+        #expect(await eventually { fixture.daemon.recovery.wakes.running == 0 })
         let waiting = try await fixture.call(OutboxCommand()).deliveries
         #expect(waiting.map(\.to) == ["bob"], "the backend's Retry-After is kept")
         #expect(waiting.first.flatMap(\.nextAttemptAt).map { $0.timeIntervalSinceNow > 1800 } == true,

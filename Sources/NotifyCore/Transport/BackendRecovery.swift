@@ -102,8 +102,9 @@ public final class BackendRecovery: Sendable {
 
     private var watch: ReachabilityWatch? { reachability.withLock { $0 } }
 
-    /// Wakes started and not yet ended: none once every part woken has taken its wake in.
-    var wakesRunning: Int { wakesUnderWay.count }
+    /// Wakes started so far, and those not yet ended: none runs once every part woken has
+    /// taken its wake in.
+    var wakes: (started: Int, running: Int) { (wakesUnderWay.started, wakesUnderWay.count) }
 
     /// The reachability watch's loops begun and still running (see `ReachabilityWatch.loops`).
     var reachabilityLoops: (begun: Int, running: Int) { watch?.loops ?? (0, 0) }
