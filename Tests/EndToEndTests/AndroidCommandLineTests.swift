@@ -61,6 +61,10 @@ import Testing
         let port = before.port
         let updated = DevBackendServer(options: .init(port: port, androidPlatformName: .fcmv1, quiet: true), sameHubAs: before)
         before.stop()
+        // The port is busy for as long as a child spawned meanwhile holds a copy of the old
+        // listener (until it runs its program): taken over once free, as HeldPort does.
+        let held = try await HeldPort.hold(port)
+        held.release()
         try updated.start()
         defer { updated.stop() }
         let new = try await Self.daemon(at: updated, androidName: nil, stateDirectory: old.stateDirectory)
