@@ -32,6 +32,9 @@ public final class TrackedTasks: Sendable {
     /// How many run now.
     public var count: Int { state.withLock { $0.running.count } }
 
+    /// How many were ever started.
+    public var started: Int { state.withLock { $0.next } }
+
     /// Starts nothing more, and returns once every task started has ended.
     public func stopAndWait() async {
         for task in stop() { await task.value }

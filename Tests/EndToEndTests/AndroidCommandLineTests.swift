@@ -61,7 +61,8 @@ import Testing
         let port = before.port
         let updated = DevBackendServer(options: .init(port: port, androidPlatformName: .fcmv1, quiet: true), sameHubAs: before)
         try await offThePool { before.stop() }
-        // Kept from other tests' servers until the updated backend takes it.
+        // The port is busy for as long as a child spawned meanwhile holds a copy of the old
+        // listener (until it runs its program): taken over once free, as HeldPort does.
         try await HeldPort.hold(port).release()
         try updated.start()
         defer { updated.stop() }

@@ -57,6 +57,10 @@ struct OutboxTests {
             return ids
         }
 
+        var nothingUnderWay: Bool {
+            get async { await outbox.nothingUnderWay }
+        }
+
         var files: [String] { (try? FileManager.default.contentsOfDirectory(atPath: directory.file("outbox")).sorted()) ?? [] }
 
         deinit { directory.remove() }
@@ -100,7 +104,8 @@ struct OutboxTests {
     @Test func theOutboxSaysOnceWhenABurstHasGoneOut() async throws {
         let fixture = try await Fixture()
         let ids = try await fixture.acceptedBurstWithTheFirstHeld(3)
-        try await Task.sleep(for: .milliseconds(50))
+        // A turn of the outbox after the first went out: all three are still its own.
+        #expect(await fixture.outbox.list().count == 3)
         #expect(fixture.emptied.value == 0, "the first is still being sent")
         fixture.backend.release()
         let statuses = await fixture.outbox.wait(for: ids, untilFinal: true, timeout: 10)
@@ -144,7 +149,8 @@ struct OutboxTests {
         let fixture = try await Fixture()
         let ids = try await fixture.acceptedBurstWithTheFirstHeld(3)
         let behind = LaterAnswer(fixture, Array(ids.dropFirst()))
-        try await Task.sleep(for: .milliseconds(50))
+        // Waiting, so not answered on arrival; and nothing but the held send can answer it now.
+        #expect(await eventually { await fixture.outbox.waiters.all.count == 1 }, "the first is still being sent")
         #expect(behind.value == nil, "the first is still being sent")
 
         // The first fails for now: the two behind it wait for its retry, and their
@@ -159,7 +165,8 @@ struct OutboxTests {
         let fixture = try await Fixture()
         let ids = try await fixture.acceptedBurstWithTheFirstHeld(2)
         let second = LaterAnswer(fixture, [ids[1]])
-        try await Task.sleep(for: .milliseconds(50))
+        // Waiting, so not answered on arrival; and nothing but the held send can answer it now.
+        #expect(await eventually { await fixture.outbox.waiters.all.count == 1 })
         #expect(second.value == nil)
 
         // Carol logs in and sends before the outbox heard of the login: alice's second
@@ -199,7 +206,7 @@ struct OutboxTests {
         await #expect(throws: CoreError.self) { try await fixture.send("hello", [.apns, .fcm]) }
         #expect(await fixture.outbox.list().isEmpty)
         #expect(fixture.files == ["batch-0000000002-fcm.json"], "nothing but the blocker")
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await fixture.nothingUnderWay, "a copy is being sent")
         #expect(fixture.backend.calls.isEmpty, "no copy went out")
 
         try FileManager.default.removeItem(atPath: blocker)
@@ -228,14 +235,14 @@ struct OutboxTests {
         #expect(fixture.backend.calls.count == 4, "sent while it was being written")
         #expect(await fixture.outbox.list().isEmpty)
         #expect(fixture.files == ["batch-0000000004-fcm.json"], "nothing but the blocker")
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await fixture.nothingUnderWay, "being sent again")
         #expect(fixture.backend.calls.count == 4, "not sent again")
 
         // The next write fails too: this time nothing goes before it.
         let second = fixture.directory.file("outbox/batch-0000000006-fcm.json")
         try FileManager.default.createDirectory(atPath: second, withIntermediateDirectories: true)
         await #expect(throws: CoreError.self) { try await fixture.send("third", [.apns, .fcm]) }
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await fixture.nothingUnderWay, "being sent though the write before it had failed")
         #expect(fixture.backend.calls.count == 4, "not sent: the write before it had failed")
     }
 
@@ -258,7 +265,8 @@ struct OutboxTests {
         }
         #expect(await eventually { fixture.backend.isHolding })
         fixture.backend.release()
-        try await Task.sleep(for: .milliseconds(100))
+        // Its answer is in once nothing is under way; a retry would have begun with it.
+        #expect(await eventually { await fixture.nothingUnderWay })
         #expect(fixture.backend.calls.count == 2, "answered 503, and not retried")
         #expect(await fixture.outbox.list().isEmpty)
         #expect(fixture.files == ["0000000002-apns.json"], "nothing but the blocker")
@@ -296,4 +304,11 @@ final class CallCount: Sendable {
     private let count = Atomic<Int>(0)
     var value: Int { count.load(ordering: .relaxed) }
     func add() { count.add(1, ordering: .relaxed) }
+}
+
+extension Outbox {
+    /// No attempt under way: none running and no lane handing one out. A message sent
+    /// before is in the backend's calls; one not sent can go only when the outbox takes it
+    /// up again (a wake, a send, an answer).
+    var nothingUnderWay: Bool { attempts.isEmpty && lanes.isEmpty }
 }

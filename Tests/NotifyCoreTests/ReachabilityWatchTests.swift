@@ -131,7 +131,8 @@ struct ReachabilityWatchTests {
         #expect(await eventually { fixture.wakes.backends == [Self.backend] })
         #expect(fixture.recovery.networkStatus(of: Self.backend).backendUnreachableSince == nil)
         #expect(fixture.events.changes == [.backendUnreachable, .backendReachable])
-        try await Task.sleep(for: .milliseconds(50))
+        // Its loop ended: nothing is left that could probe again.
+        #expect(await eventually { fixture.recovery.reachabilityLoops.running == 0 }, "the watch went on after the backend was back")
         #expect(fixture.clock.sleeperCount == 0, "no probe after the backend is back")
         #expect(fixture.probe.calls.count == 2)
     }
@@ -173,7 +174,8 @@ struct ReachabilityWatchTests {
             #expect(fixture.failed(.status(status, retryAfter: nil, body: "")) != .unreachable(reason: "", tls: false))
         }
         #expect(fixture.failed(.status(403, retryAfter: 60, body: "")) != .unreachable(reason: "", tls: false))
-        try await Task.sleep(for: .milliseconds(50))
+        // A watch begins within the call that judges the failure, or not at all.
+        #expect(fixture.recovery.reachabilityLoops.begun == 0, "an answer began a watch")
         #expect(fixture.clock.sleeperCount == 0)
         #expect(fixture.events.changes.isEmpty)
         #expect(fixture.recovery.networkStatus(of: Self.backend).backendUnreachableSince == nil)
@@ -183,7 +185,7 @@ struct ReachabilityWatchTests {
         _ = fixture.failed(.status(503, retryAfter: nil, body: ""))
         #expect(fixture.recovery.networkStatus(of: Self.backend).backendUnreachableSince == nil)
         fixture.clock.advance(by: 60)
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await eventually { fixture.recovery.reachabilityLoops.running == 0 }, "the watch went on after the answer")
         #expect(fixture.probe.calls.isEmpty, "the answer ended the watch before its first probe")
         #expect(fixture.wakes.backends.isEmpty, "an error answer wakes nothing")
     }
@@ -198,7 +200,8 @@ struct ReachabilityWatchTests {
         let fixture = Fixture()
         for _ in 0..<100 { _ = fixture.failed(Self.refused) }
         #expect(await eventually { fixture.clock.sleeperCount == 1 })
-        try await Task.sleep(for: .milliseconds(50))
+        // Each loop begins within the failure that starts it: none can come later.
+        #expect(fixture.recovery.reachabilityLoops.begun == 1)
         #expect(fixture.clock.sleeperCount == 1)
         #expect(fixture.events.changes == [.backendUnreachable])
     }
@@ -242,8 +245,9 @@ struct ReachabilityWatchTests {
         #expect(await eventually { fixture.clock.sleeperCount == 1 })
         await fixture.recovery.stop()
         #expect(fixture.clock.sleeperCount == 0)
+        // The stop cancelled the loop: once it has ended, nothing is left that could probe.
+        #expect(await eventually { fixture.recovery.reachabilityLoops.running == 0 })
         fixture.clock.advance(by: 60)
-        try await Task.sleep(for: .milliseconds(50))
         #expect(fixture.probe.calls.isEmpty)
     }
 }

@@ -56,7 +56,8 @@ extension SlowDiskTests {
         backend.answerNextSends([BackendCallError.status(400, retryAfter: nil, body: "")])
         let send = try await HeldRemoval(backend)
         #expect(await eventually { send.recorder.isHolding })
-        try await Task.sleep(for: .milliseconds(50))
+        // Waiting, so not answered on arrival; and nothing but the held removal can answer it now.
+        #expect(await eventually { await send.outbox.waiters.all.count == 1 }, "told while the removal was being written")
         #expect(send.told.value == 0, "told while the removal was being written")
         send.recorder.release()
         #expect(await send.answer.value.map(\.state) == [.failed])

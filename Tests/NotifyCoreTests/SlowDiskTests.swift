@@ -137,7 +137,8 @@ struct SlowDiskTests {
             defer { told.add() }
             return await registrar.waitForOutcome(generation: generation, timeout: 10)
         }
-        try await Task.sleep(for: .milliseconds(50))
+        // Waiting its turn behind the save under way: nothing but the held write lets it on.
+        #expect(await eventually { await registrar.turns.waitingCount == 1 }, "told while the outcome is being written")
         #expect(told.value == 0, "not told while the outcome is being written")
         recorder.release()
         #expect(await outcome.value.registration.state == .registered)
@@ -244,7 +245,8 @@ struct SlowDiskTests {
         }
         clock.advance(by: 7200)
         #expect(await eventually { recorder.isHolding })
-        try await Task.sleep(for: .milliseconds(50))
+        // Waiting, so not answered on arrival; and nothing but the held write can answer it now.
+        #expect(await eventually { await outbox.waiters.all.count == 1 }, "told while the expiry is being written")
         #expect(told.value == 0, "not told while the expiry is being written")
         recorder.release()
         #expect(await answer.value.map(\.state) == [.expired])

@@ -1,5 +1,5 @@
 import Foundation
-import NotifyCore
+@testable import NotifyCore
 @testable import NotifyDaemon
 import NotifyProtocol
 import NotifyTestSupport
@@ -21,8 +21,10 @@ import Testing
         let wakes = Atomic<Int>(0)
         fixture.daemon.recovery.attach(.outbox, wake: { _ in wakes.add(1, ordering: .relaxed) })
         fixture.daemon.recovery.setWaiting(.outbox, true)
+        let started = fixture.daemon.recovery.wakes.started
         fixture.daemon.recovery.backendAnswered(fixture.backend.baseURL.absoluteString)
-        try await Task.sleep(for: .milliseconds(200))
+        // A wake starts within backendAnswered or not at all.
+        #expect(fixture.daemon.recovery.wakes.started == started, "the recovery started a wake after the stop")
         #expect(wakes.load(ordering: .relaxed) == 0, "the recovery woke a part after the stop")
     }
 }

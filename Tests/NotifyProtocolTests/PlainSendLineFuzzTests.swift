@@ -27,15 +27,22 @@ struct PlainSendLineFuzzTests {
          command.timeout?.bitPattern)
     }
 
-    static func check(_ line: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
-        guard let fast = fast(line) else { return }
+    /// How the two paths read `line` differently, or nil when they agree or the fast one
+    /// does not take it. Returned rather than checked here: the loops below run off the
+    /// pool, where `#expect` has no test to record an issue for.
+    static func mismatch(_ line: [UInt8]) -> String? {
+        guard let fast = fast(line) else { return nil }
         let slow = slow(line)
         let same = slow.map {
             fast.to == $0.to && fast.message == $0.message && fast.pns == $0.pns && fast.wait == $0.wait && fast.queue == $0.queue
                 && fast.timeout == $0.timeout
         }
-        #expect(same == true, "\(String(decoding: line, as: UTF8.self)): fast \(fast), slow \(String(describing: slow))",
-                sourceLocation: sourceLocation)
+        return same == true ? nil : "\(String(decoding: line, as: UTF8.self)): fast \(fast), slow \(String(describing: slow))"
+    }
+
+    static func check(_ line: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+        let mismatch = Self.mismatch(line)
+        #expect(mismatch == nil, "\(mismatch ?? "")", sourceLocation: sourceLocation)
     }
 
     @Test(arguments: ["1e-400", "-1e-400", "2e-324", "0e3", "0E1", "0.00e2", "0e10", "0.000", "-0", "4.9e-324", "1e309",
@@ -60,20 +67,34 @@ struct PlainSendLineFuzzTests {
 
     /// Every single-byte change and every truncation of a plain line: no trap, and no
     /// reading the decoder does not share.
-    @Test func mutatedLines() {
-        let base = Array(#"{"id":7,"cmd":"send","to":"bob","message":"hi","pns":["apns"],"wait":true,"queue":false,"timeout":1.5,"x":null}"#.utf8)
-        for index in base.indices {
-            for byte in UInt8.min...UInt8.max where byte != base[index] {
-                var line = base
-                line[index] = byte
-                Self.check(line)
-                _ = SendCommand(plainLine: line)
+    ///
+    /// The loops run for seconds without suspending: off the pool, which the other tests'
+    /// in-process daemons share (see `offThePool`).
+    @Test func mutatedLines() async throws {
+        let mismatches = try await offThePool { () -> [String] in
+            let base = Array(#"{"id":7,"cmd":"send","to":"bob","message":"hi","pns":["apns"],"wait":true,"queue":false,"timeout":1.5,"x":null}"#.utf8)
+            var mismatches: [String] = []
+            for index in base.indices {
+                for byte in UInt8.min...UInt8.max where byte != base[index] {
+                    var line = base
+                    line[index] = byte
+                    if let mismatch = Self.mismatch(line) { mismatches.append(mismatch) }
+                    _ = SendCommand(plainLine: line)
+                }
             }
+            for end in 0..<base.count { if let mismatch = Self.mismatch(Array(base[0..<end])) { mismatches.append(mismatch) } }
+            return mismatches
         }
-        for end in 0..<base.count { Self.check(Array(base[0..<end])) }
+        #expect(mismatches.isEmpty, "\(mismatches.count) lines read differently, first: \(mismatches.prefix(5))")
     }
 
-    @Test func generatedLines() {
+    @Test func generatedLines() async throws {
+        let (taken, mismatches) = try await offThePool(Self.generated)
+        #expect(mismatches.isEmpty, "\(mismatches.count) lines read differently, first: \(mismatches.prefix(5))")
+        #expect(taken > 10_000, "the fast path took \(taken) lines: the comparison would test little")
+    }
+
+    static func generated() -> (taken: Int, mismatches: [String]) {
         var random = SplitMix64(seed: 0x5EED)
         func pick(_ items: [String]) -> String { items[random.below(items.count)] }
         func whitespace() -> String { pick(["", "", " ", "\t", "\r\n "]) }
@@ -112,6 +133,7 @@ struct PlainSendLineFuzzTests {
             return "\"" + key + "\"" + whitespace() + ":" + whitespace() + content
         }
         var taken = 0
+        var mismatches: [String] = []
         for _ in 0..<100_000 {
             var members = ["\"cmd\":\"send\"", member("to"), member("message")]
             for _ in 0..<random.below(5) {
@@ -119,9 +141,9 @@ struct PlainSendLineFuzzTests {
             }
             for index in members.indices.reversed() { members.swapAt(index, random.below(index + 1)) }
             let line = Array((whitespace() + "{" + members.joined(separator: whitespace() + "," + whitespace()) + "}" + whitespace()).utf8)
-            if Self.fast(line) != nil { taken += 1 }
-            Self.check(line)
+            if fast(line) != nil { taken += 1 }
+            if let mismatch = Self.mismatch(line) { mismatches.append(mismatch) }
         }
-        #expect(taken > 10_000, "the fast path took \(taken) lines: the comparison would test little")
+        return (taken, mismatches)
     }
 }

@@ -38,15 +38,22 @@ struct PlainSendRequestAndReplyTests {
         JSONValue(parsing: line)?["result"].flatMap(SendCommand.result(json:))
     }
 
-    @Test func generatedRepliesAreReadAsTheDecoderReadsThem() throws {
-        var random = SplitMix64(seed: 0x5E4D)
-        for _ in 0..<5_000 {
-            let result = SendResult(deliveries: (0..<random.below(4)).map { _ in Self.delivery(&random) })
-            let line = try Self.reply(result)
-            let decoded = try WireCoding.decoder().decode(Response<SendResult>.self, from: Data(line)).result
-            #expect(decoded == result)
-            #expect(Self.read(line) == decoded, "\(String(decoding: line, as: UTF8.self))")
+    /// Seconds of work on a loaded machine that never suspends: off the pool, which the
+    /// other tests' in-process daemons share (see `offThePool`).
+    @Test func generatedRepliesAreReadAsTheDecoderReadsThem() async throws {
+        let problems = try await offThePool { () -> [String] in
+            var random = SplitMix64(seed: 0x5E4D)
+            var problems: [String] = []
+            for _ in 0..<5_000 {
+                let result = SendResult(deliveries: (0..<random.below(4)).map { _ in Self.delivery(&random) })
+                let line = try Self.reply(result)
+                let decoded = try WireCoding.decoder().decode(Response<SendResult>.self, from: Data(line)).result
+                if decoded != result { problems.append("decoded otherwise than encoded: \(String(decoding: line, as: UTF8.self))") }
+                if Self.read(line) != decoded { problems.append("read otherwise than decoded: \(String(decoding: line, as: UTF8.self))") }
+            }
+            return problems
         }
+        #expect(problems.isEmpty, "\(problems.count) replies, first: \(problems.prefix(5))")
     }
 
     /// A reply with a field the decoder would refuse, or read otherwise, is left to it.

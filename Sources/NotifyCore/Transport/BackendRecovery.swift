@@ -102,6 +102,13 @@ public final class BackendRecovery: Sendable {
 
     private var watch: ReachabilityWatch? { reachability.withLock { $0 } }
 
+    /// Wakes started so far, and those not yet ended: none runs once every part woken has
+    /// taken its wake in.
+    var wakes: (started: Int, running: Int) { (wakesUnderWay.started, wakesUnderWay.count) }
+
+    /// The reachability watch's loops begun and still running (see `ReachabilityWatch.loops`).
+    var reachabilityLoops: (begun: Int, running: Int) { watch?.loops ?? (0, 0) }
+
     /// Called under the watch's lock, so events come in the order the changes happened.
     private func watchChanged(_ backend: String, watched: Bool, earliest: ReachabilityWatch.Earliest?) {
         state.withLock { state in

@@ -54,7 +54,7 @@ final class ReachabilityWatch: Sendable {
     }
 
     private let state = Mutex(State())
-    private let loops = TrackedTasks()
+    private let loopTasks = TrackedTasks()
     private let clock: any WakeClock
     private let probe: Probe
     private let anythingWaits: @Sendable () -> Bool
@@ -99,7 +99,7 @@ final class ReachabilityWatch: Sendable {
             return loop
         }
         guard let loop else { return }
-        loops.start { [self] in await watch(backend, loop: loop) }
+        loopTasks.start { [self] in await watch(backend, loop: loop) }
     }
 
     /// Forgets `backend`'s watch, keeping how far its probes had got. Under the lock.
@@ -141,9 +141,13 @@ final class ReachabilityWatch: Sendable {
         state.withLock { $0.watched[backend].map { ($0.since, $0.interval) } }
     }
 
+    /// Loops begun so far, and those not yet ended: what a test waits on to know that a
+    /// watch never began, or that its loop can probe no more.
+    var loops: (begun: Int, running: Int) { (state.withLock { $0.nextLoop }, loopTasks.count) }
+
     /// Ends every loop, and returns once they have ended.
     func stop() async {
-        await loops.stopAndWait(cancellingAfter: 0)
+        await loopTasks.stopAndWait(cancellingAfter: 0)
     }
 
     private func watch(_ backend: String, loop: Int) async {
