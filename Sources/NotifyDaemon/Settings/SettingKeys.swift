@@ -95,21 +95,11 @@ struct SettingKey: Sendable {
         },
         SettingKey(name: "outbox_max", flag: nil, summary: "queued messages past which send is refused (each platform's copy counts)",
                    defaultText: "\(RuntimeSettings.defaultOutboxMax)") { settings, value throws(SettingError) in
-            let digits = value.trimmingSpaces()
-            guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                  let count = Int(digits), (1...RuntimeSettings.largestOutboxMax).contains(count) else {
-                throw SettingError("must be a whole number from 1 to \(RuntimeSettings.largestOutboxMax), not '\(value)'")
-            }
-            settings.runtime.outboxMax = count
+            settings.runtime.outboxMax = try wholeNumber(value, upTo: RuntimeSettings.largestOutboxMax)
         },
         SettingKey(name: "max_connections", flag: nil, summary: "most connections to the backend at once (HTTP/2: 100 requests each)",
                    defaultText: "\(RuntimeSettings.defaultConnections)") { settings, value throws(SettingError) in
-            let digits = value.trimmingSpaces()
-            guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                  let count = Int(digits), (1...RuntimeSettings.mostConnections).contains(count) else {
-                throw SettingError("must be a whole number from 1 to \(RuntimeSettings.mostConnections), not '\(value)'")
-            }
-            settings.runtime.maxConnections = count
+            settings.runtime.maxConnections = try wholeNumber(value, upTo: RuntimeSettings.mostConnections)
         },
         SettingKey(name: "keep_alive", flag: nil, summary: "how long an unused connection to the backend is kept", defaultText: "2m") { settings, value throws(SettingError) in
             settings.runtime.keepAlive = try duration(value, atLeast: 1)
@@ -151,6 +141,16 @@ struct SettingKey: Sendable {
             throw SettingError("unknown platform '\(value)'; use \(Platform.names)")
         }
         return platform
+    }
+
+    /// A count from 1 to `largest`, written in decimal digits only (no sign, no `0x`).
+    private static func wholeNumber(_ value: String, upTo largest: Int) throws(SettingError) -> Int {
+        let digits = value.trimmingSpaces()
+        guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              let count = Int(digits), (1...largest).contains(count) else {
+            throw SettingError("must be a whole number from 1 to \(largest), not '\(value)'")
+        }
+        return count
     }
 
     private static func duration(_ value: String, atLeast minimum: Double) throws(SettingError) -> Double {
