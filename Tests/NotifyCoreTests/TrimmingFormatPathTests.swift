@@ -93,6 +93,24 @@ import Testing
         #expect(Date().timeIntervalSince(started) < 20, "stopped at the bound, not at the deadline")
     }
 
+    /// The command has ended, and what it left behind, in a session of its own, goes on
+    /// writing to the output for ever: what was written is taken, up to the bound, and
+    /// nothing more is waited for.
+    @Test(.timeLimit(.minutes(1))) func aCommandThatEndedIsDoneWhateverItLeftWritingToItsOutput() async throws {
+        let marker = "1\(Int.random(in: 100_000...999_999))"
+        defer {
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+                guard let pid = pid_t(entry), let line = try? String(contentsOfFile: "/proc/\(entry)/cmdline", encoding: .utf8), line.contains(marker) else { continue }
+                kill(pid, SIGKILL)
+            }
+        }
+        let finished = try #require(await ChildProcess.run(shell: "echo alice; setsid yes \(marker) &", timeout: 3600))
+        // Which comes first, the command's end or the bound, is the scheduler's to say.
+        #expect(finished.ending == .exited(0) || finished.ending == .killedForOutput, "\(finished.ending)")
+        #expect(finished.output.starts(with: Data("alice\n".utf8)))
+        #expect(finished.output.count <= ChildProcess.outputLimit)
+    }
+
     @Test func cancellingTheWaitKillsTheCommandAndWhatItStarted() async throws {
         let marker = "\(Int.random(in: 100_000...999_999))"
         let run = Task { await ChildProcess.run(shell: "sleep 1\(marker)", timeout: 60) }

@@ -192,7 +192,8 @@ enum ChildProcess {
         }
         if outputOpen, !child.wasKilled {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            while true {
+            // Bounded: what the command started may go on writing for ever.
+            while output.count < outputLimit {
                 let count = read(fd, &buffer, buffer.count)
                 if count > 0 { take(count) } else if count == 0 || errno != EINTR { break }
             }
