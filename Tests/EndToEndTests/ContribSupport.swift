@@ -90,19 +90,7 @@ struct ContribScratch: Sendable {
     func write(_ relative: String, _ text: String, mode: Int = 0o644) throws -> String {
         let full = path + "/" + relative
         try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        // Written with O_CLOEXEC: a descriptor open for writing that leaks into a process
-        // another test forks at that moment would make exec of this file fail with ETXTBSY.
-        let fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode_t(mode))
-        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
-        let bytes = Array(text.utf8)
-        #if canImport(Glibc)
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        #else
-        let written = bytes.withUnsafeBytes { Darwin.write(fd, $0.baseAddress, $0.count) }
-        #endif
-        close(fd)
-        guard written == bytes.count else { throw CocoaError(.fileWriteUnknown) }
-        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: full)
+        try writeFileClosingOnExec(full, text, mode: mode)
         return full
     }
 

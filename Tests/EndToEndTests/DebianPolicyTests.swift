@@ -25,13 +25,12 @@ import Testing
                 "setpriv": "#!/bin/sh\necho \"$*\" >> \"\(directory.file("setpriv-calls"))\"\n",
             ]
             for (name, script) in tools {
-                _ = FileManager.default.createFile(atPath: directory.file("bin/" + name), contents: Data(script.utf8), attributes: [.posixPermissions: 0o755])
+                try writeFileClosingOnExec(directory.file("bin/" + name), script, mode: 0o755)
             }
             for script in ["postinst", "prerm", "postrm"] {
                 let text = try String(contentsOfFile: Contrib.path("debian/" + script), encoding: .utf8)
                 let function = try String(contentsOfFile: Contrib.path("debian/user-managers.sh"), encoding: .utf8)
-                _ = FileManager.default.createFile(atPath: directory.file(script), contents: Data(text.replacingOccurrences(of: "#USER_MANAGERS#\n", with: function).utf8),
-                                               attributes: [.posixPermissions: 0o755])
+                try writeFileClosingOnExec(directory.file(script), text.replacingOccurrences(of: "#USER_MANAGERS#\n", with: function), mode: 0o755)
             }
             try FileManager.default.createDirectory(atPath: directory.file("run/1000/systemd"), withIntermediateDirectories: true)
             manager = sessions > 0 ? try UnixSocket.listen(path: directory.file("run/1000/systemd/private")) : -1

@@ -66,8 +66,7 @@ import Testing
                     rm "$item" ;;
                 esac
                 """#
-            _ = FileManager.default.createFile(atPath: directory.path + "/bin/secret-tool", contents: Data(script.utf8),
-                                           attributes: [.posixPermissions: 0o755])
+            try writeFileClosingOnExec(directory.path + "/bin/secret-tool", script, mode: 0o755)
         }
 
         func set(_ flag: String, _ on: Bool) {

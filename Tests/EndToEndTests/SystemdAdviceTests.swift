@@ -55,7 +55,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         let arguments = directory.path + "/arguments"
         let script = "#!/bin/sh\necho \"$*\" > \(arguments)\ncat <<'EOF'\n\(Self.gaveUp)EOF\n"
-        FileManager.default.createFile(atPath: bin + "/systemctl", contents: Data(script.utf8), attributes: [.posixPermissions: 0o755])
+        try writeFileClosingOnExec(bin + "/systemctl", script, mode: 0o755)
         let environment = ["XDG_RUNTIME_DIR": runtime, "PATH": bin + ":/usr/bin:/bin"]
         let result = try await run(BuiltProducts.path("notifyctl"), ["ping"], environment: environment)
         #expect(result.status == 3)
