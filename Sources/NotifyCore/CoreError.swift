@@ -24,6 +24,9 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
     /// The login saved was made at `origin`, and the backend in force is at another one: a
     /// password goes only to the backend it was given for.
     case loginForAnotherBackend(user: String, origin: String, backend: String)
+    /// The saved login was made for the other API (`backend_api` changed since): its secret
+    /// is a password where an API key is wanted, or the reverse.
+    case loginForAnotherAPI(user: String, api: BackendDialect, inForce: BackendDialect)
     /// `outbox_max` messages wait already: this one is not accepted.
     case outboxFull(waiting: Int, limit: Int, recipients: [String])
     /// The password command or systemd credential failed; tried again later.
@@ -76,6 +79,9 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .loginForAnotherBackend(let user, let origin, let backend):
             return "the login of \(user) is for \(origin), and notifyd now uses \(backend): its password goes only where it was given; "
                 + "log in there with `notifyctl login \(user)`"
+        case .loginForAnotherAPI(let user, let api, let inForce):
+            return "the login of \(user) was made for a backend with backend_api = \(api), and notifyd now uses backend_api = \(inForce): "
+                + "its \(api.secretName) is not a \(inForce.secretName); log in with `notifyctl login \(user)` and the backend's \(inForce.secretName)"
         case .loginRefused(let user, let status, let previous):
             let kept = previous.map { "the credentials of '\($0)' stay in force" } ?? "no one is logged in"
             return "the backend refused the password of '\(user)' (HTTP \(status)); the login was not saved and \(kept)"
@@ -108,7 +114,7 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .unknownPlatform: code = .unsupportedPlatform
         case .storage: code = .internalError
         case .shuttingDown: code = .shuttingDown
-        case .accountGone, .heldForBackend, .loginForAnotherBackend: code = .notLoggedIn
+        case .accountGone, .heldForBackend, .loginForAnotherBackend, .loginForAnotherAPI: code = .notLoggedIn
         case .passwordUnavailable: code = .internalError
         case .outboxFull: code = .outboxFull
         case .loginRefused: code = .unauthorized

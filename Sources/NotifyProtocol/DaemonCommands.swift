@@ -128,6 +128,8 @@ public struct StatusResult: Codable, Hashable, Sendable {
 
     public var daemon: Daemon
     public var backend: String?
+    /// The API of `backend` (`backend_api`); absent from daemons that knew one API only.
+    public var backendAPI: BackendDialect?
     public var account: Account?
     /// Absent unless the saved login is for another backend than `backend`.
     public var loginElsewhere: LoginElsewhere?
@@ -142,9 +144,11 @@ public struct StatusResult: Codable, Hashable, Sendable {
     public var retiredRegistrations: [RetiredRegistration]?
 
     public init(daemon: Daemon, backend: String?, account: Account?, device: Device, registration: RegistrationStatus, outbox: OutboxSummary? = nil,
-                network: NetworkStatus? = nil, retiredRegistrations: [RetiredRegistration]? = nil, loginElsewhere: LoginElsewhere? = nil) {
+                network: NetworkStatus? = nil, retiredRegistrations: [RetiredRegistration]? = nil, loginElsewhere: LoginElsewhere? = nil,
+                backendAPI: BackendDialect? = nil) {
         self.daemon = daemon
         self.backend = backend
+        self.backendAPI = backendAPI
         self.account = account
         self.loginElsewhere = loginElsewhere
         self.device = device
@@ -156,6 +160,7 @@ public struct StatusResult: Codable, Hashable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case daemon, backend, account, device, registration, outbox, network
+        case backendAPI = "backend_api"
         case retiredRegistrations = "retired_registrations"
         case loginElsewhere = "login_elsewhere"
     }
@@ -166,6 +171,8 @@ public struct StatusResult: Codable, Hashable, Sendable {
 /// it gives up.
 public struct RetiredRegistration: Codable, Hashable, Sendable {
     public var backend: String
+    /// The API of that backend; absent for `registrations`, and from older daemons.
+    public var api: BackendDialect?
     public var id: String
     public var user: String
     /// When the backend changed.
@@ -179,8 +186,9 @@ public struct RetiredRegistration: Codable, Hashable, Sendable {
     public var unreachableSince: Date?
 
     public init(backend: String, id: String, user: String, since: Date, failures: Int = 0, nextAttemptAt: Date? = nil, error: String? = nil,
-                unreachableSince: Date? = nil) {
+                unreachableSince: Date? = nil, api: BackendDialect? = nil) {
         self.backend = backend
+        self.api = api
         self.id = id
         self.user = user
         self.since = since
@@ -191,7 +199,7 @@ public struct RetiredRegistration: Codable, Hashable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case backend, id, user, since, failures
+        case backend, api, id, user, since, failures
         case nextAttemptAt = "next_attempt_at"
         case error
         case unreachableSince = "unreachable_since"

@@ -85,6 +85,9 @@ private struct PlainObjectReader: JSONByteReader {
                 default: return nil
                 }
                 bit = 32
+            case "tags", "action", "silent":
+                // An installations request: rare, and left to the decoder.
+                return nil
             case "id":
                 bit = 64
             case "cmd":
@@ -169,8 +172,10 @@ private struct PlainObjectReader: JSONByteReader {
 
 extension SendCommand {
     /// Written plainly, as the daemon reads it without the decoder; nil for a timeout with
-    /// a fraction, which `JSONValueEncoder` writes as the encoder does.
+    /// a fraction, and for an installations request (tags, action, silent, or no `to`),
+    /// which `JSONValueEncoder` writes as the encoder does.
     public func plainRequestLine(id: Int) -> [UInt8]? {
+        guard let to, tags == nil, action == nil, silent == nil else { return nil }
         var json = JSONTextWriter(pretty: false, escapingSlashes: false, capacity: 96 + message.utf8.count + to.utf8.count)
         json.beginObject()
         json.key("cmd")

@@ -36,21 +36,42 @@ public struct RegisteredTarget: Codable, Hashable, Sendable {
     public var tags: [String]
     public var user: String
     public var backend: String
+    /// The backend's API: a registration and an installation at one URL are two things.
+    public var api: BackendDialect
 
-    public init(handle: String, platform: Platform, tags: [String], user: String, backend: String) {
+    public init(handle: String, platform: Platform, tags: [String], user: String, backend: String, api: BackendDialect = .registrations) {
         self.handle = handle
         self.platform = platform
         self.tags = tags
         self.user = user
         self.backend = backend
+        self.api = api
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case handle, platform, tags, user, backend, api
+    }
+
+    /// `api` is absent from the replies of a notifyd that knew one API only.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        handle = try container.decode(String.self, forKey: .handle)
+        platform = try container.decode(Platform.self, forKey: .platform)
+        tags = try container.decode([String].self, forKey: .tags)
+        user = try container.decode(String.self, forKey: .user)
+        backend = try container.decode(String.self, forKey: .backend)
+        api = try container.decodeIfPresent(BackendDialect.self, forKey: .api) ?? .registrations
     }
 }
 
 /// The registration part of `status`, of waiting commands' results and of events.
 public struct RegistrationStatus: Codable, Hashable, Sendable {
     public var state: RegistrationState
-    /// The backend's registration id, when one is cached.
+    /// The backend's registration id, when one is cached; at an installations backend,
+    /// the installation id this device chose.
     public var id: String?
+    /// The installation id, at an installations backend (`backend_api`); absent elsewhere.
+    public var installationId: String?
     /// For a person: what happened and, when something is wrong, what to do.
     public var message: String?
     /// When the backend last accepted the registration.
@@ -65,8 +86,9 @@ public struct RegistrationStatus: Codable, Hashable, Sendable {
     public init(
         state: RegistrationState, id: String? = nil, message: String? = nil,
         registeredAt: Date? = nil, lastAttemptAt: Date? = nil, nextAttemptAt: Date? = nil,
-        failures: Int = 0, registered: RegisteredTarget? = nil
+        failures: Int = 0, registered: RegisteredTarget? = nil, installationId: String? = nil
     ) {
+        self.installationId = installationId
         self.state = state
         self.id = id
         self.message = message
@@ -79,6 +101,7 @@ public struct RegistrationStatus: Codable, Hashable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case state, id, message, failures, registered
+        case installationId = "installation_id"
         case registeredAt = "registered_at"
         case lastAttemptAt = "last_attempt_at"
         case nextAttemptAt = "next_attempt_at"

@@ -9,25 +9,41 @@ public struct SendCommand: NotifyCommand {
     public static let name = "send"
     public typealias Result = SendResult
 
-    /// The recipient's user name (the backend's `to_tag`).
-    public var to: String
+    /// The recipient's user name (the backend's `to_tag`; at an installations backend, the
+    /// tag `username:<to>`). Absent only when `tags` names the recipients.
+    public var to: String?
     public var message: String
     /// Platforms to send to; the daemon's default (`send_platforms`, else apns) when absent.
+    /// An installations backend sends every request to all platforms, and takes none.
     public var pns: [String]?
     /// Wait until delivered (or failed, or `timeout`), instead of answering once queued.
     public var wait: Bool?
     /// False: fail now instead of queueing when the backend cannot take it.
     public var queue: Bool?
     public var timeout: Double?
+    /// Installations backend only: raw tags, any of which a device must have (besides `to`).
+    public var tags: [String]?
+    /// Installations backend only: the request's `action` (default `SendCommand.defaultAction`).
+    public var action: String?
+    /// Installations backend only: a silent (background) notification.
+    public var silent: Bool?
 
-    public init(to: String, message: String, pns: [String]? = nil, wait: Bool? = nil, queue: Bool? = nil, timeout: Double? = nil) {
+    public init(to: String?, message: String, pns: [String]? = nil, wait: Bool? = nil, queue: Bool? = nil, timeout: Double? = nil,
+                tags: [String]? = nil, action: String? = nil, silent: Bool? = nil) {
         self.to = to
         self.message = message
         self.pns = pns
         self.wait = wait
         self.queue = queue
         self.timeout = timeout
+        self.tags = tags
+        self.action = action
+        self.silent = silent
     }
+
+    /// The action of a request that names none: the backend service's sample answers 422 to
+    /// an empty one (an operator-precedence slip in its check), so one is always sent.
+    public static let defaultAction = "notification"
 
     public static let defaultTimeout = 30.0
 }

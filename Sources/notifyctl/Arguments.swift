@@ -12,7 +12,10 @@ struct Arguments {
 
     /// Splits options from positionals. `valued` names the options that take a value;
     /// `flags` those that do not. Anything else starting with `-` is a usage error.
-    static func parse(_ arguments: [String], valued: Set<String>, flags: Set<String>) throws(UsageError) -> (options: [String: String], flags: Set<String>, positionals: [String]) {
+    /// An option in `repeatable` keeps every value it is given, joined by
+    /// `Arguments.valueSeparator` (`values(of:)` splits them); others keep their last.
+    static func parse(_ arguments: [String], valued: Set<String>, flags: Set<String>,
+                      repeatable: Set<String> = []) throws(UsageError) -> (options: [String: String], flags: Set<String>, positionals: [String]) {
         var options: [String: String] = [:]
         var seenFlags = Set<String>()
         var positionals: [String] = []
@@ -36,13 +39,19 @@ struct Arguments {
                 inline = String(argument[argument.index(after: equals)...])
             }
             if valued.contains(name) {
+                let value: String
                 if let inline {
-                    options[name] = inline
+                    value = inline
                 } else if index < arguments.count {
-                    options[name] = arguments[index]
+                    value = arguments[index]
                     index += 1
                 } else {
                     throw UsageError("\(name) needs a value")
+                }
+                if repeatable.contains(name), let earlier = options[name] {
+                    options[name] = earlier + Self.valueSeparator + value
+                } else {
+                    options[name] = value
                 }
             } else if flags.contains(name), inline == nil {
                 seenFlags.insert(name)
@@ -52,6 +61,16 @@ struct Arguments {
             }
         }
         return (options, seenFlags, positionals)
+    }
+}
+
+extension Arguments {
+    /// Between the values of a repeated option: a control character no value it takes holds.
+    static let valueSeparator = "\u{1F}"
+
+    /// The values a repeatable option was given, in order.
+    static func values(of joined: String?) -> [String] {
+        joined.map { $0.components(separatedBy: valueSeparator) } ?? []
     }
 }
 

@@ -16,6 +16,8 @@ struct CommandOption: Sendable {
     /// A few words for the completion menus.
     let summary: String
     var values: Values = .none
+    /// Given more than once, it keeps every value (`send --tag`).
+    var repeatable = false
 
     /// `--no-wait` and `--timeout`, of the commands that wait for the registration.
     static let waiting = [

@@ -58,7 +58,10 @@ enum Status: Subcommand {
         let status = try context.call(StatusCommand(), timeout: 5)
         let registration = status.registration
         if !context.json {
-            var lines = ["registration: \(StateText.words(registration.state))" + (registration.id.map { " (id \($0))" } ?? "")]
+            let secret = (status.backendAPI ?? .registrations).secretName
+            let secretLabel = secret == "password" ? "password:     " : "API key:      "
+            let id = registration.installationId.map { " (installation \($0))" } ?? registration.id.map { " (id \($0))" } ?? ""
+            var lines = ["registration: \(StateText.words(registration.state))" + id]
             if let message = registration.message { lines.append("              \(message)") }
             if let registeredAt = registration.registeredAt { lines.append("registered:   \(TimeText.stamped(registeredAt))") }
             if let next = registration.nextAttemptAt {
@@ -66,25 +69,26 @@ enum Status: Subcommand {
             }
             if registration.failures > 0 { lines.append("failures:     \(registration.failures) since the last success") }
             if let elsewhere = status.loginElsewhere {
-                lines.append("user:         (not logged in here) \(elsewhere.user) is logged in at \(elsewhere.origin) only, where the password was given;")
+                lines.append("user:         (not logged in here) \(elsewhere.user) is logged in at \(elsewhere.origin) only, where the \(secret) was given;")
                 lines.append("              `notifyctl login \(elsewhere.user)` logs in at this backend")
             } else {
                 lines.append("user:         \(status.account?.user ?? "(not logged in)")")
             }
             if let problem = status.account?.passwordProblem {
-                lines.append("password:     \(problem); retrying")
+                lines.append("\(secretLabel)\(problem); retrying")
             } else if let source = status.account?.passwordSource {
                 let kept = ["keyring": "in the keyring", "file": "in the credentials file (0600)", "command": "from password_command",
                             "systemd-credential": "from the systemd credential"]
-                lines.append("password:     \(kept[source] ?? source)")
+                lines.append("\(secretLabel)\(kept[source] ?? source)")
             }
-            lines.append("backend:      \(status.backend ?? "(none configured)")")
+            let api = status.backendAPI.map { " (backend_api = \($0))" } ?? ""
+            lines.append("backend:      \(status.backend ?? "(none configured)")\(status.backend == nil ? "" : api)")
             if let since = status.network?.backendUnreachableSince {
                 let every = status.network?.checkingEvery.map { "; checking every \(Int($0.rounded())) s" } ?? ""
                 lines.append("              unreachable since \(TimeText.stamped(since))\(every)")
             }
             for old in status.retiredRegistrations ?? [] {
-                lines.append("old backend:  \(old.backend): deleting registration \(old.id) (made as \(old.user))")
+                lines.append("old backend:  \(old.backend): deleting \(old.api == .installations ? "installation" : "registration") \(old.id) (made as \(old.user))")
                 if let since = old.unreachableSince { lines.append("              unreachable since \(TimeText.stamped(since))") }
                 if let next = old.nextAttemptAt {
                     lines.append("              next attempt \(TimeText.stamped(next))\(old.error.map { ": last failed: \($0)" } ?? "")")

@@ -12,7 +12,9 @@ enum Login: Subcommand {
         usage: notifyctl login [--backend URL] [--password-stdin] [--no-wait] [--timeout SECONDS] USER
 
         Stores the credentials notifyd uses with the backend and registers the device if a
-        token is set. The password goes to the session's keyring (Secret Service: GNOME
+        token is set. At a backend with backend_api = installations (the backend service),
+        the secret asked for is the app's API key, kept and guarded as a password is, and
+        USER is the name other users send to (the tag username:USER). The password goes to the session's keyring (Secret Service: GNOME
         Keyring, KWallet) where one answers, else to a 0600 file in the state directory; the
         `password_store` setting chooses (auto, keyring, file), and login says where it went. The credentials are checked by the backend first (with
         that registration, or a request of their own): a password the backend refuses is
@@ -54,7 +56,7 @@ enum Login: Subcommand {
                 // notifyd gets the password itself (password_command or a systemd credential).
                 password = nil
             } else {
-                password = try askPassword(user: user, backend: parsed.options["--backend"] ?? status.backend)
+                password = try askPassword(user: user, backend: parsed.options["--backend"] ?? status.backend, secret: (status.backendAPI ?? .registrations).secretName)
             }
         }
         let (wait, timeout) = try waitOptions(parsed.flags, parsed.options)
@@ -62,13 +64,14 @@ enum Login: Subcommand {
         return try OutcomeReport.run(command, changed: "Logged in as \(user)", context: context)
     }
 
-    /// Asks at the terminal, naming the backend the password is for.
-    private static func askPassword(user: String, backend: String?) throws(CommandFailure) -> String {
+    /// Asks at the terminal, naming the backend the password (or API key) is for.
+    private static func askPassword(user: String, backend: String?, secret: String) throws(CommandFailure) -> String {
         let place = backend.map { " at \(PrintableText.line($0))" } ?? ""
-        guard let typed = Terminal.readSecret(prompt: "Password for \(user)\(place): ") else {
-            throw CommandFailure(.usage, "login: no terminal to ask for the password; pass it on standard input with --password-stdin")
+        let prompt = secret == "password" ? "Password for \(user)\(place): " : "API key\(place) (for \(user)): "
+        guard let typed = Terminal.readSecret(prompt: prompt) else {
+            throw CommandFailure(.usage, "login: no terminal to ask for the \(secret); pass it on standard input with --password-stdin")
         }
-        guard !typed.isEmpty else { throw CommandFailure(.usage, "login: the password is empty") }
+        guard !typed.isEmpty else { throw CommandFailure(.usage, "login: the \(secret) is empty") }
         return typed
     }
 }

@@ -5,6 +5,9 @@ enum Send: Subcommand {
     static let summary = "send a notification to a user (queued if the backend is down)"
     static let options = [
         CommandOption(name: "--to", value: "USER", summary: "the user to notify"),
+        CommandOption(name: "--tag", value: "TAG", summary: "send to devices with this tag (installations backend)", repeatable: true),
+        CommandOption(name: "--action", value: "ACTION", summary: "the notification's action (installations backend)"),
+        CommandOption(name: "--silent", value: nil, summary: "a silent, background notification (installations backend)"),
         CommandOption(name: "--pns", value: "LIST", summary: "push platforms, comma-separated", values: .platforms),
         CommandOption(name: "--wait", value: nil, summary: "wait for the backend's answer"),
         CommandOption(name: "--no-queue", value: nil, summary: "fail instead of queueing for later"),
@@ -12,10 +15,20 @@ enum Send: Subcommand {
     ]
     static let help = """
         usage: notifyctl send --to USER [--pns LIST] [--wait] [--no-queue] [--timeout SECONDS] MESSAGE|-
+               notifyctl send [--to USER] [--tag TAG]... [--action ACTION] [--silent] [...] MESSAGE|-
 
         Sends MESSAGE (or standard input, with -) to USER's devices through the backend,
         one request per platform. Any text arrives as typed: quotes, backslashes, newlines,
         <, & and emoji included.
+
+        At a backend with backend_api = installations (the backend service of Microsoft's
+        newer tutorials), one request goes to every platform, to the devices tagged
+        username:USER and those with any TAG:
+
+          --tag TAG          send to the devices with this tag; repeat for more
+          --action ACTION    the action the app receives (default: notification)
+          --silent           a silent notification, which wakes the app without
+                             showing anything (MESSAGE may then be empty)
 
         If the backend cannot take it now (network down, timeout, 408, 429, 5xx), the
         message waits in notifyd's outbox, on disk, and is retried in order until it is
@@ -39,7 +52,9 @@ enum Send: Subcommand {
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         let parsed = try parse(arguments, positionals: 1...1)
-        guard let to = parsed.options["--to"] else { throw usageError("missing --to USER (the recipient)") }
+        let to = parsed.options["--to"]
+        let tags = Arguments.values(of: parsed.options["--tag"])
+        guard to != nil || !tags.isEmpty else { throw usageError("missing --to USER (the recipient), or --tag TAG") }
         var message = parsed.positionals[0]
         if message == "-" {
             var bytes = Terminal.readStandardInput()
@@ -56,7 +71,10 @@ enum Send: Subcommand {
             pns: parsed.options["--pns"].map { $0.split(separator: ",").map(String.init) },
             wait: parsed.flags.contains("--wait") ? true : nil,
             queue: parsed.flags.contains("--no-queue") ? false : nil,
-            timeout: timeout)
+            timeout: timeout,
+            tags: tags.isEmpty ? nil : tags,
+            action: parsed.options["--action"],
+            silent: parsed.flags.contains("--silent") ? true : nil)
         let result = try context.call(command, timeout: (timeout ?? SendCommand.defaultTimeout) + 60)
         var code = ExitCode.done
         for delivery in result.deliveries {

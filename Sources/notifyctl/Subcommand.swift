@@ -25,7 +25,8 @@ extension Subcommand {
         let parsed: (options: [String: String], flags: Set<String>, positionals: [String])
         do {
             parsed = try Arguments.parse(arguments, valued: Set(taken.filter { $0.value != nil }.map(\.name)),
-                                         flags: Set(taken.filter { $0.value == nil }.map(\.name)))
+                                         flags: Set(taken.filter { $0.value == nil }.map(\.name)),
+                                         repeatable: Set(taken.filter(\.repeatable).map(\.name)))
         } catch {
             throw usageError(error.message)
         }

@@ -23,7 +23,7 @@ struct PlainSendLineFuzzTests {
     }
 
     static func reading(_ command: SendCommand) -> Reading {
-        (Array(command.to.utf8), Array(command.message.utf8), command.pns?.map { Array($0.utf8) }, command.wait, command.queue,
+        (Array((command.to ?? "").utf8), Array(command.message.utf8), command.pns?.map { Array($0.utf8) }, command.wait, command.queue,
          command.timeout?.bitPattern)
     }
 

@@ -16,7 +16,7 @@ struct PlainSendLineTests {
 
     private static func same(_ a: SendCommand?, _ b: SendCommand?) -> Bool {
         // Bytes, not String `==`, which calls canonically equivalent texts equal.
-        a.map { Array($0.to.utf8) } == b.map { Array($0.to.utf8) } && a.map { Array($0.message.utf8) } == b.map { Array($0.message.utf8) }
+        a.map { $0.to.map { Array($0.utf8) } } == b.map { $0.to.map { Array($0.utf8) } } && a.map { Array($0.message.utf8) } == b.map { Array($0.message.utf8) }
             && a?.pns?.map { Array($0.utf8) } == b?.pns?.map { Array($0.utf8) } && a?.wait == b?.wait && a?.queue == b?.queue
             && a?.timeout == b?.timeout && (a == nil) == (b == nil)
     }

@@ -92,7 +92,7 @@ public actor AccountKeeper {
     }
 
     private nonisolated func appliesHere(_ credentials: Credentials) -> Bool {
-        guard let origin = credentials.origin else { return false }
+        guard let origin = credentials.origin, credentials.api == settings[\.backendAPI] else { return false }
         return BackendURL.origin(backend(of: credentials)) == origin
     }
 
@@ -101,6 +101,9 @@ public actor AccountKeeper {
     public nonisolated var noAccountReason: CoreError {
         guard let credentials = loggedIn else { return .notLoggedIn }
         guard let backend = backend(of: credentials) else { return .noBackend }
+        if credentials.api != settings[\.backendAPI] {
+            return .loginForAnotherAPI(user: credentials.user, api: credentials.api, inForce: settings[\.backendAPI])
+        }
         return .loginForAnotherBackend(user: credentials.user, origin: credentials.origin ?? "?", backend: backend)
     }
 
@@ -115,7 +118,7 @@ public actor AccountKeeper {
     /// The account a message queued now belongs to.
     public nonisolated var currentKey: AccountKey? {
         guard let credentials = activeLogin, let backend = backend(of: credentials) else { return nil }
-        return AccountKey(user: credentials.user, backend: backend)
+        return AccountKey(user: credentials.user, backend: backend, api: credentials.api)
     }
 
     public nonisolated func backend(of credentials: Credentials) -> String? {
@@ -238,9 +241,9 @@ public actor AccountKeeper {
     /// message goes to the backend in the outbox's turn that accepted it.
     public nonisolated func readyAccount(for key: AccountKey) -> BackendAccount? {
         guard let credentials = activeLogin, fetchedSource(of: credentials) == nil,
-              let backend = backend(of: credentials), AccountKey(user: credentials.user, backend: backend) == key,
+              let backend = backend(of: credentials), AccountKey(user: credentials.user, backend: backend, api: credentials.api) == key,
               let url = try? backendURL(backend) else { return nil }
-        return BackendAccount(baseURL: url, user: credentials.user, password: credentials.password)
+        return BackendAccount(baseURL: url, user: credentials.user, password: credentials.password, api: credentials.api)
     }
 
     /// The backend call credentials for `credentials`, which need not be saved yet (a
@@ -254,20 +257,25 @@ public actor AccountKeeper {
             throw .loginForAnotherBackend(user: credentials.user, origin: origin ?? "?", backend: backend)
         }
         let password = try await password(of: credentials)
-        if passwords.isExternal { fetchedFor[origin] = (credentials.user, password) }
-        return BackendAccount(baseURL: try backendURL(backend), user: credentials.user, password: password)
+        if passwords.isExternal { fetchedFor[Self.fetchedKey(origin, credentials.api)] = (credentials.user, password) }
+        return BackendAccount(baseURL: try backendURL(backend), user: credentials.user, password: password, api: credentials.api)
     }
 
     /// The last password a password source or systemd credential gave for a login at
     /// `origin`: kept in memory, never written, so that a registration left there when the
     /// backend moves is deleted with that backend's own password, not with what the source
     /// gives now (another backend's, once the source was changed or rotated with it).
+    /// Keyed by origin and API: a password and an API key at one origin are two secrets.
     private var fetchedFor: [String: (user: String, password: String)] = [:]
+
+    private static func fetchedKey(_ origin: String, _ api: BackendDialect) -> String {
+        api.rawValue + " " + origin
+    }
 
     /// What a registration left at `origin` by `user` is deleted with, when its login's
     /// password is not kept in a file or the keyring: the one fetched for it, if in memory.
-    public func passwordInMemory(of user: String, at origin: String) -> String? {
-        guard let fetched = fetchedFor[origin], fetched.user == user else { return nil }
+    public func passwordInMemory(of user: String, at origin: String, api: BackendDialect = .registrations) -> String? {
+        guard let fetched = fetchedFor[Self.fetchedKey(origin, api)], fetched.user == user else { return nil }
         return fetched.password
     }
 
@@ -286,7 +294,7 @@ public actor AccountKeeper {
         } else {
             throw .passwordUnavailable("the password of \(credentials.user) there came from password_command or a systemd credential, which now serve another backend, and is no longer in memory")
         }
-        return BackendAccount(baseURL: try backendURL(backend), user: credentials.user, password: password)
+        return BackendAccount(baseURL: try backendURL(backend), user: credentials.user, password: password, api: credentials.api)
     }
 
     private nonisolated func backendURL(_ backend: String) throws(CoreError) -> URL {
@@ -318,7 +326,7 @@ public actor AccountKeeper {
     /// fetched anew next time.
     public func passwordRefused() {
         passwords.forget()
-        if let origin = loggedIn?.origin { fetchedFor[origin] = nil }
+        if let login = loggedIn, let origin = login.origin { fetchedFor[Self.fetchedKey(origin, login.api)] = nil }
         if let login = credentials, login.keyringItem != nil, !login.password.isEmpty {
             credentials?.password = ""
         }

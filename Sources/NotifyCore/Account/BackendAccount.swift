@@ -3,28 +3,37 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NotifyProtocol
 
 /// What a backend call needs to authenticate. The password never shows in string
 /// interpolation, `dump` or debugger descriptions.
 public struct BackendAccount: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var baseURL: URL
     public var user: String
+    /// The user's password, or at an installations backend the app's API key.
     public var password: String
+    public var api: BackendDialect
 
-    public init(baseURL: URL, user: String, password: String) {
+    public init(baseURL: URL, user: String, password: String, api: BackendDialect = .registrations) {
         self.baseURL = baseURL
         self.user = user
         self.password = password
+        self.api = api
     }
 
-    /// The `Authorization` header value: Basic, sent up front (the backend never challenges).
+    /// The header that authenticates a request, sent up front (neither backend
+    /// challenges): HTTP Basic for the tutorial's AppBackend, `apikey` for the backend
+    /// service. Never in the URL, where access logs would keep it.
     var authorizationHeader: String {
-        "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+        switch api {
+        case .registrations: "Authorization: Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+        case .installations: "apikey: " + password
+        }
     }
 
     public var description: String { "\(user) at \(baseURL.absoluteString)" }
     public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["user": user, "baseURL": baseURL]) }
+    public var customMirror: Mirror { Mirror(self, children: ["user": user, "baseURL": baseURL, "api": api]) }
 }
 
 /// A backend call that did not succeed, before it is interpreted for a route.
@@ -44,6 +53,19 @@ public enum BackendCallError: Error, Equatable, Sendable {
     case invalidResponse(String)
     /// Not sent: an earlier request of its lane failed (see `BackendAPI.keepsLanes`).
     case notAttempted
+    /// The backend answered `status`, and the other API's routes answer there: it is the
+    /// other kind of backend (`suggestion` says which setting fixes it).
+    case otherAPI(status: Int, suggestion: String)
+}
+
+extension BackendCallError {
+    /// The backend answered (with a failure): it is there.
+    var isAnswer: Bool {
+        switch self {
+        case .status, .otherAPI: true
+        default: false
+        }
+    }
 }
 
 /// The calls of the tutorial's AppBackend. An abstraction so the registration logic can be

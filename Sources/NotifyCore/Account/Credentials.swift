@@ -21,6 +21,9 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
     /// there. Nil only for a login saved before origins were kept, which `AccountKeeper`
     /// binds to the backend in force when it is loaded.
     public var origin: String?
+    /// The API of the backend the login was made for (`backend_api` then): a password and
+    /// an API key are not interchangeable, so a login applies only where the API is its own.
+    public var api: BackendDialect
     /// New at every login, so "the credentials changed" is a simple comparison that needs
     /// no password (and no hash of it) anywhere else.
     public var revision: String
@@ -30,9 +33,10 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
     /// until it was looked up.
     public var keyringItem: String?
 
-    public init(user: String, password: String, backend: String?, origin: String? = nil, revision: String = UUID().uuidString,
-                savedAt: Date = Date(), keyringItem: String? = nil) {
+    public init(user: String, password: String, backend: String?, origin: String? = nil, api: BackendDialect = .registrations,
+                revision: String = UUID().uuidString, savedAt: Date = Date(), keyringItem: String? = nil) {
         self.user = user
+        self.api = api
         self.password = password
         self.backend = backend
         self.origin = origin ?? BackendURL.origin(backend)
@@ -45,10 +49,10 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
 
     public var description: String { "credentials of \(user)" }
     public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["user": user, "backend": backend as Any, "origin": origin as Any, "revision": revision]) }
+    public var customMirror: Mirror { Mirror(self, children: ["user": user, "backend": backend as Any, "origin": origin as Any, "api": api, "revision": revision]) }
 
     enum CodingKeys: String, CodingKey {
-        case user, password, backend, origin, revision
+        case user, password, backend, origin, api, revision
         case savedAt = "saved_at"
         case keyringItem = "keyring_item"
     }
@@ -181,6 +185,8 @@ struct CredentialsRecord: Codable {
     var keyringItem: String?
     var backend: String?
     var origin: String?
+    /// Absent for `registrations`, the only API of the files written before it.
+    var api: BackendDialect?
     var revision: String
     var savedAt: Date
 
@@ -191,6 +197,7 @@ struct CredentialsRecord: Codable {
         keyringItem = credentials.keyringItem
         backend = credentials.backend
         origin = credentials.origin
+        api = credentials.api == .registrations ? nil : credentials.api
         revision = credentials.revision
         savedAt = credentials.savedAt
     }
@@ -201,12 +208,12 @@ struct CredentialsRecord: Codable {
                 throw DecodingError.valueNotFound(String.self, .init(codingPath: [CodingKeys.password], debugDescription: "no password, and no keyring item"))
             }
             return Credentials(user: user, password: keyringItem == nil ? password ?? "" : "", backend: backend, origin: origin,
-                               revision: revision, savedAt: savedAt, keyringItem: keyringItem)
+                               api: api ?? .registrations, revision: revision, savedAt: savedAt, keyringItem: keyringItem)
         }
     }
 
     enum CodingKeys: String, CodingKey {
-        case version, user, password, backend, origin, revision
+        case version, user, password, backend, origin, api, revision
         case keyringItem = "keyring_item"
         case savedAt = "saved_at"
     }

@@ -6,13 +6,17 @@ import Foundation
 import NotifyProtocol
 
 /// One message to one recipient on one platform, as kept in the outbox until the
-/// backend accepts it. Written to disk before the sender is told it was accepted.
+/// backend accepts it. Written to disk before the sender is told it was accepted. At an
+/// installations backend, one notification request, which goes to every platform.
 public struct Delivery: Equatable, Sendable {
     public var id: String
     /// Arrival order; deliveries to the same recipient and platform go out in this order.
     public var sequence: Int
     public var to: String { didSet { orderKey = Self.orderKey(platform, to, account) } }
-    public var platform: Platform { didSet { orderKey = Self.orderKey(platform, to, account) } }
+    /// Nil for a notification request to an installations backend (`request`).
+    public var platform: Platform? { didSet { orderKey = Self.orderKey(platform, to, account) } }
+    /// What a notification request carries besides the text; nil for a registrations backend.
+    public var request: RequestFields?
     public var message: String
     public var createdAt: Date
     public var expiresAt: Date
@@ -39,8 +43,27 @@ public struct Delivery: Equatable, Sendable {
         idempotencyKey ?? id + "@" + String(Int64(createdAt.timeIntervalSince1970.rounded(.down)))
     }
 
-    public init(sequence: Int, to: String, platform: Platform, message: String, createdAt: Date, expiresAt: Date, account: AccountKey? = nil) {
-        self.id = Self.paddedSequence(sequence) + "-" + platform.rawValue
+    /// The tags, action and kind of a notification request to the backend service.
+    public struct RequestFields: Equatable, Sendable {
+        /// Any of these a device must have: `username:<to>`, or the raw tags of `send --tag`.
+        public var tags: [String]
+        public var action: String
+        public var silent: Bool
+
+        public init(tags: [String], action: String, silent: Bool) {
+            self.tags = tags
+            self.action = action
+            self.silent = silent
+        }
+    }
+
+    /// What `pns` says of a request, which the backend sends to every platform.
+    static let everyPlatform = "all"
+
+    public init(sequence: Int, to: String, platform: Platform?, message: String, createdAt: Date, expiresAt: Date, account: AccountKey? = nil,
+                request: RequestFields? = nil) {
+        self.id = Self.paddedSequence(sequence) + "-" + (platform?.rawValue ?? Self.everyPlatform)
+        self.request = request
         self.sequence = sequence
         self.to = to
         self.platform = platform
@@ -56,8 +79,8 @@ public struct Delivery: Equatable, Sendable {
     /// Kept rather than computed: the outbox asks for it on every pass over its queue.
     private(set) var orderKey: String
 
-    private static func orderKey(_ platform: Platform, _ to: String, _ account: AccountKey?) -> String {
-        platform.rawValue + "\u{0}" + to + "\u{0}" + (account.map { $0.user + "\u{0}" + $0.backend } ?? "")
+    private static func orderKey(_ platform: Platform?, _ to: String, _ account: AccountKey?) -> String {
+        (platform?.rawValue ?? everyPlatform) + "\u{0}" + to + "\u{0}" + (account.map { $0.user + "\u{0}" + $0.backend + ($0.api == .registrations ? "" : "\u{0}" + $0.api.rawValue) } ?? "")
     }
 
     /// Takes `key`'s storage for the order key when it is the same text.
@@ -110,7 +133,7 @@ public struct Delivery: Equatable, Sendable {
 
     public var status: DeliveryStatus {
         DeliveryStatus(
-            id: id, to: to, pns: platform.rawValue, state: state, attempts: attempts, createdAt: createdAt,
+            id: id, to: to, pns: platform?.rawValue ?? Self.everyPlatform, state: state, attempts: attempts, createdAt: createdAt,
             nextAttemptAt: state == .queued ? nextAttemptAt : nil, expiresAt: state == .queued ? expiresAt : nil,
             error: lastError, preview: Self.preview(message))
     }

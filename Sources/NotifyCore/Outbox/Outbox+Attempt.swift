@@ -59,7 +59,14 @@ extension Outbox {
 
     /// What `account` sends for the delivery: its body and its platform's name at the backend.
     func prepared(_ delivery: Delivery, as account: BackendAccount) -> Result<PreparedSend, NotSent> {
-        let platform = delivery.platform.atBackend(android: settings[\.androidName])
+        guard let platform = delivery.platform?.atBackend(android: settings[\.androidName]) else {
+            guard let request = delivery.request else {
+                return .failure(NotSent(result: .failed(CoreError.invalidArgument("a notification request without its tags").wireError)))
+            }
+            let body = NotificationRequestText.body(text: delivery.message, action: request.action, tags: request.tags, silent: request.silent,
+                                                    escaping: settings[\.escaping])
+            return .success(PreparedSend(account: account, pns: Delivery.everyPlatform, body: body))
+        }
         let body: String
         do {
             body = try NotificationText.body(delivery.message, for: platform, escaping: settings[\.escaping])
@@ -81,7 +88,7 @@ extension Outbox {
             if let refusal = unknownPlatform(error, of: delivery, at: backendURL) {
                 return .failed(CoreError.unknownPlatform(refusal).wireError)
             }
-            switch recovery?.classify(error, route: .send, backend: backendURL) ?? BackendFailure.classify(error, route: .send) {
+            switch recovery?.classify(error, route: .send, backend: backendURL, api: account.api) ?? BackendFailure.classify(error, route: .send, api: account.api) {
             case .unauthorized(let status):
                 await accounts.passwordRefused()
                 return .unauthorized(CoreError.unauthorized(user: account.user, status: status).wireError)
@@ -103,7 +110,7 @@ extension Outbox {
     /// The refusal that makes a 500 to this send an unknown platform rather than an outage:
     /// the backend refused a registration under the very name the send went under.
     func unknownPlatform(_ error: BackendCallError, of delivery: Delivery, at backend: String) -> RefusedPlatform? {
-        guard case .status(500, _, _) = error else { return nil }
-        return unknownPlatforms.refusal(of: delivery.platform.backendName(android: settings[\.androidName]), at: backend)
+        guard case .status(500, _, _) = error, let platform = delivery.platform else { return nil }
+        return unknownPlatforms.refusal(of: platform.backendName(android: settings[\.androidName]), at: backend)
     }
 }

@@ -9,15 +9,15 @@ import NotifyProtocol
 /// outbox, and the counts `status` shows.
 extension Outbox {
     /// One attempt per platform, nothing kept: for `send --no-queue`.
-    public func sendOnce(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [DeliveryStatus] {
+    public func sendOnce(to: String, message: String, platforms: [Platform], options: SendOptions = SendOptions()) async throws(CoreError) -> [DeliveryStatus] {
         guard let account = accounts.currentKey else { throw accounts.noAccountReason }
-        let platforms = distinctAtTheBackend(platforms)
-        try checkSize(message, sender: account.user, platforms: platforms)
+        let plan = try plan(to: to, message: message, platforms: platforms, options: options, account: account)
         var statuses: [DeliveryStatus] = []
-        for platform in platforms {
+        for (platform, request) in plan.copies {
             let now = clock.now()
-            var delivery = Delivery(sequence: 0, to: to, platform: platform, message: message, createdAt: now, expiresAt: now, account: account)
-            delivery.id = "direct-" + platform.rawValue
+            var delivery = Delivery(sequence: 0, to: plan.to, platform: platform, message: message, createdAt: now, expiresAt: now, account: account,
+                                    request: request)
+            delivery.id = "direct-" + delivery.status.pns
             delivery.idempotencyKey = Delivery.newIdempotencyKey()
             let result = await attempt(delivery)
             delivery.attempts = 1
@@ -103,7 +103,7 @@ extension Outbox {
         guard let first = parts.first, first.allSatisfy(\.isASCII), let number = Int(first), number >= 0 else {
             throw .invalidArgument("no message '\(given)' in the outbox; `notifyctl outbox` lists them")
         }
-        let named = (queue.queued + queue.dead).filter { $0.sequence == number && (platform == nil || $0.platform.rawValue == platform) }
+        let named = (queue.queued + queue.dead).filter { $0.sequence == number && (platform == nil || $0.status.pns == platform) }
         switch named.count {
         case 0: throw .invalidArgument("no message '\(given)' in the outbox; `notifyctl outbox` lists them")
         case 1: return named[0].id

@@ -26,19 +26,18 @@ extension Outbox {
     /// delivery for each platform to the next group commit and returns the ids at once.
     /// Not accepted yet: `committed(_:)` says when they are on disk and queued, and only
     /// then may the sender hear so. All copies of one message go in the same batch.
-    public func enqueue(to: String, message: String, platforms: [Platform]) async throws(CoreError) -> [String] {
+    public func enqueue(to: String, message: String, platforms: [Platform], options: SendOptions = SendOptions()) async throws(CoreError) -> [String] {
         guard let account = accounts.currentKey else { throw accounts.noAccountReason }
         guard !stopped else { throw .shuttingDown }
-        let platforms = distinctAtTheBackend(platforms)
-        try checkSize(message, sender: account.user, platforms: platforms)
-        try checkRoom(for: platforms.count)
+        let plan = try plan(to: to, message: message, platforms: platforms, options: options, account: account)
+        try checkRoom(for: plan.copies.count)
         let now = clock.now()
         // `outbox_expiry` as it is now: a reload changes it for the messages accepted after it.
         let expiry = settings[\.outboxExpiry]
         var copies: [Delivery] = []
-        for platform in platforms {
-            var delivery = Delivery(sequence: nextSequence, to: to, platform: platform, message: message,
-                                    createdAt: now, expiresAt: now.addingTimeInterval(expiry), account: account)
+        for (platform, request) in plan.copies {
+            var delivery = Delivery(sequence: nextSequence, to: plan.to, platform: platform, message: message,
+                                    createdAt: now, expiresAt: now.addingTimeInterval(expiry), account: account, request: request)
             delivery.senderWaiting = true
             delivery.idempotencyKey = Delivery.newIdempotencyKey()
             copies.append(delivery)
@@ -52,7 +51,7 @@ extension Outbox {
             // What is held changed: the waiters of the other account's messages have their answer.
             pump()
         }
-        logger.info("outbox: queued a message to \(to) for \(platforms.map(\.rawValue).joined(separator: ","))")
+        logger.info("outbox: queued a message to \(plan.to) for \(copies.map { $0.status.pns }.joined(separator: ","))")
         return ids
     }
 

@@ -31,13 +31,17 @@ struct OutboxEntryRecord: Codable {
     var state: String
     var account: AccountKey?
     var idempotencyKey: String?
+    /// A notification request's (`Delivery.request`); absent for a registrations backend's send.
+    var tags: [String]?
+    var action: String?
+    var silent: Bool?
 
     init(_ delivery: Delivery) {
         version = Self.currentVersion
         id = delivery.id
         sequence = delivery.sequence
         to = delivery.to
-        platform = delivery.platform.rawValue
+        platform = delivery.platform?.rawValue ?? Delivery.everyPlatform
         message = delivery.message
         createdAt = delivery.createdAt
         expiresAt = delivery.expiresAt
@@ -47,6 +51,9 @@ struct OutboxEntryRecord: Codable {
         state = delivery.state.rawValue
         account = delivery.account
         idempotencyKey = delivery.idempotencyKey
+        tags = delivery.request?.tags
+        action = delivery.request?.action
+        silent = delivery.request?.silent
     }
 
     /// The most bytes `delivery` can take in a file, in a batch's deeper indentation too:
@@ -55,7 +62,10 @@ struct OutboxEntryRecord: Codable {
     static func sizeBound(of delivery: Delivery) -> Int {
         // Added up one by one: a list of the strings cost an allocation per message.
         var bytes = delivery.id.utf8.count + delivery.to.utf8.count + delivery.message.utf8.count
-        bytes += delivery.platform.rawValue.utf8.count + delivery.state.rawValue.utf8.count
+        bytes += (delivery.platform?.rawValue.utf8.count ?? 3) + delivery.state.rawValue.utf8.count
+        if let request = delivery.request {
+            bytes += request.action.utf8.count + request.tags.reduce(0) { $0 + $1.utf8.count + 4 }
+        }
         bytes += (delivery.account?.user.utf8.count ?? 0) + (delivery.account?.backend.utf8.count ?? 0)
         bytes += (delivery.lastError?.code.rawValue.utf8.count ?? 0) + (delivery.lastError?.message.utf8.count ?? 0)
         bytes += delivery.idempotencyKey?.utf8.count ?? 0
@@ -69,11 +79,19 @@ struct OutboxEntryRecord: Codable {
         if let account {
             json.key("account")
             json.beginObject()
+            if account.api != .registrations {
+                json.key("api")
+                json.string(account.api.rawValue)
+            }
             json.key("backend")
             json.string(account.backend)
             json.key("user")
             json.string(account.user)
             json.endObject()
+        }
+        if let action {
+            json.key("action")
+            json.string(action)
         }
         json.key("attempts")
         json.int(attempts)
@@ -102,8 +120,21 @@ struct OutboxEntryRecord: Codable {
         json.string(platform)
         json.key("sequence")
         json.int(sequence)
+        if let silent {
+            json.key("silent")
+            json.bool(silent)
+        }
         json.key("state")
         json.string(state)
+        if let tags {
+            json.key("tags")
+            json.beginArray()
+            for tag in tags {
+                json.nextElement()
+                json.string(tag)
+            }
+            json.endArray()
+        }
         json.key("to")
         json.string(to)
         if let version {
@@ -132,14 +163,24 @@ struct OutboxEntryRecord: Codable {
     }
 
     func delivery() throws -> Delivery {
-        guard let platform = Platform(rawValue: platform) else { throw UnknownPlatform(name: platform) }
+        var request: Delivery.RequestFields?
+        let platform: Platform?
+        if self.platform == Delivery.everyPlatform {
+            guard let tags, let action else { throw DiskFormat.OutOfRange(description: "a notification request without its tags and action") }
+            request = Delivery.RequestFields(tags: tags, action: action, silent: silent ?? false)
+            platform = nil
+        } else {
+            guard let named = Platform(rawValue: self.platform) else { throw UnknownPlatform(name: self.platform) }
+            platform = named
+        }
         // Numbers from a file are checked before use: one past the ids notifyd hands out
         // would overflow the id counter, a negative one reuse ids.
         guard (1...OutboxIDCounter.largestSequence).contains(sequence) else {
             throw DiskFormat.OutOfRange(description: "sequence \(sequence) is not one notifyd writes")
         }
         guard attempts >= 0 else { throw DiskFormat.OutOfRange(description: "attempts \(attempts) is not one notifyd writes") }
-        var delivery = Delivery(sequence: sequence, to: to, platform: platform, message: message, createdAt: createdAt, expiresAt: expiresAt, account: account)
+        var delivery = Delivery(sequence: sequence, to: to, platform: platform, message: message, createdAt: createdAt, expiresAt: expiresAt, account: account,
+                                request: request)
         delivery.id = id
         delivery.attempts = attempts
         delivery.nextAttemptAt = nextAttemptAt
@@ -150,7 +191,7 @@ struct OutboxEntryRecord: Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case version, id, sequence, to, platform, message, attempts, state, account
+        case version, id, sequence, to, platform, message, attempts, state, account, tags, action, silent
         case createdAt = "created_at"
         case expiresAt = "expires_at"
         case nextAttemptAt = "next_attempt_at"

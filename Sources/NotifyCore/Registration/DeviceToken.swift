@@ -97,7 +97,9 @@ public enum RegistrationTags {
     public static let maximumLength = 120
     private static let punctuation: Set<Character> = ["_", "@", "#", ".", ":", "-"]
 
-    public static func validate(_ tags: [String]) throws(CoreError) -> [String] {
+    /// `forSending`: the tags a send goes to, where `username:<user>` names a recipient
+    /// rather than claims one.
+    public static func validate(_ tags: [String], forSending: Bool = false) throws(CoreError) -> [String] {
         var seen = Set<String>()
         var result: [String] = []
         for tag in tags {
@@ -110,7 +112,7 @@ public enum RegistrationTags {
             }
             // The backend adds `username:<user>` itself; a client-chosen one would receive
             // another user's notifications.
-            if tag.lowercased().hasPrefix("username:") {
+            if !forSending, tag.lowercased().hasPrefix("username:") {
                 throw .invalidArgument("tag '\(tag)' is reserved: the backend adds username:<you> by itself")
             }
             if seen.insert(tag).inserted { result.append(tag) }

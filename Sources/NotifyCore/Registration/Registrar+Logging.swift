@@ -7,15 +7,17 @@ import Foundation
 extension Registrar {
     static func describe(_ step: RegistrationStep, user: String) -> String {
         switch step {
-        case .createId(_, let backend): "asking \(backend) for a registration id (user \(user))"
+        case .createId(_, let backend, .registrations): "asking \(backend) for a registration id (user \(user))"
+        case .createId(_, let backend, .installations): "choosing an installation id for \(backend) (user \(user))"
         case .upsert(let id, let target): "registering \(target.platform) device as \(user) at \(target.backend) (id \(id), tags \(target.tags))"
-        case .delete(let id, let backend): "deleting registration \(id) at \(backend)"
+        case .delete(let id, let backend, .registrations): "deleting registration \(id) at \(backend)"
+        case .delete(let id, let backend, .installations): "deleting installation \(id) at \(backend)"
         }
     }
 
     func log(_ step: RegistrationStep, _ result: StepResult) {
         switch result {
-        case .created(let id): logger.info("got registration id \(id)")
+        case .created(let id): logger.info(step.api == .installations ? "chose installation id \(id)" : "got registration id \(id)")
         case .done:
             guard case .upsert(let id, let target) = step else { break }
             logger.notice("registered (id \(id))")

@@ -26,13 +26,14 @@ extension Registrar {
         let external = accounts.passwordSource != .stored
         let password = password ?? ""
         if password.isEmpty && !external {
-            throw .invalidArgument("no password given (and no password_command or systemd credential is configured)")
+            throw .invalidArgument("no \(settings[\.backendAPI].secretName) given (and no password_command or systemd credential is configured)")
         }
         let chosen = try backend.map { (url: String) throws(CoreError) in try BackendURL.validate(url, allowInsecureHTTP: settings[\.allowInsecureHTTP]) }
             ?? credentials?.backend
         guard let shown = chosen ?? settings[\.backend] else { throw .noBackend }
         // An external password is never stored: it is fetched when needed.
-        let candidate = Credentials(user: user, password: external ? "" : password, backend: chosen, origin: BackendURL.origin(shown))
+        let candidate = Credentials(user: user, password: external ? "" : password, backend: chosen, origin: BackendURL.origin(shown),
+                                    api: settings[\.backendAPI])
         await accounts.loginStarted()
         await turns.begin()
         defer { turns.end() }
@@ -103,6 +104,9 @@ extension Registrar {
     func judge(_ result: StepResult, user: String) -> LoginVerdict? {
         switch result {
         case .created, .failed(.gone): nil
+        // Another kind of backend, or a request never sent (status 0): nothing was checked.
+        case .failed(.rejected(let status, let detail)) where status == 0 || BackendFailure.namesOtherAPI(detail):
+            .notSaved(.backendRejected(status: status, detail: detail))
         // The backend looked at the request itself only after the credentials passed.
         case .done, .failed(.rejected): .accepted
         case .failed(.unauthorized(let status)): .refused(user: user, status: status)
@@ -112,11 +116,11 @@ extension Registrar {
 
     /// What the check request of `checkByItself` says of a login. Only a 2xx accepts it:
     /// a 404 to a route every AppBackend has says the URL is wrong, not that the password is right.
-    func judge(check result: Result<Void, BackendCallError>, user: String) -> LoginVerdict {
+    func judge(check result: Result<Void, BackendCallError>, user: String, api: BackendDialect) -> LoginVerdict {
         switch result {
         case .success: return .accepted
         case .failure(let error):
-            switch BackendFailure.classify(error, route: .create) {
+            switch BackendFailure.classify(error, route: .create, api: api) {
             case .unauthorized(let status): return .refused(user: user, status: status)
             case .transient(_, let reason), .unreachable(let reason, _), .offline(let reason): return unreachableVerdict(user: user, reason: reason)
             case .rejected(let status, let detail):
@@ -191,7 +195,7 @@ extension Registrar {
             let verdict: LoginVerdict
             do throws(CoreError) {
                 let account = try await accounts.backendAccount(candidate)
-                verdict = self.judge(check: await backend.checkCredentials(account: account), user: candidate.user)
+                verdict = self.judge(check: await backend.checkCredentials(account: account), user: candidate.user, api: candidate.api)
             } catch {
                 verdict = self.unreachableVerdict(user: candidate.user, reason: error.description)
             }

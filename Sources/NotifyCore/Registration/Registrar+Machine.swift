@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NotifyProtocol
 
 /// The registrar's side of `RegistrationMachine`: its inputs, applying what it asks for,
 /// saving state, the wake-up timer and the callers waiting on an outcome.
@@ -21,7 +22,7 @@ extension Registrar {
         let platform = device.platform.atBackend(android: settings.androidName)
         return RegistrationInputs(
             token: device.token, platform: platform, tags: device.tags, account: account?.reference,
-            backend: account?.backend ?? settings.backend, enabled: device.enabled)
+            backend: account?.backend ?? settings.backend, api: settings.backendAPI, enabled: device.enabled)
     }
 
     /// What registration passes use: a login being checked, else the saved one.
@@ -74,7 +75,7 @@ extension Registrar {
                 wakeTask = nil
                 wakeAt = nil
             case .persist: await persist()
-            case .retire(let id, let backend, let user): await retire(id: id, at: backend, madeAs: user)
+            case .retire(let id, let backend, let user, let api): await retire(id: id, at: backend, api: api, madeAs: user)
             }
         }
         let status = machine.status
@@ -154,15 +155,16 @@ extension Registrar {
     /// Hands the registration left at `backend` over for deletion there, with a login made
     /// at that backend's origin (the saved one, stranded there once the backend moved, or
     /// the one on trial), the one that made it first: never with another origin's password.
-    func retire(id: String, at backend: String, madeAs user: String?) async {
+    func retire(id: String, at backend: String, api: BackendDialect, madeAs user: String?) async {
         let origin = BackendURL.origin(backend)
-        let candidates = [accounts.loggedIn, trial].compactMap { $0 }.filter { $0.origin != nil && $0.origin == origin }
+        let candidates = [accounts.loggedIn, trial].compactMap { $0 }.filter { $0.origin != nil && $0.origin == origin && $0.api == api }
         guard let login = candidates.first(where: { $0.user == user }) ?? candidates.first, let origin else {
-            logger.warning("registration \(id) at \(backend) is no longer used, but no login made there is left to delete it with; it stays there until deleted by hand")
+            let what = api == .installations ? "installation" : "registration"
+            logger.warning("\(what) \(id) at \(backend) is no longer used, but no login made there is left to delete it with; it stays there until deleted by hand")
             return
         }
         if let retired {
-            let inMemory = await accounts.passwordInMemory(of: login.user, at: origin)
+            let inMemory = await accounts.passwordInMemory(of: login.user, at: origin, api: api)
             await retired.retire(id: id, backend: backend, credentials: login, passwordInMemory: inMemory)
         }
     }

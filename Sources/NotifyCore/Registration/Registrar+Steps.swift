@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NotifyProtocol
 
 /// The backend calls the machine asks for, made with the login in force (or on trial),
 /// and what their results tell the machine and the login being checked.
@@ -27,7 +28,10 @@ extension Registrar {
             var account: BackendAccount
             do {
                 // The step's backend: a registration is deleted where it was made, and only
-                // with a login made there.
+                // with a login made there, for its API.
+                guard credentials.api == step.api else {
+                    throw CoreError.loginForAnotherAPI(user: credentials.user, api: credentials.api, inForce: step.api)
+                }
                 account = try await accounts.backendAccount(credentials, at: backendText)
                 account.baseURL = url
             } catch {
@@ -37,9 +41,9 @@ extension Registrar {
             }
             let result: StepResult
             switch step {
-            case .createId(let handle, _):
+            case .createId(let handle, _, let api):
                 // Back at a backend whose registration is still waiting to be deleted: that one.
-                if let id = await self.retired?.reclaim(backend: backendText) {
+                if let id = await self.retired?.reclaim(backend: backendText, api: api) {
                     result = .created(id: id)
                     break
                 }
@@ -47,14 +51,18 @@ extension Registrar {
                 case .success(let id):
                     await self.retired?.inUse(id: id, backend: backendText)
                     result = .created(id: id)
-                case .failure(let error): result = .failed(self.classify(error, route: .create, backend: backendText))
+                case .failure(let error): result = .failed(self.classify(error, route: .create, backend: backendText, api: api))
                 }
             case .upsert(let id, let target):
-                let platform = target.platform.backendName(android: settings[\.androidName])
+                guard let platform = Self.platformName(target.platform, api: target.api, android: settings[\.androidName]) else {
+                    result = .failed(.rejected(status: 0, detail: "the backend service registers apns and Android (fcmv1) devices only, not \(target.platform); "
+                                               + "set the token with --platform apns or fcmv1"))
+                    break
+                }
                 let outcome = await backend.upsertRegistration(id: id, platform: platform, handle: target.handle, tags: target.tags, account: account)
-                result = self.stepResult(outcome, route: .upsert, backend: backendText)
-            case .delete(let id, _):
-                result = self.stepResult(await backend.deleteRegistration(id: id, account: account), route: .delete, backend: backendText)
+                result = self.stepResult(outcome, route: .upsert, backend: backendText, api: target.api)
+            case .delete(let id, _, let api):
+                result = self.stepResult(await backend.deleteRegistration(id: id, account: account), route: .delete, backend: backendText, api: api)
             }
             await self.finished(step, result, with: credentials)
         }
@@ -81,10 +89,19 @@ extension Registrar {
         if case .failed(.unreachable) = result { recovery?.watchForReturn(of: step.backend) }
     }
 
-    nonisolated func stepResult(_ outcome: Result<Void, BackendCallError>, route: BackendFailure.Route, backend: String) -> StepResult {
+    nonisolated func stepResult(_ outcome: Result<Void, BackendCallError>, route: BackendFailure.Route, backend: String, api: BackendDialect) -> StepResult {
         switch outcome {
         case .success: .done
-        case .failure(let error): .failed(classify(error, route: route, backend: backend))
+        case .failure(let error): .failed(classify(error, route: route, backend: backend, api: api))
+        }
+    }
+
+    /// The platform's name at the backend: Android under `android_name` at the AppBackend,
+    /// under fcmv1 at the backend service, which knows Apple's and Google's only (nil for others).
+    static func platformName(_ platform: Platform, api: BackendDialect, android: Platform) -> String? {
+        switch api {
+        case .registrations: platform.backendName(android: android)
+        case .installations: InstallationRoutes.platformName(platform)
         }
     }
 

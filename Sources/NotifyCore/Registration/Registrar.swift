@@ -310,8 +310,8 @@ public actor Registrar {
     }
 
     /// What a failed request to `backend` means, a lack of route judged by `recovery`.
-    nonisolated func classify(_ error: BackendCallError, route: BackendFailure.Route, backend: String) -> BackendFailure {
-        recovery?.classify(error, route: route, backend: backend) ?? BackendFailure.classify(error, route: route)
+    nonisolated func classify(_ error: BackendCallError, route: BackendFailure.Route, backend: String, api: BackendDialect) -> BackendFailure {
+        recovery?.classify(error, route: route, backend: backend, api: api) ?? BackendFailure.classify(error, route: route, api: api)
     }
 
     /// Counts the changes to what `status` reports, here and in the account keeper and

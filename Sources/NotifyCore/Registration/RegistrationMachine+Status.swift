@@ -10,7 +10,8 @@ extension RegistrationMachine {
     public var status: RegistrationStatus {
         var status = RegistrationStatus(
             state: .registering, id: record.id, registeredAt: record.registeredAt,
-            lastAttemptAt: lastAttemptAt, failures: failures, registered: record.registered)
+            lastAttemptAt: lastAttemptAt, failures: failures, registered: record.registered,
+            installationId: inputs.api == .installations ? (record.idIsAt(inputs.backend ?? "", .installations) ? record.id : record.installation?.id) : nil)
         let target = inputs.target
         if isBusy {
             status.state = .registering

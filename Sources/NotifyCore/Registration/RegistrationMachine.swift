@@ -172,9 +172,11 @@ public struct RegistrationMachine: Sendable {
         guard let finished = inFlight else { return [] }
         inFlight = nil
         switch (finished.step, result) {
-        case (.createId(_, let backend), .created(let id)):
+        case (.createId(_, let backend, let api), .created(let id)):
             record.id = id
             record.idBackend = backend
+            record.idAPI = api
+            if api == .installations { record.installation = (id, backend) }
             // Carry on with the same pass: upsert the latest inputs under the new id.
             return [.persist] + continuePass(now: now)
 
@@ -197,16 +199,14 @@ public struct RegistrationMachine: Sendable {
 
         case (.upsert, .failed(.gone)):
             // The hub forgot the id. Never retry with it: drop it, and make a new one once.
-            record.id = nil
-            record.idBackend = nil
-            record.registered = nil
+            record.forgetId()
             if !recreatedInPass {
                 recreatedInPass = true
                 return [.persist] + continuePass(now: now)
             }
             return [.persist] + backOff(finished, reason: "the backend lost the new registration id as well", retryAfter: nil, now: now)
 
-        case (.delete(let id, _), .done), (.delete(let id, _), .failed(.gone)):
+        case (.delete(let id, _, _), .done), (.delete(let id, _, _), .failed(.gone)):
             record.forgetId()
             lastDeletion = (finished.generation, .deleted(id: id))
             settle(finished.generation)
@@ -276,12 +276,12 @@ public struct RegistrationMachine: Sendable {
                 settle(generation)
                 return [.persist, .cancelWake]
             }
-            return begin(.delete(id: id, backend: backend), now: now)
+            return begin(.delete(id: id, backend: backend, api: record.idAPI), now: now)
         }
 
-        // The backend moved to another origin, where nobody is logged in: the registration
-        // left at the old one is deleted there, not left to push to this device.
-        if inputs.account == nil, let backend = inputs.backend, record.id != nil, let old = record.idBackend, old != backend {
+        // The backend moved to another origin or API, where nobody is logged in: the
+        // registration left at the old one is deleted there, not left to push to this device.
+        if inputs.account == nil, let backend = inputs.backend, record.id != nil, record.idBackend != nil, !record.idIsAt(backend, inputs.api) {
             settle(generation)
             return retireRecordedId() + [.cancelWake]
         }
@@ -323,16 +323,22 @@ public struct RegistrationMachine: Sendable {
     /// backend is retired: deleted there, not left for that backend to push to.
     private mutating func continuePass(now: Date) -> [RegistrationAction] {
         guard let target = inputs.target else { return reconcile(now: now) }
-        if let id = record.id, record.idBackend == target.backend {
+        if let id = record.id, record.idIsAt(target.backend, target.api) {
             return begin(.upsert(id: id, target: target), now: now)
         }
-        return retireRecordedId() + begin(.createId(handle: target.handle, backend: target.backend), now: now)
+        let retired = retireRecordedId()
+        // Back at an installations backend: the id chosen for it before, which the device keeps.
+        if target.api == .installations, let kept = record.installation, kept.backend == target.backend {
+            (record.id, record.idBackend, record.idAPI) = (kept.id, kept.backend, .installations)
+            return retired + [.persist] + begin(.upsert(id: kept.id, target: target), now: now)
+        }
+        return retired + begin(.createId(handle: target.handle, backend: target.backend, api: target.api), now: now)
     }
 
     /// Hands the id made at another backend over for deletion there, and forgets it here.
     private mutating func retireRecordedId() -> [RegistrationAction] {
         guard let id = record.id, let backend = record.idBackend else { return [] }
-        let retired: [RegistrationAction] = [.retire(id: id, backend: backend, user: record.registered?.user), .persist]
+        let retired: [RegistrationAction] = [.retire(id: id, backend: backend, user: record.registered?.user, api: record.idAPI), .persist]
         record.forgetId()
         return retired
     }

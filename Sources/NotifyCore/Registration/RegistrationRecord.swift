@@ -24,22 +24,26 @@ public struct RegistrationInputs: Equatable, Sendable {
     public var tags: [String]
     public var account: AccountReference?
     public var backend: String?
+    /// The API of `backend` (`backend_api`).
+    public var api: BackendDialect
     /// False after `unregister` until `register` or a change asks for a registration again.
     public var enabled: Bool
 
-    public init(token: String? = nil, platform: Platform = .apns, tags: [String] = [], account: AccountReference? = nil, backend: String? = nil, enabled: Bool = true) {
+    public init(token: String? = nil, platform: Platform = .apns, tags: [String] = [], account: AccountReference? = nil, backend: String? = nil,
+                api: BackendDialect = .registrations, enabled: Bool = true) {
         self.token = token
         self.platform = platform
         self.tags = tags
         self.account = account
         self.backend = backend
+        self.api = api
         self.enabled = enabled
     }
 
     /// The registration these inputs call for, when they are complete.
     var target: RegisteredTarget? {
         guard enabled, let token, let account, let backend else { return nil }
-        return RegisteredTarget(handle: token, platform: platform, tags: tags, user: account.user, backend: backend)
+        return RegisteredTarget(handle: token, platform: platform, tags: tags, user: account.user, backend: backend, api: api)
     }
 }
 
@@ -48,13 +52,28 @@ public struct RegistrationRecord: Codable, Equatable, Sendable {
     /// The cached registration id, and the backend it belongs to.
     public var id: String?
     public var idBackend: String?
+    /// The API of `idBackend`: a registration id, or an installation id this device chose.
+    public var idAPI: BackendDialect = .registrations
     /// What the backend last accepted, and when.
     public var registered: RegisteredTarget?
     public var registeredAt: Date?
+    /// The installation id chosen for an installations backend, kept when the installation
+    /// is deleted (`unregister`): the device has one id per backend, not one per registration.
+    public var installation: (id: String, backend: String)? {
+        get { installationId.flatMap { id in installationBackend.map { (id, $0) } } }
+        set { (installationId, installationBackend) = (newValue?.id, newValue?.backend) }
+    }
+    var installationId: String?
+    var installationBackend: String?
+
+    /// Whether the cached id is one made at `backend` through `api`.
+    func idIsAt(_ backend: String, _ api: BackendDialect) -> Bool {
+        id != nil && idBackend == backend && idAPI == api
+    }
 
     /// The id was deleted, or handed over for deletion at its backend: nothing is cached of it.
     mutating func forgetId() {
-        (id, idBackend, registered, registeredAt) = (nil, nil, nil, nil)
+        (id, idBackend, idAPI, registered, registeredAt) = (nil, nil, .registrations, nil, nil)
     }
     /// The login (revision) the backend refused; no request is made with it again.
     public var refusedRevision: String?
@@ -84,6 +103,9 @@ public struct RegistrationRecord: Codable, Equatable, Sendable {
     enum CodingKeys: String, CodingKey {
         case id
         case idBackend = "id_backend"
+        case idAPI = "id_api"
+        case installationId = "installation_id"
+        case installationBackend = "installation_backend"
         case registered
         case registeredAt = "registered_at"
         case refusedRevision = "refused_revision"
@@ -115,15 +137,24 @@ public struct RegistrationPolicy: Sendable, Equatable {
 
 /// One backend call the machine asks its driver to make.
 public enum RegistrationStep: Equatable, Sendable {
-    case createId(handle: String, backend: String)
+    /// At an installations backend, no request: the device chooses the id.
+    case createId(handle: String, backend: String, api: BackendDialect = .registrations)
     case upsert(id: String, target: RegisteredTarget)
-    case delete(id: String, backend: String)
+    case delete(id: String, backend: String, api: BackendDialect = .registrations)
 
     /// The backend the step goes to: a registration is deleted where it was made.
     public var backend: String {
         switch self {
-        case .createId(_, let backend), .delete(_, let backend): backend
+        case .createId(_, let backend, _), .delete(_, let backend, _): backend
         case .upsert(_, let target): target.backend
+        }
+    }
+
+    /// The API of that backend.
+    public var api: BackendDialect {
+        switch self {
+        case .createId(_, _, let api), .delete(_, _, let api): api
+        case .upsert(_, let target): target.api
         }
     }
 }
@@ -146,7 +177,7 @@ public enum RegistrationAction: Equatable, Sendable {
     /// The registration `id` at `backend`, made as `user`, is no longer this device's
     /// (the backend changed): have it deleted there. Comes before the `persist` that
     /// forgets it, so that a crash between the two loses neither.
-    case retire(id: String, backend: String, user: String?)
+    case retire(id: String, backend: String, user: String?, api: BackendDialect = .registrations)
 }
 
 /// The end of an `unregister`.

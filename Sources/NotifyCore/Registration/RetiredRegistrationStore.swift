@@ -8,12 +8,15 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NotifyProtocol
 
 /// A registration left at a backend this device no longer uses, with the login that made
 /// it: what its deletion there needs, kept across restarts.
 struct RetiredEntry: Codable, Equatable, Sendable {
     var id: String
     var backend: String
+    /// Absent for `registrations`, the only API of files written before it.
+    var api: BackendDialect?
     var user: String
     /// As `credentials.json` keeps it: the password, or nothing when a password command or
     /// systemd credential gives it, or when it is in the keyring (`keyringItem`).
@@ -27,20 +30,26 @@ struct RetiredEntry: Codable, Equatable, Sendable {
     struct Key: Hashable {
         var id: String
         var backend: String
+        var api: BackendDialect
     }
 
-    var key: Key { Key(id: id, backend: backend) }
+    var key: Key { Key(id: id, backend: backend, api: dialect) }
+
+    var dialect: BackendDialect { api ?? .registrations }
+
+    /// "registration 42 at https://…", or "installation … at …".
+    var described: String { (dialect == .installations ? "installation " : "registration ") + id + " at " + backend }
 
     /// Kept with the entry, in this file or the keyring: not one a password source gave.
     var hasPasswordOfItsOwn: Bool { !password.isEmpty || keyringItem != nil }
 
     /// The login the deletion is made with: that user, at that backend.
     var credentials: Credentials {
-        Credentials(user: user, password: password, backend: backend, revision: "retired-" + id, savedAt: retiredAt, keyringItem: keyringItem)
+        Credentials(user: user, password: password, backend: backend, api: dialect, revision: "retired-" + id, savedAt: retiredAt, keyringItem: keyringItem)
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, backend, user, password
+        case id, backend, api, user, password
         case keyringItem = "keyring_item"
         case retiredAt = "retired_at"
         case failures

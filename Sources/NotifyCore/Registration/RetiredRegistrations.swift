@@ -82,7 +82,7 @@ public actor RetiredRegistrations {
     public var summary: [RetiredRegistration] {
         entries.map { entry in
             RetiredRegistration(backend: entry.backend, id: entry.id, user: entry.user, since: entry.retiredAt, failures: entry.failures,
-                                nextAttemptAt: entry.nextAttemptAt, error: entry.lastError)
+                                nextAttemptAt: entry.nextAttemptAt, error: entry.lastError, api: entry.api)
         }
     }
 
@@ -92,28 +92,28 @@ public actor RetiredRegistrations {
     /// keyring item, or `passwordInMemory`, what its password source gave for it. Returns
     /// once that is on disk, so the state that forgets the id can be saved after it.
     func retire(id: String, backend: String, credentials: Credentials, passwordInMemory: String? = nil) async {
-        guard !entries.contains(where: { $0.key == RetiredEntry.Key(id: id, backend: backend) }) else { return }
+        guard !entries.contains(where: { $0.key == RetiredEntry.Key(id: id, backend: backend, api: credentials.api) }) else { return }
         // A password the keyring keeps stays there: the entry names its item.
-        let entry = RetiredEntry(id: id, backend: backend, user: credentials.user,
+        let entry = RetiredEntry(id: id, backend: backend, api: credentials.api == .registrations ? nil : credentials.api, user: credentials.user,
                                  password: credentials.keyringItem == nil ? credentials.password : "",
                                  keyringItem: credentials.keyringItem, retiredAt: clock.now())
         if let passwordInMemory, entry.password.isEmpty, entry.keyringItem == nil { passwordsInMemory[entry.key] = passwordInMemory }
         entries.append(entry)
-        logger.notice("the backend changed: deleting registration \(id) at \(backend), made as \(credentials.user)")
+        logger.notice("the backend changed: deleting \(entry.described), made as \(credentials.user)")
         await save()
         schedule()
     }
 
     /// A registration is wanted at `backend` again: the retired one there, if its deletion
     /// has not started, is taken back instead of deleted. Returns its id.
-    func reclaim(backend: String) async -> String? {
-        await takeBack { $0.backend == backend }?.id
+    func reclaim(backend: String, api: BackendDialect) async -> String? {
+        await takeBack { $0.backend == backend && $0.dialect == api }?.id
     }
 
     /// The backend gave `id` for this device's new registration (the tutorial's backend
     /// hands back the registration it has for the device): it is in use, not deleted.
     func inUse(id: String, backend: String) async {
-        await takeBack { $0.key == RetiredEntry.Key(id: id, backend: backend) }
+        await takeBack { $0.key == RetiredEntry.Key(id: id, backend: backend, api: .registrations) }
     }
 
     /// Removes the first entry `which` picks whose deletion has not started, and says so.
@@ -122,7 +122,7 @@ public actor RetiredRegistrations {
         guard let index = entries.firstIndex(where: { which($0) && $0.key != deleting?.key }) else { return nil }
         let entry = entries.remove(at: index)
         passwordsInMemory[entry.key] = nil
-        logger.notice("registration \(entry.id) at \(entry.backend) is this device's again, not deleted")
+        logger.notice("\(entry.described) is this device's again, not deleted")
         await save()
         if let warning = await accounts.release(entry.credentials) { logger.warning(warning) }
         schedule()
@@ -205,7 +205,7 @@ public actor RetiredRegistrations {
         guard entry.hasPasswordOfItsOwn || passwordsInMemory[entry.key] != nil else {
             // Only the password source in effect could give one now, and it serves another backend.
             entries.removeAll { $0.key == entry.key }
-            logger.warning("cannot delete registration \(entry.id) at \(entry.backend): the password of \(entry.user) there came from password_command "
+            logger.warning("cannot delete \(entry.described): the password of \(entry.user) there came from password_command "
                            + "or a systemd credential, which now serve another backend, and notifyd has no copy of it (one is kept in memory only, never across a restart); "
                            + "it stays there until deleted by hand")
             deleting = nil
@@ -223,7 +223,8 @@ public actor RetiredRegistrations {
         }
         let failure: BackendFailure? = switch outcome {
         case .success: nil
-        case .failure(let error): recovery?.classify(error, route: .delete, backend: entry.backend) ?? BackendFailure.classify(error, route: .delete)
+        case .failure(let error):
+            recovery?.classify(error, route: .delete, backend: entry.backend, api: entry.dialect) ?? BackendFailure.classify(error, route: .delete, api: entry.dialect)
         }
         finished(entry, failure)
         if !entries.contains(where: { $0.key == entry.key }) { passwordsInMemory[entry.key] = nil }
@@ -236,7 +237,7 @@ public actor RetiredRegistrations {
 
     private func finished(_ entry: RetiredEntry, _ failure: BackendFailure?) {
         guard let index = entries.firstIndex(where: { $0.key == entry.key }) else { return }
-        let place = "registration \(entry.id) at \(entry.backend)"
+        let place = entry.described
         switch failure {
         case nil:
             recovery?.backendAnswered(entry.backend)

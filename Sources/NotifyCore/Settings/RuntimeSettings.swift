@@ -6,6 +6,8 @@ import NotifyProtocol
 public struct RuntimeSettings: Sendable, Equatable {
     /// `backend`: the backend of a login that names none.
     public var backend: String?
+    /// `backend_api`: which of the two backends `backend` is (a login's own backend too).
+    public var backendAPI: BackendDialect
     /// `allow_insecure_http`: plain http to a backend on another machine is accepted.
     public var allowInsecureHTTP: Bool
     /// `platform`: the platform of a first token set without `--platform`.
@@ -57,13 +59,14 @@ public struct RuntimeSettings: Sendable, Equatable {
     /// Kestrel closes a connection it has not heard on.
     public static let defaultKeepAlive: Double = 120
 
-    public init(backend: String? = nil, allowInsecureHTTP: Bool = false, platform: Platform = .apns, sendPlatforms: [Platform] = [.apns],
+    public init(backend: String? = nil, backendAPI: BackendDialect = .registrations, allowInsecureHTTP: Bool = false, platform: Platform = .apns, sendPlatforms: [Platform] = [.apns],
                 androidName: Platform = .fcmv1, escaping: NotificationText.Escaping = .tutorial, policy: RegistrationPolicy = RegistrationPolicy(),
                 requestTimeout: Double = 30, outboxExpiry: Double = 7 * 86400, outboxMax: Int = RuntimeSettings.defaultOutboxMax,
                 maxConnections: Int = RuntimeSettings.defaultConnections,
                 keepAlive: Double = RuntimeSettings.defaultKeepAlive, passwordSource: PasswordSource = .stored, passwordTimeout: Double = 60,
                 passwordStore: PasswordStore = .auto, keyringTool: String = "", logLevel: LogLevel = .notice, logFile: String? = nil) {
         self.backend = backend
+        self.backendAPI = backendAPI
         self.allowInsecureHTTP = allowInsecureHTTP
         self.platform = platform
         self.sendPlatforms = sendPlatforms

@@ -15,6 +15,8 @@ struct StateRecord: Codable {
         var tags: [String]
         var user: String
         var backend: String
+        /// Absent for `registrations`.
+        var api: BackendDialect?
 
         init(_ target: RegisteredTarget) {
             handle = target.handle
@@ -22,10 +24,11 @@ struct StateRecord: Codable {
             tags = target.tags
             user = target.user
             backend = target.backend
+            api = target.api == .registrations ? nil : target.api
         }
 
         func target() throws -> RegisteredTarget {
-            RegisteredTarget(handle: handle, platform: try StateRecord.platform(platform), tags: tags, user: user, backend: backend)
+            RegisteredTarget(handle: handle, platform: try StateRecord.platform(platform), tags: tags, user: user, backend: backend, api: api ?? .registrations)
         }
     }
 
@@ -49,6 +52,10 @@ struct StateRecord: Codable {
     struct Registration: Codable {
         var id: String?
         var idBackend: String?
+        /// Absent for `registrations`, and from files written before there were two APIs.
+        var idAPI: BackendDialect?
+        var installationId: String?
+        var installationBackend: String?
         var registered: Target?
         var registeredAt: Date?
         var refusedRevision: String?
@@ -60,6 +67,9 @@ struct StateRecord: Codable {
         enum CodingKeys: String, CodingKey {
             case id, registered, rejected
             case idBackend = "id_backend"
+            case idAPI = "id_api"
+            case installationId = "installation_id"
+            case installationBackend = "installation_backend"
             case registeredAt = "registered_at"
             case refusedRevision = "refused_revision"
             case rejectedReason = "rejected_reason"
@@ -87,7 +97,8 @@ struct StateRecord: Codable {
         enabled = state.enabled
         let record = state.registration
         registration = Registration(
-            id: record.id, idBackend: record.idBackend, registered: record.registered.map(Target.init), registeredAt: record.registeredAt,
+            id: record.id, idBackend: record.idBackend, idAPI: record.idAPI == .registrations ? nil : record.idAPI,
+            installationId: record.installation?.id, installationBackend: record.installation?.backend, registered: record.registered.map(Target.init), registeredAt: record.registeredAt,
             refusedRevision: record.refusedRevision, rejected: record.rejected.map(Target.init), rejectedReason: record.rejectedReason,
             refusedPlatforms: record.refusedPlatforms.isEmpty ? nil : record.refusedPlatforms.map(Refusal.init))
     }
@@ -100,6 +111,8 @@ struct StateRecord: Codable {
         state.enabled = enabled
         state.registration.id = registration.id
         state.registration.idBackend = registration.idBackend
+        state.registration.idAPI = registration.idAPI ?? .registrations
+        state.registration.installation = registration.installationId.flatMap { id in registration.installationBackend.map { (id, $0) } }
         state.registration.registered = try registration.registered?.target()
         state.registration.registeredAt = registration.registeredAt
         state.registration.refusedRevision = registration.refusedRevision

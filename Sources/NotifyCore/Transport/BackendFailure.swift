@@ -1,3 +1,5 @@
+import NotifyProtocol
+
 /// A failed backend call, interpreted for what to do next. The tutorial backend's own
 /// quirks live here: 403 means bad credentials unless it carries Retry-After (throttling);
 /// a 500 on PUT or DELETE of a cached id usually means the hub forgot the id.
@@ -25,12 +27,13 @@ public enum BackendFailure: Equatable, Sendable {
 
     /// `offline` judges a failure that the network may explain (see
     /// `BackendCallError.unreachable`): true when this machine is offline.
-    public static func classify(_ error: BackendCallError, route: Route, offline: (_ noRoute: Bool) -> Bool) -> BackendFailure {
+    public static func classify(_ error: BackendCallError, route: Route, api: BackendDialect = .registrations,
+                                offline: (_ noRoute: Bool) -> Bool) -> BackendFailure {
         if case .unreachable(let reason, let noRoute, _) = error, offline(noRoute) { return .offline(reason: reason) }
-        return classify(error, route: route)
+        return classify(error, route: route, api: api)
     }
 
-    public static func classify(_ error: BackendCallError, route: Route) -> BackendFailure {
+    public static func classify(_ error: BackendCallError, route: Route, api: BackendDialect = .registrations) -> BackendFailure {
         switch error {
         case .cannotConnect(let reason, let tls):
             return .unreachable(reason: reason, tls: tls)
@@ -44,8 +47,26 @@ public enum BackendFailure: Equatable, Sendable {
         case .notAttempted:
             // The outbox puts these back unsent before asking; nothing else uses lanes.
             return .transient(retryAfter: nil, reason: "not sent: an earlier message to the same recipient failed")
+        case .otherAPI(let status, let suggestion):
+            return .rejected(status: status, detail: suggestion)
         case .status(let status, let retryAfter, let body):
-            return classify(status: status, retryAfter: retryAfter, body: body, route: route)
+            switch api {
+            case .registrations: return classify(status: status, retryAfter: retryAfter, body: body, route: route)
+            case .installations: return classifyAtBackendService(status: status, retryAfter: retryAfter, body: body)
+            }
+        }
+    }
+
+    /// The backend service keeps no id of its own to lose (the device chose it, and a PUT
+    /// makes it anew), and turns every failure of the hub into a 422.
+    static func classifyAtBackendService(status: Int, retryAfter: Double?, body: String) -> BackendFailure {
+        switch status {
+        case 422:
+            return .transient(retryAfter: retryAfter, reason: "the backend could not hand it to the hub (HTTP 422)")
+        case 404, 410:
+            return .rejected(status: status, detail: excerpt(body))
+        default:
+            return classify(status: status, retryAfter: retryAfter, body: body, route: .send)
         }
     }
 
@@ -74,6 +95,13 @@ public enum BackendFailure: Equatable, Sendable {
         default:
             return .rejected(status: status, detail: excerpt(body))
         }
+    }
+
+    /// How a refusal that names the other API begins (`BackendCallError.otherAPI`).
+    static let otherAPIPrefix = "this backend looks like"
+
+    static func namesOtherAPI(_ detail: String) -> Bool {
+        detail.hasPrefix(otherAPIPrefix)
     }
 
     /// What a person reads for a backend that could not be reached at all.

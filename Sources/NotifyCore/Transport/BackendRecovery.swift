@@ -161,12 +161,12 @@ public final class BackendRecovery: Sendable {
     /// failure this machine's lack of a route explains is `offline`.
     /// A backend that could not be reached is watched from now on; one that answered, with
     /// whatever status, is not.
-    public func classify(_ error: BackendCallError, route: BackendFailure.Route, backend: String) -> BackendFailure {
+    public func classify(_ error: BackendCallError, route: BackendFailure.Route, backend: String, api: BackendDialect = .registrations) -> BackendFailure {
         let network = state.withLock { $0.network }
-        let failure = BackendFailure.classify(error, route: route) { network.isOffline(reaching: backend, noRoute: $0) }
+        let failure = BackendFailure.classify(error, route: route, api: api) { network.isOffline(reaching: backend, noRoute: $0) }
         if case .unreachable(_, let tls) = failure {
             watch?.cannotReach(backend, tls: tls)
-        } else if case .status = error {
+        } else if error.isAnswer {
             watch?.reached(backend)
         }
         return failure

@@ -60,6 +60,8 @@ public final class HTTPBackend: BackendAPI {
     }
 
     public func createRegistrationId(handle: String, account: BackendAccount) async -> Result<String, BackendCallError> {
+        // The backend service has the device choose the id: nothing to ask for.
+        if account.api == .installations { return .success(InstallationRoutes.newInstallationId()) }
         let result = await call("POST", "api/register", query: [("handle", handle)], body: nil, account: account)
         return result.flatMap { body in
             // The body is a JSON string; parse it rather than trimming quotes, so escapes survive.
@@ -75,19 +77,32 @@ public final class HTTPBackend: BackendAPI {
     }
 
     public func upsertRegistration(id: String, platform: String, handle: String, tags: [String], account: BackendAccount) async -> Result<Void, BackendCallError> {
+        if account.api == .installations {
+            let body = InstallationRoutes.installationBody(id: id, platform: platform, pushChannel: handle, tags: tags, user: account.user)
+            return await call("PUT", InstallationRoutes.installations, query: [], body: body, account: account).map { _ in () }
+        }
         let registration = RegistrationBody(platform: platform, handle: handle, tags: tags)
         let body = (try? JSONEncoder().encode(registration)) ?? Data()
         return await call("PUT", "api/register/" + URLText.escape(id), query: [], body: body, account: account).map { _ in () }
     }
 
     public func deleteRegistration(id: String, account: BackendAccount) async -> Result<Void, BackendCallError> {
-        await call("DELETE", "api/register/" + URLText.escape(id), query: [], body: nil, account: account).map { _ in () }
+        let path = account.api == .installations ? InstallationRoutes.installation(id) : "api/register/" + URLText.escape(id)
+        return await call("DELETE", path, query: [], body: nil, account: account).map { _ in () }
     }
 
     public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?) async -> Result<Void, BackendCallError> {
-        let encoded = Self.jsonString(body)
-        return await call("POST", "api/notifications", query: [("pns", pns), ("to_tag", toTag)], body: encoded, account: account,
-                          idempotencyKey: idempotencyKey).map { _ in () }
+        let (path, query, encoded) = Self.sendRequest(pns: pns, toTag: toTag, body: body, api: account.api)
+        return await call("POST", path, query: query, body: encoded, account: account, idempotencyKey: idempotencyKey).map { _ in () }
+    }
+
+    /// Where a send goes, and its body: for the AppBackend the text as one JSON string, to
+    /// `pns` and `to_tag`; for the backend service `body` is the whole notification request.
+    private static func sendRequest(pns: String, toTag: String, body: String, api: BackendDialect) -> (String, [(String, String)], Data) {
+        switch api {
+        case .registrations: ("api/notifications", [("pns", pns), ("to_tag", toTag)], jsonString(body))
+        case .installations: (InstallationRoutes.requests, [], Data(body.utf8))
+        }
     }
 
     public var keepsLanes: Bool { transport.keepsLanes }
@@ -96,16 +111,22 @@ public final class HTTPBackend: BackendAPI {
 
     public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?, lane: UInt64,
                                  then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void) {
-        let encoded = Self.jsonString(body)
-        switch request("POST", "api/notifications", query: [("pns", pns), ("to_tag", toTag)], body: encoded, account: account, idempotencyKey: idempotencyKey) {
+        let (path, query, encoded) = Self.sendRequest(pns: pns, toTag: toTag, body: body, api: account.api)
+        switch request("POST", path, query: query, body: encoded, account: account, idempotencyKey: idempotencyKey) {
         case .failure(let error):
             // Not handed over: the requests after it in the lane must not go either.
             transport.breakLane(lane)
             then(.failure(error))
         case .success(let request):
             let replyLimit = self.replyLimit
-            transport.perform(request, lane: lane) { outcome in
-                then(Self.interpret(outcome, account: account, replyLimit: replyLimit).map { _ in () })
+            transport.perform(request, lane: lane) { [self] outcome in
+                let result = Self.interpret(outcome, account: account, replyLimit: replyLimit)
+                guard let status = Self.statusSuggestingOtherAPI(result, account: account, path: path) else {
+                    then(result.map { _ in () })
+                    return
+                }
+                // Rare (a backend of the other kind), and off the HTTP thread: the probe waits for an answer.
+                Task { then(await self.namingOtherAPI(result, status: status, account: account).map { _ in () }) }
             }
         }
     }
@@ -124,8 +145,17 @@ public final class HTTPBackend: BackendAPI {
     /// `POST /api/register` without a handle: the tutorial's controller then only reserves a
     /// registration id (no registration is looked up, made or deleted), and every AppBackend
     /// authenticates it. Any 2xx is an acceptance; the id is not needed.
+    ///
+    /// At the backend service: the DELETE of an installation id no device has, which needs
+    /// the key and changes nothing (a 422 is the hub's failure, after the key was accepted).
     public func checkCredentials(account: BackendAccount) async -> Result<Void, BackendCallError> {
-        await call("POST", "api/register", query: [], body: nil, account: account).map { _ in () }
+        guard account.api == .installations else {
+            return await call("POST", "api/register", query: [], body: nil, account: account).map { _ in () }
+        }
+        switch await call("DELETE", InstallationRoutes.installation(InstallationRoutes.loginCheckId()), query: [], body: nil, account: account) {
+        case .success, .failure(.status(422, _, _)): return .success(())
+        case .failure(let error): return .failure(error)
+        }
     }
 
     /// Connects to `backend` and sends nothing: a TCP connect to its host and port, with a
@@ -159,8 +189,56 @@ public final class HTTPBackend: BackendAPI {
     private func call(_ method: String, _ path: String, query: [(String, String)], body: Data?, account: BackendAccount,
                       idempotencyKey: String? = nil) async -> Result<Data, BackendCallError> {
         switch request(method, path, query: query, body: body, account: account, idempotencyKey: idempotencyKey) {
-        case .failure(let error): .failure(error)
-        case .success(let request): Self.interpret(await transport.perform(request), account: account, replyLimit: replyLimit)
+        case .failure(let error):
+            return .failure(error)
+        case .success(let request):
+            let result = Self.interpret(await transport.perform(request), account: account, replyLimit: replyLimit)
+            guard let status = Self.statusSuggestingOtherAPI(result, account: account, path: path) else { return result }
+            return await namingOtherAPI(result, status: status, account: account)
+        }
+    }
+
+    /// The status of a failure that a backend of the other API would give on this route:
+    /// a 404 where the AppBackend's route is missing; a 404 or a 500 at the backend service's
+    /// routes (the AppBackend's authentication throws on a request without Basic auth).
+    /// A 404 or 500 to an AppBackend registration id is about that id, not the API.
+    private static func statusSuggestingOtherAPI(_ result: Result<Data, BackendCallError>, account: BackendAccount, path: String) -> Int? {
+        guard case .failure(.status(let status, _, _)) = result else { return nil }
+        switch account.api {
+        case .registrations: return status == 404 && (path == "api/register" || path == "api/notifications") ? status : nil
+        case .installations: return status == 404 || status == 500 ? status : nil
+        }
+    }
+
+    /// `result`, or when the other API's routes answer at this backend, a refusal that says
+    /// to set `backend_api`. The probe carries no secret: the other API's route is asked
+    /// without credentials (the backend service answers 401, not 404, to a route it has)
+    /// or with a made-up user (the AppBackend answers 403 to it).
+    private func namingOtherAPI(_ result: Result<Data, BackendCallError>, status: Int, account: BackendAccount) async -> Result<Data, BackendCallError> {
+        let other: BackendDialect = account.api == .registrations ? .installations : .registrations
+        var probe = account
+        probe.api = other
+        probe.user = "notifyd-api-probe"
+        probe.password = InstallationRoutes.loginCheckId()
+        let (method, path, body): (String, String, Data?) = switch other {
+        case .registrations: ("POST", "api/register", nil)
+        case .installations: ("PUT", InstallationRoutes.installations, Data("{}".utf8))
+        }
+        guard case .success(var request) = request(method, path, query: [], body: body, account: probe) else { return result }
+        // The backend service is asked with no key at all.
+        if other == .installations { request.headers.removeAll { $0.hasPrefix("apikey:") } }
+        if case .response(let answer, _, _, _) = await transport.perform(request), answer != 404 {
+            return .failure(.otherAPI(status: status, suggestion: Self.otherAPISuggestion(other)))
+        }
+        return result
+    }
+
+    static func otherAPISuggestion(_ api: BackendDialect) -> String {
+        switch api {
+        case .installations:
+            BackendFailure.otherAPIPrefix + " the backend service of Microsoft's newer tutorials (installations and an API key): set backend_api = installations, then log in with its API key"
+        case .registrations:
+            BackendFailure.otherAPIPrefix + " the tutorial's AppBackend (registrations and a user's password): set backend_api = registrations, then log in with a user's password"
         }
     }
 
@@ -171,7 +249,7 @@ public final class HTTPBackend: BackendAPI {
         case .failure(let error): return .failure(error)
         case .success(let built): url = built
         }
-        var headers = ["Authorization: " + account.authorizationHeader, "Accept: application/json"]
+        var headers = [account.authorizationHeader, "Accept: application/json"]
         if body != nil { headers.append("Content-Type: application/json") }
         // A key from an outbox file is a header only if it could not end or add a header line.
         if let idempotencyKey, !idempotencyKey.isEmpty, idempotencyKey.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {

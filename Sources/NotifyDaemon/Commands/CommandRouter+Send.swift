@@ -11,15 +11,16 @@ extension CommandRouter {
     /// waits for its first attempt (or, with `wait`, its delivery), or with `queue: false`
     /// makes one attempt and keeps nothing.
     func send(_ id: RequestID?, _ command: SendCommand) async throws(CoreError) -> Reply {
-        try Credentials.validateUser(command.to, role: "recipient")
-        guard !command.message.isEmpty else { throw .invalidArgument("the message is empty") }
+        if let to = command.to { try Credentials.validateUser(to, role: "recipient") }
         let platforms = try command.pns.map { (names: [String]) throws(CoreError) in try Platform.list(names) } ?? sendPlatforms
+        let options = Outbox.SendOptions(tags: command.tags ?? [], action: command.action, silent: command.silent ?? false, platformsNamed: command.pns != nil)
         let outbox = self.outbox
+        let to = command.to ?? ""
         if command.queue == false {
-            let checked = try await outbox.sendOnce(to: command.to, message: command.message, platforms: platforms)
+            let checked = try await outbox.sendOnce(to: to, message: command.message, platforms: platforms, options: options)
             return .now(Reply.success(id, SendResult(deliveries: checked)))
         }
-        let ids = try await outbox.enqueue(to: command.to, message: command.message, platforms: platforms)
+        let ids = try await outbox.enqueue(to: to, message: command.message, platforms: platforms, options: options)
         let untilFinal = command.wait == true
         let timeout = max(0, min(command.timeout ?? SendCommand.defaultTimeout, 3600))
         // The reply waits for the group commit, so pipelined sends share one write

@@ -209,7 +209,8 @@ struct CommandRouter: RequestHandler {
             device: .init(token: snapshot.device.token, platform: snapshot.device.platform, tags: snapshot.device.tags),
             registration: snapshot.registration, outbox: await outbox.summary(), network: recovery.networkStatus(of: snapshot.backend),
             retiredRegistrations: retired.isEmpty ? nil : retired,
-            loginElsewhere: snapshot.strandedLogin.map { StatusResult.LoginElsewhere(user: $0.user, origin: $0.origin ?? "?") })
+            loginElsewhere: snapshot.strandedLogin.map { StatusResult.LoginElsewhere(user: $0.user, origin: $0.origin ?? "?") },
+            backendAPI: settings[\.backendAPI])
     }
 }
 

@@ -44,6 +44,13 @@ struct SettingKey: Sendable {
                 throw SettingError(error.description)
             }
         },
+        SettingKey(name: "backend_api", flag: "--backend-api", summary: "the backend's API: registrations (the tutorial's AppBackend) or installations (the backend service)",
+                   defaultText: "registrations", flagValue: "API") { settings, value throws(SettingError) in
+            guard let dialect = BackendDialect(rawValue: value.trimmingSpaces().lowercased()) else {
+                throw SettingError("must be \(BackendDialect.names), not '\(value)'")
+            }
+            settings.runtime.backendAPI = dialect
+        },
         SettingKey(name: "allow_insecure_http", flag: "--allow-insecure-http", summary: "allow plain http to a backend on another machine (sends the password in clear)",
                    defaultText: "false") { settings, value throws(SettingError) in
             switch value.lowercased() {
