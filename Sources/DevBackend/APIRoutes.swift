@@ -12,6 +12,8 @@ struct APIRoutes: Sendable {
         case .upsert: upsert(id: match.id ?? "", request, user: user)
         case .delete: delete(id: match.id ?? "")
         case .send: send(request, user: user)
+        case .installationUpsert, .installationDelete, .notificationRequest:
+            WebAPIResponses.notFound(target: request.path)
         }
     }
 

@@ -6,10 +6,13 @@ struct BackendState: Sendable {
     static let historyLimit = 10_000
 
     var store = RegistrationStore()
+    var installations = InstallationStore()
     var faults = FaultList()
     private var pushHistory = History<DevBackend.Push>(limit: historyLimit)
     private var requestHistory = History<DevBackend.LoggedRequest>(limit: historyLimit)
     private var nextPushSequence = 1
+    private var notificationRequestHistory = History<DevBackend.NotificationRequest>(limit: historyLimit)
+    private var nextNotificationRequestSequence = 1
     /// The `Idempotency-Key`s of the sends taken, per user, oldest first, the last `historyLimit`.
     private var idempotencyKeys: Set<String> = []
     private var idempotencyOrder: [String] = []
@@ -37,12 +40,25 @@ struct BackendState: Sendable {
         return push
     }
 
+    /// Stores a notification request, numbering it.
+    mutating func recordNotificationRequest(
+        _ build: (_ sequence: Int) -> DevBackend.NotificationRequest
+    ) -> DevBackend.NotificationRequest {
+        let request = build(nextNotificationRequestSequence)
+        nextNotificationRequestSequence += 1
+        notificationRequestHistory.append(request)
+        return request
+    }
+
     mutating func log(_ request: DevBackend.LoggedRequest) {
         requestHistory.append(request)
     }
 
     mutating func reset() {
         store.reset()
+        installations.reset()
+        notificationRequestHistory.removeAll()
+        nextNotificationRequestSequence = 1
         faults.clear()
         pushHistory.removeAll()
         idempotencyKeys.removeAll()
@@ -55,10 +71,13 @@ struct BackendState: Sendable {
     var pushes: [DevBackend.Push] { pushHistory.elements }
     /// Oldest first, the last `historyLimit`.
     var requests: [DevBackend.LoggedRequest] { requestHistory.elements }
+    /// Oldest first, the last `historyLimit`.
+    var notificationRequests: [DevBackend.NotificationRequest] { notificationRequestHistory.elements }
 
     var snapshot: DevBackend.StateSnapshot {
         DevBackend.StateSnapshot(
-            registrations: store.registrations, pushes: pushes, requests: requests, faults: faults.rules
+            registrations: store.registrations, pushes: pushes, requests: requests, faults: faults.rules,
+            installations: installations.installations, notificationRequests: notificationRequests
         )
     }
 }
@@ -71,12 +90,21 @@ extension DevBackend {
         public var requests: [LoggedRequest]
         /// The fault rules still in force, with their remaining counts.
         public var faults: [FaultRule]
+        /// The installations dialect's devices, in the order first stored.
+        public var installations: [Installation]
+        /// The installations dialect's notification requests, taken or refused.
+        public var notificationRequests: [NotificationRequest]
 
-        public init(registrations: [Registration], pushes: [Push], requests: [LoggedRequest], faults: [FaultRule]) {
+        public init(
+            registrations: [Registration], pushes: [Push], requests: [LoggedRequest], faults: [FaultRule],
+            installations: [Installation] = [], notificationRequests: [NotificationRequest] = []
+        ) {
             self.registrations = registrations
             self.pushes = pushes
             self.requests = requests
             self.faults = faults
+            self.installations = installations
+            self.notificationRequests = notificationRequests
         }
     }
 }

@@ -25,6 +25,25 @@ extension DevBackend {
         var isUpdatedForFCMv1: Bool { self == .fcmv1 }
     }
 
+    /// Which of Microsoft's two backend samples this backend is. They share no route: a
+    /// client of one dialect finds nothing but 404s at a backend of the other.
+    public enum API: String, Codable, Sendable, CaseIterable {
+        /// The tutorial's ASP.NET Web API AppBackend: Basic authentication, registration ids
+        /// asked for first, `POST /api/notifications?pns=…&to_tag=…`.
+        case registrations
+        /// The newer "backend service" (sample `PushNotificationsAPI`, ASP.NET Core): an API
+        /// key, installations under ids the client chooses, `POST /api/notifications/requests`.
+        case installations
+    }
+
+    /// The name the installations dialect accepts for Android. The sample's current
+    /// version says `fcmv1`; the version its docs showed before FCM v1 says `fcm`, and
+    /// sends Android the legacy FCM payloads.
+    public enum InstallationsAndroidName: String, Codable, Sendable, CaseIterable {
+        case fcmv1
+        case fcm
+    }
+
     /// Configuration, built once (by `main` or a test) and never changed while running.
     public struct Options: Equatable, Sendable {
         /// IPv4 address to bind; loopback by default because the backend checks no
@@ -46,6 +65,13 @@ extension DevBackend {
         /// Users with a password of their own (user -> password), for tests that need a
         /// password the backend accepts which differs from the user name.
         public var accounts: [String: String]
+        /// Which backend sample this is; its routes are the only ones served.
+        public var api: API
+        /// The key every installations request must carry (`apikey` header or query).
+        /// Required for `.installations`; never printed or returned by any route.
+        public var apiKey: String?
+        /// The Android platform name of the installations dialect.
+        public var installationsAndroidName: InstallationsAndroidName
 
         public init(
             host: String = "127.0.0.1",
@@ -55,7 +81,10 @@ extension DevBackend {
             escapesText: Bool = false,
             quiet: Bool = false,
             logRequests: Bool = false,
-            accounts: [String: String] = [:]
+            accounts: [String: String] = [:],
+            api: API = .registrations,
+            apiKey: String? = nil,
+            installationsAndroidName: InstallationsAndroidName = .fcmv1
         ) {
             self.host = host
             self.port = port
@@ -65,6 +94,9 @@ extension DevBackend {
             self.quiet = quiet
             self.logRequests = logRequests
             self.accounts = accounts
+            self.api = api
+            self.apiKey = apiKey
+            self.installationsAndroidName = installationsAndroidName
         }
 
         /// Platform names the upsert route accepts.

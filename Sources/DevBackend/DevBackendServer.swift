@@ -23,13 +23,13 @@ public final class DevBackendServer: Sendable {
     }
 
     /// A backend deployed anew in front of the same hub as `previous`: it starts with the
-    /// registrations the hub holds (ids issued included), and nothing else of `previous`'s
+    /// registrations and installations the hub holds (ids issued included), and nothing else of `previous`'s
     /// (no pushes, faults or logged requests). As when the tutorial backend is updated for
     /// FCM v1 and redeployed, with the devices registered before still at the hub.
     public convenience init(options: DevBackend.Options, sameHubAs previous: DevBackendServer) {
         self.init(options: options)
-        let hub = previous.state.withLock { $0.store }
-        state.withLock { $0.store = hub }
+        let hub = previous.state.withLock { ($0.store, $0.installations) }
+        state.withLock { $0.store = hub.0; $0.installations = hub.1 }
     }
 
     /// Binds and starts serving; returns the bound port (the real one for port 0).
@@ -65,6 +65,16 @@ public final class DevBackendServer: Sendable {
 
     public func pushes() -> [DevBackend.Push] {
         state.withLock { $0.pushes }
+    }
+
+    /// The installations dialect's devices, in the order first stored.
+    public func installations() -> [DevBackend.Installation] {
+        state.withLock { $0.installations.installations }
+    }
+
+    /// The installations dialect's notification requests, taken or refused, oldest first.
+    public func notificationRequests() -> [DevBackend.NotificationRequest] {
+        state.withLock { $0.notificationRequests }
     }
 
     /// API requests in arrival order (control routes are not logged).
@@ -103,7 +113,8 @@ public final class DevBackendServer: Sendable {
         state.withLock { $0.store.expire(id: id) }
     }
 
-    /// Forgets registrations, issued ids, pushes, faults and the request log.
+    /// Forgets registrations, issued ids, installations, pushes, notification requests,
+    /// faults and the request log.
     public func reset() {
         state.withLock { $0.reset() }
     }

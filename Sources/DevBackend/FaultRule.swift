@@ -2,6 +2,7 @@ extension DevBackend {
     /// Which requests a fault rule applies to.
     public enum FaultScope: String, Codable, Sendable, CaseIterable {
         case create, upsert, delete, send
+        case installationUpsert, installationDelete, notificationRequest
         /// Every API route (never the /_dev/ control routes).
         case any
 

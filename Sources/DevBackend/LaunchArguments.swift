@@ -22,9 +22,14 @@ extension DevBackend {
         usage: notify-devbackend [--host ADDRESS] [--port N] [--android-name fcm|gcm|both|fcmv1]
                                  [--gone-status 500|410|404] [--escapes-text]
                                  [--accounts FILE] [--quiet] [--help] [--version]
+               notify-devbackend --api installations (--api-key KEY | --api-key-file FILE)
+                                 [--installations-android-name fcmv1|fcm] [--host ADDRESS]
+                                 [--port N] [--escapes-text] [--quiet]
 
         An in-memory, loopback stand-in for the AppBackend of the Notification Hubs
-        tutorial "send push notifications to specific users", bugs included.
+        tutorial "send push notifications to specific users", bugs included; or, with
+        --api installations, for the installation-based "backend service" (sample
+        PushNotificationsAPI), quirks included.
 
           --host ADDRESS       IPv4 address to bind (default 127.0.0.1)
           --port N             port to listen on; 0 picks a free one (default 0)
@@ -40,6 +45,18 @@ extension DevBackend {
                                per line (anyone else logs in with their user name as
                                the password, the tutorial's rule); a file, so that no
                                password is on a command line
+          --api DIALECT        registrations (default): the tutorial's routes and Basic
+                               authentication; installations: the backend service's
+                               routes, PUT and DELETE /api/notifications/installations
+                               and POST /api/notifications/requests, behind an API key.
+                               The other dialect's routes answer 404
+          --api-key KEY        the key installations requests must carry (header or
+                               query "apikey"); never printed
+          --api-key-file FILE  the key from the first line of FILE, so that no key is
+                               on a command line
+          --installations-android-name NAME
+                               the Android platform name installations accept: fcmv1
+                               (default) or fcm (the sample's docs before FCM v1)
           --quiet              print only the first line
           --help               show this help
           --version            show the version
@@ -109,11 +126,50 @@ extension DevBackend {
                 try noValue()
                 options.quiet = true
                 options.logRequests = false
+            case "--api":
+                let text = try value()
+                guard let api = API(rawValue: text) else {
+                    throw UsageError(message: "--api must be registrations or installations, not '\(text)'")
+                }
+                options.api = api
+            case "--api-key":
+                // The key itself is never repeated in a message.
+                options.apiKey = try apiKey(try value(), from: "--api-key")
+            case "--api-key-file":
+                options.apiKey = try apiKey(inFile: try value())
+            case "--installations-android-name":
+                let text = try value()
+                guard let name = InstallationsAndroidName(rawValue: text) else {
+                    throw UsageError(message: "--installations-android-name must be fcmv1 or fcm, not '\(text)'")
+                }
+                options.installationsAndroidName = name
             default:
-                throw UsageError(message: "unknown argument '\(argument)'")
+                // The flag alone: a mistyped `--api-key=KEY` must not print the key.
+                throw UsageError(message: "unknown argument '\(flag)'")
             }
         }
+        if options.api == .installations && options.apiKey == nil {
+            throw UsageError(message: "--api installations needs a key: give --api-key KEY or --api-key-file FILE")
+        }
         return .run(options)
+    }
+
+    /// A key the backend service could ever accept: it refuses one of white space alone.
+    private static func apiKey(_ key: String, from source: String) throws(UsageError) -> String {
+        if key.allSatisfy(\.isWhitespace) {
+            throw UsageError(message: "\(source): the API key is empty")
+        }
+        return key
+    }
+
+    /// The first line of the file, without its line ending.
+    private static func apiKey(inFile path: String) throws(UsageError) -> String {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw UsageError(message: "--api-key-file: cannot read '\(path)'")
+        }
+        // Any line ending ends the key: "\r\n" is a single Character, so "\n" would not split it.
+        let line = text.split(maxSplits: 1, omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? ""
+        return try apiKey(String(line), from: "--api-key-file \(path)")
     }
 
     private static func accounts(in path: String) throws(UsageError) -> [String: String] {

@@ -1,5 +1,5 @@
 extension DevBackend {
-    /// The tutorial backend's four API operations, told apart by method and path.
+    /// The API operations of both backend samples, told apart by method and path.
     public enum Route: String, Codable, Sendable, CaseIterable {
         /// `POST /api/register?handle=…`
         case create
@@ -9,10 +9,24 @@ extension DevBackend {
         case delete
         /// `POST /api/notifications?pns=…&to_tag=…`
         case send
+        /// `PUT /api/notifications/installations` (installations dialect)
+        case installationUpsert
+        /// `DELETE /api/notifications/installations/{installationId}` (installations dialect)
+        case installationDelete
+        /// `POST /api/notifications/requests` (installations dialect)
+        case notificationRequest
+
+        /// The backend sample that has this route.
+        var api: API {
+            switch self {
+            case .create, .upsert, .delete, .send: .registrations
+            case .installationUpsert, .installationDelete, .notificationRequest: .installations
+            }
+        }
     }
 }
 
-/// A request resolved to an API route, with the `{id}` path segment if any.
+/// A request resolved to an API route of either dialect, with the `{id}` path segment if any.
 struct RouteMatch: Equatable {
     var route: DevBackend.Route
     var id: String?
@@ -21,17 +35,24 @@ struct RouteMatch: Equatable {
     init?(method: String, path: String) {
         var segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         if segments.last == "" { segments.removeLast() }
-        guard segments.count >= 2, segments.count <= 3, segments[0].lowercased() == "api" else { return nil }
+        guard segments.count >= 2, segments.count <= 4, segments[0].lowercased() == "api" else { return nil }
         let controller = segments[1].lowercased()
-        let id = segments.count == 3 ? QueryString.percentDecoded(segments[2]) : nil
-        switch (method, controller, id) {
-        case ("POST", "register", nil): self.route = .create
-        case ("PUT", "register", .some): self.route = .upsert
-        case ("DELETE", "register", .some): self.route = .delete
-        case ("POST", "notifications", nil): self.route = .send
+        let action = segments.count >= 3 ? segments[2].lowercased() : nil
+        var id: String?
+        switch (method, controller, segments.count) {
+        case ("POST", "register", 2): self.route = .create
+        case ("PUT", "register", 3): self.route = .upsert; id = segments[2]
+        case ("DELETE", "register", 3): self.route = .delete; id = segments[2]
+        case ("POST", "notifications", 2): self.route = .send
+        case ("PUT", "notifications", 3) where action == "installations": self.route = .installationUpsert
+        case ("DELETE", "notifications", 4) where action == "installations": self.route = .installationDelete; id = segments[3]
+        case ("POST", "notifications", 3) where action == "requests": self.route = .notificationRequest
         default: return nil
         }
-        if let id, id.isEmpty { return nil }
-        self.id = id
+        if let id {
+            let decoded = QueryString.percentDecoded(id)
+            if decoded.isEmpty { return nil }
+            self.id = decoded
+        }
     }
 }

@@ -34,9 +34,46 @@ import Testing
         #expect(throws: DevBackend.UsageError.self) { try DevBackend.parseArguments(["--accounts", path + ".missing"]) }
     }
 
+    @Test func theInstallationsDialectTakesItsKeyFromTheCommandLineOrAFile() throws {
+        #expect(try DevBackend.parseArguments(["--api", "installations", "--api-key=k1", "--installations-android-name", "fcm"])
+            == .run(DevBackend.Options(logRequests: true, api: .installations, apiKey: "k1", installationsAndroidName: .fcm)))
+        #expect(try DevBackend.parseArguments(["--api=registrations"]) == .run(DevBackend.Options(logRequests: true)))
+
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("apikey-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        for contents in ["from-file\r\nignored\n", "from-file\n", "from-file"] {
+            try Data(contents.utf8).write(to: URL(fileURLWithPath: path))
+            guard case .run(let options) = try DevBackend.parseArguments(["--api-key-file", path, "--api", "installations"]) else {
+                Issue.record("not a run")
+                return
+            }
+            #expect(options.apiKey == "from-file")
+            #expect(options.api == .installations)
+        }
+        try Data("\nkey on the second line\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(throws: DevBackend.UsageError.self) { try DevBackend.parseArguments(["--api-key-file", path]) }
+        #expect(throws: DevBackend.UsageError.self) { try DevBackend.parseArguments(["--api-key-file", path + ".missing"]) }
+    }
+
+    @Test func installationsWithoutAKeyIsAUsageErrorNamingBothFlags() {
+        let error = #expect(throws: DevBackend.UsageError.self) { try DevBackend.parseArguments(["--api", "installations"]) }
+        #expect(error?.message.contains("--api-key ") == true)
+        #expect(error?.message.contains("--api-key-file") == true)
+    }
+
+    @Test(arguments: [
+        ["--api-key", "SECRET-KEY", "--api", "bogus"], ["--api-keys=SECRET-KEY"], ["--api-key=SECRET-KEY", "--port", "x"],
+        ["--api-key", "SECRET-KEY", "--api", "installations", "--quiet=SECRET-KEY"],
+    ])
+    func noUsageErrorRepeatsTheKey(arguments: [String]) {
+        let error = #expect(throws: DevBackend.UsageError.self) { try DevBackend.parseArguments(arguments) }
+        #expect(error?.message.contains("SECRET-KEY") == false)
+    }
+
     @Test(arguments: [
         ["--port"], ["--port", "70000"], ["--port", "x"], ["--android-name", "apns"],
         ["--gone-status", "200"], ["--host", "localhost"], ["--quiet=yes"], ["--verbose"], ["serve"],
+        ["--api", "installation"], ["--api"], ["--api-key", ""], ["--api-key", "  "], ["--installations-android-name", "gcm"],
     ])
     func mistakesAreUsageErrors(arguments: [String]) {
         #expect(throws: DevBackend.UsageError.self) { try DevBackend.parseArguments(arguments) }
