@@ -73,7 +73,13 @@ public enum NotificationRequestText {
         }
     }
 
+    /// The sample replaces `$(alertMessage)`, then `$(alertAction)`, in the template's text:
+    /// a text holding the second would have the action pasted into it. A `$` escaped as
+    /// `\u0024` is the same character once the JSON is read, and no placeholder.
     private static func escaped(text: String, action: String, escaping: NotificationText.Escaping) -> (String, String) {
-        escaping == .tutorial ? (JSONStringText.escaped(text), JSONStringText.escaped(action)) : (text, action)
+        guard escaping == .tutorial else { return (text, action) }
+        let escapedText = JSONStringText.escaped(text)
+        let placeholderFree = escapedText.contains("$") ? escapedText.split(separator: "$", omittingEmptySubsequences: false).joined(separator: "\\u0024") : escapedText
+        return (placeholderFree, JSONStringText.escaped(action))
     }
 }
