@@ -6,7 +6,8 @@
 # NOTIFYD_BACKEND names a real one; then NOTIFYD_USER is the account and the password is
 # read from NOTIFYD_PASSWORD or prompted for. The dev backend is the tutorial as updated
 # for FCM v1; NOTIFYD_DEMO_ANDROID_NAME=fcm makes it the tutorial as written, and tells
-# notifyd so.
+# notifyd so. NOTIFYD_DEMO_API=installations makes it the backend service of Microsoft's
+# newer tutorials instead (installations and an API key), and tells notifyd so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,16 +61,33 @@ else
     esac
     # notifyd is told the name this backend knows Android by.
     export NOTIFYD_ANDROID_NAME=$android
+    api=${NOTIFYD_DEMO_API:-registrations}
+    dialect=(--android-name "$android")
+    case $api in
+        registrations) ;;
+        installations)
+            variant="the backend service (installations and an API key)"
+            # A key of this run only, in a file: never on a command line.
+            head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/api-key"
+            dialect=(--api installations --api-key-file "$work/api-key")
+            export NOTIFYD_BACKEND_API=installations ;;
+        *) echo "NOTIFYD_DEMO_API must be registrations or installations, not '$api'" >&2; exit 2 ;;
+    esac
     say "starting the dev backend on a free loopback port"
-    "$bin/notify-devbackend" --port 0 --android-name "$android" >"$work/backend.log" 2>&1 &
+    "$bin/notify-devbackend" --port 0 "${dialect[@]}" >"$work/backend.log" 2>&1 &
     pids+=($!)
     for _ in $(seq 100); do grep -q listening "$work/backend.log" 2>/dev/null && break; sleep 0.05; done
     backend=$(sed -n 's/^notify-devbackend listening on //p' "$work/backend.log")
     [ -n "$backend" ] || { cat "$work/backend.log"; exit 1; }
-    echo "$backend ($variant: password = user name)"
     user=alice
-    password=alice
     recipient=alice
+    if [ "$api" = installations ]; then
+        echo "$backend ($variant: the key is in $work/api-key)"
+        password=$(cat "$work/api-key")
+    else
+        echo "$backend ($variant: password = user name)"
+        password=alice
+    fi
 fi
 
 say "starting notifyd"
@@ -106,7 +124,7 @@ notifyctl status
 
 if "$bin/notifyctl" help send >/dev/null 2>&1; then
     say "sending a notification to $recipient"
-    if [ -n "${NOTIFYD_BACKEND:-}" ]; then
+    if [ -n "${NOTIFYD_BACKEND:-}" ] || [ "${NOTIFYD_BACKEND_API:-}" = installations ]; then
         notifyctl send --to "$recipient" 'Dinner at 8? Bring "the good" <wine> & cheese 🍷'
     else
         # To Apple and Android devices alike: Android goes under the name the backend knows.
@@ -116,7 +134,7 @@ fi
 
 if [ -z "${NOTIFYD_BACKEND:-}" ]; then
     say "what the dev backend handed to the push services"
-    grep '^push' "$work/backend.log" || echo "(no pushes)"
+    grep -E '^(push|request)' "$work/backend.log" || echo "(no pushes)"
 fi
 
 say "notifyd's log"

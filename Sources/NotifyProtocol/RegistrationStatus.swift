@@ -62,6 +62,17 @@ public struct RegisteredTarget: Codable, Hashable, Sendable {
         backend = try container.decode(String.self, forKey: .backend)
         api = try container.decodeIfPresent(BackendDialect.self, forKey: .api) ?? .registrations
     }
+
+    /// `api` only for an installation: a registration is written as before there were two.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        if api != .registrations { try container.encode(api, forKey: .api) }
+        try container.encode(backend, forKey: .backend)
+        try container.encode(handle, forKey: .handle)
+        try container.encode(platform, forKey: .platform)
+        try container.encode(tags, forKey: .tags)
+        try container.encode(user, forKey: .user)
+    }
 }
 
 /// The registration part of `status`, of waiting commands' results and of events.

@@ -57,7 +57,13 @@ struct CredentialsTests {
 
     @Test func authorizationHeaderIsBasicOfUserColonPassword() throws {
         let account = BackendAccount(baseURL: try #require(URL(string: "https://b.example")), user: "bob", password: "secret")
-        #expect(account.authorizationHeader == "Basic Ym9iOnNlY3JldA==")
+        #expect(account.authorizationHeader == "Authorization: Basic Ym9iOnNlY3JldA==")
+    }
+
+    /// The backend service takes the app's key in a header of its own, never the user.
+    @Test func anInstallationsBackendGetsTheKeyInItsApikeyHeader() throws {
+        let account = BackendAccount(baseURL: try #require(URL(string: "https://b.example")), user: "bob", password: "k3y", api: .installations)
+        #expect(account.authorizationHeader == "apikey: k3y")
     }
 
     @Test func referenceCarriesUserAndRevisionOnly() {

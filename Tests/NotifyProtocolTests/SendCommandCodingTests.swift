@@ -72,9 +72,14 @@ struct SendCommandCodingTests {
         #expect(back.timeout == nil)
     }
 
-    @Test func aSendWithoutRecipientOrMessageDoesNotDecode() {
-        #expect(throws: DecodingError.self) { try Self.decoded(SendCommand.self, #"{"cmd":"send","message":"hi"}"#) }
+    /// A message is always needed; a recipient may be named by tags instead (an
+    /// installations backend), which the daemon checks, saying so, rather than the decoder.
+    @Test func aSendWithoutAMessageDoesNotDecodeAndOneWithoutRecipientDoes() throws {
         #expect(throws: DecodingError.self) { try Self.decoded(SendCommand.self, #"{"cmd":"send","to":"bob"}"#) }
+        let tagged = try Self.decoded(SendCommand.self, #"{"cmd":"send","message":"hi","tags":["news"],"action":"open","silent":true}"#)
+        #expect(tagged.to == nil && tagged.tags == ["news"] && tagged.action == "open" && tagged.silent == true)
+        #expect(SendCommand(plainLine: Array(#"{"cmd":"send","to":"bob","message":"hi","tags":["news"]}"#.utf8)) == nil,
+                "a line with tags is left to the decoder, not read without them")
     }
 
     @Test func outboxRequests() throws {

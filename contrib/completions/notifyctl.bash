@@ -49,6 +49,14 @@ _notifyctl() {
             # nothing to offer: the value is the user's own
             return
             ;;
+        --tag)
+            # nothing to offer: the value is the user's own
+            return
+            ;;
+        --action)
+            # nothing to offer: the value is the user's own
+            return
+            ;;
         --pns)
             # A comma-separated list: complete the last item.
             local done_part="" last=$cur
@@ -86,7 +94,7 @@ _notifyctl() {
         set-token) options="--platform --no-wait --timeout" ;;
         set-tags) options="--no-wait --timeout" ;;
         register) options="--no-wait --timeout" ;;
-        send) options="--to --pns --wait --no-queue --timeout" ;;
+        send) options="--to --tag --action --silent --pns --wait --no-queue --timeout" ;;
         outbox)
             if ((cword == command_index + 1)) && [[ $cur != -* ]]; then
                 COMPREPLY=($(compgen -W "retry cancel" -- "$cur"))

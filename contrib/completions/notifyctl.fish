@@ -94,6 +94,9 @@ complete -c notifyctl -n '__notifyctl_using register' -l timeout -x -d 'Seconds 
 
 # send
 complete -c notifyctl -n '__notifyctl_using send' -l to -x -d 'The user to notify'
+complete -c notifyctl -n '__notifyctl_using send' -l tag -x -d 'Send to devices with this tag (installations backend)'
+complete -c notifyctl -n '__notifyctl_using send' -l action -x -d 'The notification\'s action (installations backend)'
+complete -c notifyctl -n '__notifyctl_using send' -l silent -d 'A silent, background notification (installations backend)'
 complete -c notifyctl -n '__notifyctl_using send' -l pns -x -a '(__notifyctl_pns_values)' -d 'Push platforms, comma-separated'
 complete -c notifyctl -n '__notifyctl_using send' -l wait -d 'Wait for the backend\'s answer'
 complete -c notifyctl -n '__notifyctl_using send' -l no-queue -d 'Fail instead of queueing for later'
