@@ -131,7 +131,8 @@ struct RequestDispatcher: Sendable {
 
     private func record(_ request: HTTPRequest, match: RouteMatch?, status: Int?, user: String?, injected: Bool) {
         let entry = DevBackend.LoggedRequest(
-            method: request.method, path: request.path, route: match?.route, status: status, user: user
+            method: request.method, path: request.path, route: match?.route, status: status, user: user,
+            apiKeyInQuery: QueryString.value("apikey", in: request.query) != nil
         )
         state.withLock { $0.log(entry) }
         guard options.logRequests, !options.quiet else { return }

@@ -65,7 +65,7 @@ import Testing
         let parsed = try JSONSerialization.jsonObject(with: reply.body)
         let object = try #require(parsed as? [String: Any])
         let last = try #require((object["requests"] as? [[String: Any]])?.last)
-        #expect(last.keys.sorted() == ["method", "path", "route", "status", "user"])
+        #expect(last.keys.sorted() == ["api_key_in_query", "method", "path", "route", "status", "user"])
 
         try backend.addFault(DevBackend.FaultRule(route: .any, status: 500))
         #expect(try await client.request("POST", "/_dev/reset", authorization: nil).status == 200)

@@ -63,6 +63,31 @@ import NotifyTestSupport
         seen.expectNoSecret(passwords: [Self.password, wrong])
     }
 
+    /// The API key of a backend service goes where a password goes, and nowhere else.
+    @Test func anAcceptedAPIKeyIsNeverShown() async throws {
+        let key = "Key-" + Self.secret
+        let fixture = try await DaemonFixture(settings: .fast { $0.backendAPI = .installations },
+                                              backendOptions: .init(quiet: true, api: .installations, apiKey: key))
+        var seen = Seen(fixture: fixture)
+        try await seen.call(SetTokenCommand(token: "ABCD"))
+        #expect(try await seen.call(LoginCommand(user: "alice", password: key))?.registration.state == .registered)
+        #expect(try await seen.call(SetTagsCommand(tags: ["news"]))?.registration.state == .registered)
+        try fixture.backend.addFault(.init(route: .notificationRequest, status: 422, count: 1))
+        #expect(try await seen.call(SendCommand(to: "bob", message: "first"))?.deliveries.first?.state == .queued)
+        try await seen.call(OutboxCommand())
+        try seen.readStateDirectory()
+        #expect(await eventually { fixture.backend.notificationRequests().contains { $0.accepted && $0.text == "first" } })
+        let wrong = "Wrong-" + Self.secret
+        try await seen.call(LoginCommand(user: "alice", password: wrong))
+        #expect(fixture.backend.requests().contains { $0.status == 401 })
+        try await seen.call(StatusCommand())
+        let credentials = try String(contentsOfFile: fixture.stateDirectory + "/credentials.json", encoding: .utf8)
+        #expect(credentials.contains(key), "the one place it is kept")
+        try await seen.call(LogoutCommand())
+        try seen.readStateDirectory()
+        seen.expectNoSecret(passwords: [key, wrong])
+    }
+
     @Test func aPasswordFromACommandIsNeverShown() async throws {
         let directory = "/tmp/nd-secret-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
