@@ -58,6 +58,26 @@ struct AccountKeeperTests {
         #expect(keeper.activeLogin?.user == "bob", "the same origin: the login follows")
     }
 
+    /// A password and an API key are not interchangeable: at the same origin, a login made
+    /// for one API is not in force once `backend_api` names the other, and says why.
+    @Test func aLoginIsInForceOnlyForItsOwnAPI() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let settings = SettingsStore(.init(backend: Self.backend))
+        let keeper = AccountKeeper(stateDirectory: directory.path, settings: settings)
+        try await keeper.commit(Credentials(user: "bob", password: "bob", backend: nil))
+        #expect(keeper.currentKey == AccountKey(user: "bob", backend: Self.backend))
+
+        await settings.publish(.init(backend: Self.backend, backendAPI: .installations))
+        #expect(keeper.activeLogin == nil && keeper.currentKey == nil)
+        #expect(keeper.noAccountReason == .loginForAnotherAPI(user: "bob", api: .registrations, inForce: .installations))
+        #expect(keeper.noAccountReason.description.contains("API key"))
+        #expect(CredentialStore(directory: directory.path).load().0?.api == .registrations, "kept as it was made")
+
+        await settings.publish(.init(backend: Self.backend))
+        #expect(keeper.activeLogin?.user == "bob")
+    }
+
     /// What the outbox sends without waiting: only a password already in memory, and only
     /// for the account it belongs to; a password source or an unread keyring is asked.
     @Test func credentialsAtHandAreOnlyThoseInMemoryForTheirOwnAccount() async throws {
