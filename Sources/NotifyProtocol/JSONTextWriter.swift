@@ -62,6 +62,16 @@ public struct JSONTextWriter {
         nextMember()
     }
 
+    /// An array of strings.
+    public mutating func strings(_ values: [String]) {
+        beginArray()
+        for value in values {
+            nextElement()
+            string(value)
+        }
+        endArray()
+    }
+
     public mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         var text = text

@@ -128,12 +128,7 @@ struct OutboxEntryRecord: Codable {
         json.string(state)
         if let tags {
             json.key("tags")
-            json.beginArray()
-            for tag in tags {
-                json.nextElement()
-                json.string(tag)
-            }
-            json.endArray()
+            json.strings(tags)
         }
         json.key("to")
         json.string(to)

@@ -47,12 +47,7 @@ public enum NotificationRequestText {
         json.key("action")
         json.string(action)
         json.key("tags")
-        json.beginArray()
-        for tag in tags {
-            json.nextElement()
-            json.string(tag)
-        }
-        json.endArray()
+        json.strings(tags)
         json.key("silent")
         json.bool(silent)
         json.endObject()

@@ -49,12 +49,7 @@ enum InstallationRoutes {
         json.key("pushChannel")
         json.string(pushChannel)
         json.key("tags")
-        json.beginArray()
-        for tag in [userTag] + tags.filter({ $0 != userTag }) {
-            json.nextElement()
-            json.string(tag)
-        }
-        json.endArray()
+        json.strings([userTag] + tags.filter { $0 != userTag })
         json.endObject()
         return Data(json.bytes)
     }
