@@ -54,6 +54,9 @@ public struct QueuedDeliveries: RandomAccessCollection, Sendable {
     /// The number of different order keys queued.
     var keyCount: Int { keyCounts.count }
 
+    /// How many deliveries of `key` are queued.
+    func count(of key: String) -> Int { keyCounts[key] ?? 0 }
+
     /// The storage's size, for the tests of `releaseStorageIfEmpty`.
     public var capacity: Int { slots.capacity }
 
