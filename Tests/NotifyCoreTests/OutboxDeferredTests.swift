@@ -15,17 +15,18 @@ struct OutboxDeferredTests {
         let settings: SettingsStore
         let accounts: AccountKeeper
 
-        init() async throws {
+        init(maxBytes: Int = RuntimeSettings.defaultOutboxMaxBytes) async throws {
             directory = try ScratchDirectory()
-            settings = SettingsStore(.init(backend: OutboxTests.backend, policy: RegistrationPolicy(backoff: Backoff(initial: 10, multiplier: 2, maximum: 60))))
+            settings = SettingsStore(.init(backend: OutboxTests.backend, policy: RegistrationPolicy(backoff: Backoff(initial: 10, multiplier: 2, maximum: 60)),
+                                           outboxMaxBytes: maxBytes))
             accounts = AccountKeeper(stateDirectory: directory.path, settings: settings)
             try await accounts.commit(Credentials(user: "alice", password: "alice", backend: nil))
         }
 
         /// An outbox on the directory whose active part holds 4 messages, 2 per recipient past that.
-        func outbox() async -> Outbox {
+        func outbox(active: Int = 4, perKey: Int = 2) async -> Outbox {
             let outbox = Outbox(settings: settings, stateDirectory: directory.path, backend: backend, clock: clock, logger: .silent, accounts: accounts)
-            await outbox.setActiveLimits(4, perKey: 2)
+            await outbox.setActiveLimits(active, perKey: perKey)
             await outbox.start()
             return outbox
         }
@@ -131,6 +132,35 @@ struct OutboxDeferredTests {
         #expect(setup.files.contains(batch + ".unreadable"))
         #expect(failed.count + (setup.sendCount - 2) == 10, "each message either sent or listed failed, none lost")
         await outbox.shutdown()
+    }
+
+    /// The text a send of `message` is refused with, or nil when it is accepted.
+    static func refusal(_ message: String, on outbox: Outbox) async -> String? {
+        do {
+            _ = try await outbox.submit(to: "bob", message: message, platforms: [.apns])
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func outboxMaxBytesRefusesASendAcrossARestartAndDropsNothing() async throws {
+        let setup = try await Setup(maxBytes: 100)
+        setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
+        let outbox = await setup.outbox(active: 1, perKey: 1)
+        for number in 0..<3 { #expect(await Self.refusal(String(repeating: "a", count: 29) + "\(number)", on: outbox) == nil) }
+        let refused = try #require(await Self.refusal(String(repeating: "b", count: 20), on: outbox))
+        #expect(refused.hasPrefix("the outbox is full: 3 messages waiting for bob (3), 90 bytes of text (outbox_max_bytes = 100 bytes)"))
+        #expect(await outbox.summary().bytes == 90)
+        await outbox.shutdown()
+
+        // Two of the three wait on disk as index entries after the restart: counted all the same.
+        let second = await setup.outbox(active: 1, perKey: 1)
+        #expect(await second.queue.deferred.count == 2)
+        #expect(await Self.refusal(String(repeating: "b", count: 20), on: second)?.contains("outbox_max_bytes") == true)
+        #expect(await Self.refusal(String(repeating: "c", count: 10), on: second) == nil, "up to the bound is accepted")
+        #expect(await second.queue.queuedCount == 4, "nothing accepted was dropped")
+        await second.shutdown()
     }
 
     @Test func theActivePartTakesEachKeysFirstAndMovesUpInOrder() {

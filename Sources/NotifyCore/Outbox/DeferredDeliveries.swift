@@ -23,6 +23,8 @@ public struct DeferredDeliveries: Sendable {
         var offset: UInt32
         var length: UInt32
         var key: UInt32
+        /// The bytes of the message's text.
+        var bytes: UInt32
         var removed = false
         var senderWaiting = false
     }
@@ -44,6 +46,8 @@ public struct DeferredDeliveries: Sendable {
     private(set) var keys: [Key] = []
     private var keyIndex: [String: UInt32] = [:]
     public private(set) var count = 0
+    /// The bytes of the deferred messages' text.
+    public private(set) var bytes = 0
     /// The earliest expiry of an entry, or later (nil: none).
     private(set) var expiryFloor: Date?
 
@@ -64,14 +68,15 @@ public struct DeferredDeliveries: Sendable {
 
     /// Adds `delivery` (its record on disk at `stored`) behind every entry there; its
     /// sequence is higher than theirs.
-    mutating func append(_ delivery: Delivery, stored: StoredEntry) {
+    mutating func append(_ delivery: Delivery, stored: StoredEntry, bytes size: Int) {
         let key = intern(delivery)
         if keys[Int(key)].count == 0 { keys[Int(key)].first = entries.count }
         keys[Int(key)].count += 1
         entries.append(Entry(sequence: delivery.sequence, created: Self.seconds(delivery.createdAt, up: false),
                              expires: Self.seconds(delivery.expiresAt, up: true), offset: stored.offset, length: stored.length,
-                             key: key, senderWaiting: delivery.senderWaiting))
+                             key: key, bytes: UInt32(clamping: size), senderWaiting: delivery.senderWaiting))
         count += 1
+        bytes += size
         let expires = Self.date(entries[entries.count - 1].expires)
         if expiryFloor.map({ expires < $0 }) ?? true { expiryFloor = expires }
     }
@@ -162,6 +167,7 @@ public struct DeferredDeliveries: Sendable {
         keys[key].count -= 1
         if keys[key].first == position { keys[key].first = position + 1 }
         count -= 1
+        bytes -= Int(entries[position].bytes)
         removedCount += 1
         while head < entries.count && entries[head].removed {
             head += 1
@@ -175,6 +181,7 @@ public struct DeferredDeliveries: Sendable {
             entries = []
             keys = []
             keyIndex = [:]
+            bytes = 0
             head = 0
             removedCount = 0
             expiryFloor = nil

@@ -158,7 +158,7 @@ extension Outbox {
         }
         let deferred = queue.deferredCounts()
         return OutboxSummary(waiting: waiting + deferred.waiting, held: held + deferred.held, failed: queue.dead.count,
-                             nextAttemptAt: next, limit: settings[\.outboxMax])
+                             nextAttemptAt: next, limit: settings[\.outboxMax], bytes: queue.queuedBytes, bytesLimit: settings[\.outboxMaxBytes])
     }
 
     /// The delivery `given` names: its id, or the id's number as people read it off the

@@ -31,7 +31,7 @@ extension Outbox {
         guard !stopped else { throw .shuttingDown }
         let platforms = distinctAtTheBackend(platforms)
         try checkSize(message, sender: account.user, platforms: platforms)
-        try checkRoom(for: platforms.count)
+        try checkRoom(for: platforms.count, bytes: message.utf8.count)
         let now = clock.now()
         // `outbox_expiry` as it is now: a reload changes it for the messages accepted after it.
         let expiry = settings[\.outboxExpiry]
@@ -58,16 +58,20 @@ extension Outbox {
 
     /// Refuses a message whose copies would take the outbox past `outbox_max`, naming whom
     /// the messages already there wait for; nothing accepted is dropped for it.
-    private func checkRoom(for copies: Int) throws(CoreError) {
+    private func checkRoom(for copies: Int, bytes: Int) throws(CoreError) {
         let limit = settings[\.outboxMax]
+        let byteLimit = settings[\.outboxMaxBytes]
         let waiting = queue.queuedCount + commits.gathered
-        guard waiting + copies > limit else { return }
+        let queuedBytes = queue.queuedBytes + commits.gatheredBytes
+        let tooMany = waiting + copies > limit
+        guard tooMany || queuedBytes + copies * bytes > byteLimit else { return }
         var perRecipient: [String: Int] = [:]
         for delivery in queue.queued { perRecipient[delivery.to, default: 0] += 1 }
         for key in queue.deferred.perKey { perRecipient[key.to, default: 0] += key.count }
         let most = perRecipient.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
         let named = most.prefix(3).map { "\($0.key) (\($0.value))" } + (most.count > 3 ? ["\(most.count - 3) more"] : [])
-        throw .outboxFull(waiting: waiting, limit: limit, recipients: named)
+        if tooMany { throw .outboxFull(waiting: waiting, limit: limit, recipients: named) }
+        throw .outboxFullBytes(waiting: waiting, bytes: queuedBytes, limit: byteLimit, recipients: named)
     }
 
     /// Returns once the deliveries `submit` returned are on disk and queued, or throws

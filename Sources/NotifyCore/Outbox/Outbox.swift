@@ -114,7 +114,7 @@ public actor Outbox {
             if adopted { delivery.account = account }
             if let stored = entry.stored, delivery.message.isEmpty && DeferredDeliveries.fits(delivery) {
                 // Written with the account once it is read back and changes.
-                queue.addDeferred(delivery, stored: stored)
+                queue.addDeferred(delivery, stored: stored, bytes: entry.bytes)
             } else {
                 if adopted { persist(delivery) }
                 queue.add(delivery)

@@ -95,6 +95,9 @@ public struct OutboxQueue: Sendable {
     /// Deliveries queued, in both parts.
     public var queuedCount: Int { queued.count + deferred.count }
 
+    /// The bytes of their messages' text, in both parts (`outbox_max_bytes`).
+    public var queuedBytes: Int { queued.bytes + deferred.bytes }
+
     /// The bounds of the active part (for tests; the defaults otherwise).
     public mutating func setActiveLimits(_ total: Int, perKey: Int) {
         activeLimit = max(1, total)
@@ -110,7 +113,7 @@ public struct OutboxQueue: Sendable {
             return
         }
         if let stored, wouldDefer(delivery), DeferredDeliveries.fits(delivery) {
-            deferEntry(delivery, stored: stored)
+            deferEntry(delivery, stored: stored, bytes: delivery.message.utf8.count)
             return
         }
         addActive(delivery)
@@ -118,9 +121,9 @@ public struct OutboxQueue: Sendable {
 
     /// Adds a delivery read from disk without its message: an index entry, moved up at its
     /// turn (`takePromotions`). One that cannot be an index entry must come whole (`add`).
-    public mutating func addDeferred(_ delivery: Delivery, stored: StoredEntry) {
+    public mutating func addDeferred(_ delivery: Delivery, stored: StoredEntry, bytes: Int) {
         guard delivery.state == .queued, DeferredDeliveries.fits(delivery) else { return add(delivery) }
-        deferEntry(delivery, stored: stored)
+        deferEntry(delivery, stored: stored, bytes: bytes)
     }
 
     /// True when a delivery of this key would now be deferred, not active.
@@ -130,8 +133,8 @@ public struct OutboxQueue: Sendable {
         return queued.count >= activeLimit && queued.count(of: key) >= keyLimit
     }
 
-    private mutating func deferEntry(_ delivery: Delivery, stored: StoredEntry) {
-        deferred.append(delivery, stored: stored)
+    private mutating func deferEntry(_ delivery: Delivery, stored: StoredEntry, bytes: Int) {
+        deferred.append(delivery, stored: stored, bytes: bytes)
         if queued.count(of: delivery.orderKey) < keyLimit { freed.insert(delivery.orderKey) }
     }
 

@@ -55,6 +55,8 @@ public struct OutboxStore: Sendable {
     public struct LoadedEntry: Sendable {
         public var delivery: Delivery
         public var stored: StoredEntry?
+        /// The bytes of the message's text, left out of `delivery` or not.
+        public var bytes: Int
     }
 
     /// `load`, each delivery with where its record is, in sequence order.
@@ -65,10 +67,11 @@ public struct OutboxStore: Sendable {
         var warnings: [String] = []
         if let warning = ids.load() { warnings.append(warning) }
         func entry(_ delivery: Delivery, _ stored: StoredEntry) -> LoadedEntry {
-            guard !keepingMessages, DeferredDeliveries.fits(delivery) else { return LoadedEntry(delivery: delivery, stored: stored) }
+            let bytes = delivery.message.utf8.count
+            guard !keepingMessages, DeferredDeliveries.fits(delivery) else { return LoadedEntry(delivery: delivery, stored: stored, bytes: bytes) }
             var delivery = delivery
             delivery.message = ""
-            return LoadedEntry(delivery: delivery, stored: stored)
+            return LoadedEntry(delivery: delivery, stored: stored, bytes: bytes)
         }
         for name in names.sorted() where name.hasSuffix(".json") {
             let path = FilePath.join(directory, name)
