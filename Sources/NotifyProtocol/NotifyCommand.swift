@@ -20,8 +20,11 @@ extension NotifyCommand {
     public static func result(json: JSONValue) -> Result? { nil }
 }
 
-/// A command without parameters: its request line is its name and its id.
-public protocol ParameterlessCommand: NotifyCommand {}
+/// A command without parameters: its request line is its name and its id, and the
+/// daemon makes it without reading more of the line.
+public protocol ParameterlessCommand: NotifyCommand {
+    init()
+}
 
 extension ParameterlessCommand {
     public func plainRequestLine(id: Int) -> [UInt8]? {

@@ -35,6 +35,9 @@ public final class TrackedTasks: Sendable {
     /// How many were ever started.
     public var started: Int { state.withLock { $0.next } }
 
+    /// True once a stop began: nothing starts any more.
+    public var isStopping: Bool { state.withLock { $0.stopped } }
+
     /// Starts nothing more, and returns once every task started has ended.
     public func stopAndWait() async {
         for task in stop() { await task.value }

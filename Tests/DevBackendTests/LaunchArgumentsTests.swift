@@ -23,13 +23,13 @@ import Testing
     @Test func accountsComeFromAFileNeverTheCommandLine() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("accounts-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        FileManager.default.createFile(atPath: path, contents: Data("alice:s3cret:with:colons\nbob:b\n".utf8))
+        try Data("alice:s3cret:with:colons\nbob:b\n".utf8).write(to: URL(fileURLWithPath: path))
         guard case .run(let options) = try DevBackend.parseArguments(["--accounts", path]) else {
             Issue.record("not a run")
             return
         }
         #expect(options.accounts == ["alice": "s3cret:with:colons", "bob": "b"])
-        FileManager.default.createFile(atPath: path, contents: Data("no colon here\n".utf8))
+        try Data("no colon here\n".utf8).write(to: URL(fileURLWithPath: path))
         #expect(throws: DevBackend.UsageError.self) { try DevBackend.parseArguments(["--accounts", path]) }
         #expect(throws: DevBackend.UsageError.self) { try DevBackend.parseArguments(["--accounts", path + ".missing"]) }
     }

@@ -27,8 +27,10 @@ import NotifyTestSupport
 
         let second = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: flags, stateDirectory: first.stateDirectory)
         #expect(await eventually { backend.pushes().filter(\.valid).count >= 3 })
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(backend.pushes().filter(\.valid).map(\.displayedText) == (1...3).map { "From alice: message \($0)" })
+        // Messages to one recipient go out in order: one sent twice would come before this one.
+        let after = try await second.notifyctl(["send", "--to", "bob", "message 4"])
+        #expect(after.status == 0, "delivered: \(after.output)\(after.error)")
+        #expect(backend.pushes().filter(\.valid).map(\.displayedText) == (1...4).map { "From alice: message \($0)" })
         let empty = try await second.notifyctl(["outbox"])
         #expect(empty.output.contains("The outbox is empty"))
         await second.cleanUp()

@@ -16,7 +16,7 @@ import Testing
         defer { home.remove() }
         try FileManager.default.createDirectory(atPath: home.file(".config/notifyd"), withIntermediateDirectories: true)
         try Data("log_file = ~/alice.log\n".utf8).write(to: URL(fileURLWithPath: home.file(".config/notifyd/config")))
-        FileManager.default.createFile(atPath: home.file("bob-config"), contents: Data())
+        try Data().write(to: URL(fileURLWithPath: home.file("bob-config")))
         let environment = ["HOME": home.path, "XDG_CONFIG_HOME": ""]
         let alice = try await DaemonUnderTest(backend: url, environment: environment)
         let bob = try await DaemonUnderTest(backend: url, extraArguments: ["--config", home.file("bob-config")], environment: environment)

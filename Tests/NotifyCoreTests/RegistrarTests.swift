@@ -214,9 +214,12 @@ struct RegistrarTests {
         let result = try await registrar.unregister()
         #expect(result.deletedId == "id-1")
         #expect(result.registration.state == .unregistered)
-        // Stays unregistered: the periodic refresh does not bring it back.
+        // Stays unregistered: no refresh is scheduled to bring it back.
+        #expect(result.registration.nextAttemptAt == nil)
+        #expect(await registrar.registrationStatus.nextAttemptAt == nil)
+        #expect(fixture.clock.sleeperCount == 0, "no timer armed")
         fixture.clock.advance(by: 7200)
-        try await Task.sleep(for: .milliseconds(20))
+        #expect(await registrar.registrationStatus.state == .unregistered)
         #expect(fixture.backend.registrationCalls.count == 3)
     }
 

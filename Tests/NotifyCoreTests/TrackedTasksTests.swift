@@ -35,7 +35,7 @@ struct TrackedTasksTests {
             #expect(tasks.start { await gate.wait(); ended.add(1, ordering: .relaxed) })
         }
         let stopped = Task { await tasks.stopAndWait() }
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await eventually { tasks.isStopping })
         #expect(ended.load(ordering: .relaxed) == 0)
         #expect(!tasks.start { ended.add(100, ordering: .relaxed) }, "nothing starts once stopping")
         gate.open()

@@ -74,7 +74,8 @@ import NotifyTestSupport
         #expect(first.recipients?.allSatisfy { $0.nextAttemptAt != nil } == true)
         let second = try await fixture.call(OutboxCommand(limit: 2, after: next))
         #expect(second.deliveries.compactMap(\.preview) == ["m3", "m4"])
-        let last = try await fixture.call(OutboxCommand(limit: 2, after: try #require(second.nextAfter)))
+        let afterSecond = try #require(second.nextAfter)
+        let last = try await fixture.call(OutboxCommand(limit: 2, after: afterSecond))
         #expect(last.deliveries.compactMap(\.preview) == ["m5"])
         #expect(last.nextAfter == nil, "the end")
         let everything = try await fixture.call(OutboxCommand())
@@ -132,9 +133,12 @@ import NotifyTestSupport
         #expect(try await fixture.status().outbox?.waiting == 0)
         #expect(!FileManager.default.fileExists(atPath: fixture.stateDirectory + "/outbox/\(id).json"), "gone from disk too")
         fixture.backend.clearFaults()
+        // A later message to bob waits behind the outage as the cancelled one did; a retry
+        // sends what waits in order, so the cancelled one would go before it.
+        _ = try await fixture.call(SendCommand(to: "bob", message: "after the cancel"))
         _ = try await fixture.call(OutboxRetryCommand())
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(fixture.backend.pushes().isEmpty)
+        #expect(await eventually { fixture.backend.pushes().contains { $0.displayedText == "From alice: after the cancel" } })
+        #expect(fixture.backend.pushes().compactMap(\.displayedText) == ["From alice: after the cancel"])
         await fixture.stop()
     }
 

@@ -88,8 +88,11 @@ import NotifyTestSupport
         #expect(try await fixture.status().account == nil, "not saved")
         #expect(!FileManager.default.fileExists(atPath: fixture.stateDirectory + "/credentials.json"))
         let requests = fixture.backend.requests().count
-        _ = try await fixture.call(SetTagsCommand(tags: ["later"]))
-        try await Task.sleep(for: .milliseconds(300))
+        // The answer comes once the change was acted on; no retry is scheduled after it.
+        let changed = try await fixture.call(SetTagsCommand(tags: ["later"]))
+        #expect(changed.registration.state == .notLoggedIn)
+        #expect(changed.registration.nextAttemptAt == nil)
+        #expect(try await fixture.status().registration.nextAttemptAt == nil)
         #expect(fixture.backend.requests().count == requests, "no request with refused credentials")
 
         let accepted = try await fixture.login("alice")
@@ -151,8 +154,8 @@ import NotifyTestSupport
         #expect(outcome.registration.state == .rejected)
         #expect(outcome.registration.message?.contains("HTTP 400") == true)
         let upserts = fixture.count(.upsert)
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(fixture.count(.upsert) == upserts, "not retried unchanged")
+        #expect(outcome.registration.nextAttemptAt == nil, "not retried unchanged")
+        #expect(try await fixture.status().registration.nextAttemptAt == nil, "not retried unchanged")
         // Another token is another registration, tried again.
         _ = try await fixture.call(SetTokenCommand(token: "fcm:token-2", platform: .fcm))
         #expect(fixture.count(.upsert) == upserts + 1)

@@ -19,7 +19,7 @@ public final class PseudoTerminal: @unchecked Sendable {
         var name = [CChar](repeating: 0, count: 128)
         leader = pseudo_terminal_open(&name, name.count)
         guard leader >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        path = String(cString: name)
+        path = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         follower = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard follower >= 0 else {
             let failure = errno

@@ -39,145 +39,162 @@ struct CommandRouter: RequestHandler {
 
     var sendPlatforms: [Platform] { settings[\.sendPlatforms] }
 
-    static let commands = ["ping", "hello", "status", "login", "logout", "set-token", "set-tags", "register", "unregister", "watch", "send",
-                           "outbox", "outbox-retry", "outbox-cancel", "reload", "stop"]
+    /// Every command, with its handler (see `CommandRegistry`).
+    static let registry: CommandRegistry = {
+        var registry = CommandRegistry()
+        registry.register(PingCommand.self, aliases: ["hello"], immediateResult: { router, _ in router.pingResult }) { router, _, id, _ in
+            .now(Reply.success(id, encodedResult: router.pingResult))
+        }
+        // Kept while nothing it reports changed; not ahead of an earlier command still running.
+        registry.register(StatusCommand.self, immediateResult: { router, afterRunningCommands in
+            afterRunningCommands ? nil : router.statusCopy.current
+        }) { router, _, id, _ in
+            let madeAt = router.statusCopy.changesNow
+            guard let encoded = Reply.encodedResult(await router.status()) else { return .now(Reply.unencodable(id)) }
+            router.statusCopy.keep(encoded, madeAt: madeAt)
+            return .now(Reply.success(id, encodedResult: encoded))
+        }
+        registry.register(LoginCommand.self) { router, command, id, _ throws(CoreError) in
+            let pending = try await router.registrar.login(user: command.user, password: command.password, backend: command.backend)
+            let registrar = router.registrar
+            let seconds = command.waitSeconds
+            return .later {
+                do throws(CoreError) {
+                    return Reply.success(id, try await registrar.loginOutcome(pending, timeout: seconds))
+                } catch {
+                    return Reply.failure(id, error)
+                }
+            }
+        }
+        registry.register(LogoutCommand.self) { router, command, id, _ throws(CoreError) in
+            .now(Reply.success(id, try await router.registrar.logout(force: command.force ?? false, forgetOldBackends: command.forgetOldBackends ?? false)))
+        }
+        registry.register(SetTokenCommand.self) { router, command, id, _ throws(CoreError) in
+            let (generation, platform) = try await router.registrar.setToken(command.token, platform: command.platform)
+            return router.waiting(id, generation, command.waitSeconds) { $0.tokenPlatform = platform }
+        }
+        registry.register(SetTagsCommand.self) { router, command, id, _ throws(CoreError) in
+            router.waiting(id, try await router.registrar.setTags(command.tags), command.waitSeconds)
+        }
+        registry.register(RegisterCommand.self) { router, command, id, _ throws(CoreError) in
+            router.waiting(id, try await router.registrar.forceRegister(), command.waitSeconds)
+        }
+        registry.register(UnregisterCommand.self) { router, _, id, _ throws(CoreError) in
+            .now(Reply.success(id, try await router.registrar.unregister()))
+        }
+        registry.register(WatchCommand.self) { router, _, id, connection in
+            router.hub.subscribe(connection)
+            return .now(Reply.success(id, WatchResult(registration: await router.registrar.registrationStatus)))
+        }
+        // A send that queues hands the message to the outbox and returns, so the sends of
+        // one read share one write; one with `queue: false` waits for the backend in its handling.
+        registry.register(SendCommand.self, plainly: SendCommand.init(plainLine:), joinsBatch: { $0.queue != false }) { router, command, id, _ throws(CoreError) in
+            try await router.send(id, command)
+        }
+        registry.register(OutboxCommand.self) { router, command, id, _ in
+            let purged = command.purge == true ? await router.outbox.purge() : nil
+            guard let limit = command.limit else { return .now(Reply.success(id, OutboxResult(deliveries: await router.outbox.list(), purged: purged))) }
+            var page = await router.outbox.page(limit: limit, after: command.after)
+            page.purged = purged
+            return .now(Reply.success(id, page))
+        }
+        registry.register(OutboxRetryCommand.self) { router, command, id, _ throws(CoreError) in
+            .now(Reply.success(id, OutboxRetryResult(retried: try await router.outbox.retry(command.delivery))))
+        }
+        registry.register(OutboxCancelCommand.self) { router, command, id, _ throws(CoreError) in
+            .now(Reply.success(id, OutboxCancelResult(delivery: try await router.outbox.cancel(command.delivery))))
+        }
+        registry.register(ReloadCommand.self) { router, _, id, _ in
+            .now(Reply.success(id, await router.control.reload()))
+        }
+        registry.register(StopCommand.self) { router, _, id, _ in
+            router.control.requestStop()
+            return .now(Reply.success(id, StopResult(pid: router.info.pid)))
+        }
+        return registry
+    }()
 
-    /// `ping` (and `hello`), and `status` while nothing it reports changed and no earlier
-    /// command on the connection is still running, answered on the socket loop with no hop
-    /// to the concurrency pool: what scripts and health checks send most, and the loop's
-    /// own measure.
+    /// A request line read: answered already (a line that is not a request of a known
+    /// command with valid parameters), or a command to run.
+    enum Request: Sendable {
+        case answered([UInt8])
+        case command(RequestID?, CommandRegistry.Command)
+
+        var joinsBatch: Bool {
+            if case .command(_, let command) = self { command.joinsBatch } else { false }
+        }
+    }
+
+    /// The commands answered on the socket loop with no hop to the concurrency pool (`ping`
+    /// and `hello`, and `status` while nothing it reports changed and no earlier command on
+    /// the connection is still running): what scripts and health checks send most, and
+    /// the loop's own measure.
     func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]? {
         guard let shape = try? JSONShape.check(line), let cmd = shape.cmdRange else { return nil }
         // An "id" key written with escapes is not where the shape looks: the decoder finds it.
         if shape.idRange == nil && line.contains(UInt8(ascii: "\\")) { return nil }
         let name = line[cmd]
-        let result: [UInt8]
-        if name.elementsEqual(#""ping""#.utf8) || name.elementsEqual(#""hello""#.utf8) {
-            result = pingResult
-        } else if name.elementsEqual(#""status""#.utf8), !afterRunningCommands, let copy = statusCopy.current {
-            result = copy
-        } else {
-            return nil
-        }
+        guard let entry = Self.registry.immediate.first(where: { name.elementsEqual($0.quotedName) })?.entry,
+              let result = entry.immediateResult?(self, afterRunningCommands) else { return nil }
         return Reply.success(shape.idRange.map { RequestID(json: line[$0]) }, encodedResult: result)
     }
 
-    /// A `send` that queues: its handling hands the message to the outbox and returns.
-    /// (One that names `queue`, which may be `false`, waits for the backend in its handling.)
-    func joinsBatch(_ line: [UInt8]) -> Bool {
-        Self.joinsBatch(line)
+    func read(_ line: [UInt8]) -> Request {
+        Self.read(line)
     }
 
-    static func joinsBatch(_ line: [UInt8]) -> Bool {
-        guard let shape = try? JSONShape.check(line), let cmd = shape.cmdRange, line[cmd].elementsEqual(#""send""#.utf8) else { return false }
-        let queueKey = Array(#""queue""#.utf8)
-        return !line.indices.contains { line[$0] == queueKey[0] && line[$0...].starts(with: queueKey) }
-    }
-
-    func handle(_ line: [UInt8], from connection: ConnectionHandle) async -> Reply {
+    /// Reads the request and its command's parameters; needs nothing of a running daemon.
+    static func read(_ line: [UInt8]) -> Request {
         let shape: JSONShape.Shape
         do {
             shape = try JSONShape.check(line)
         } catch {
-            return .now(Reply.failure(nil, WireError(code: .malformedRequest, message: "not valid JSON (\(error)): each request is one JSON object on one line, like {\"cmd\":\"ping\"}")))
+            return .answered(Reply.failure(nil, WireError(code: .malformedRequest, message: "not valid JSON (\(error)): each request is one JSON object on one line, like {\"cmd\":\"ping\"}")))
         }
-        // A `send` written plainly, the command of a burst, is read without the decoder.
-        if let cmd = shape.cmdRange, line[cmd].elementsEqual(#""send""#.utf8), let command = SendCommand(plainLine: line) {
-            let id = RequestID(line: line, shape: shape, decoded: nil)
-            do throws(CoreError) {
-                return try await send(id, command)
-            } catch {
-                return .now(Reply.failure(id, error))
-            }
+        // A command written plainly, the `send` of a burst, is read without the decoder.
+        if let cmd = shape.cmdRange, let entry = registry.plain.first(where: { line[cmd].elementsEqual($0.quotedName) })?.entry,
+           let command = entry.readPlainly?(line) {
+            return .command(RequestID(line: line, shape: shape, decoded: nil), command)
         }
         let data = Data(line)
         let decoder = WireCoding.decoder()
         guard let header = try? decoder.decode(RequestHeader.self, from: data) else {
-            return .now(Reply.failure(nil, WireError(code: .malformedRequest, message: "not a JSON object: each request is one JSON object on one line, like {\"cmd\":\"ping\"}")))
+            return .answered(Reply.failure(nil, WireError(code: .malformedRequest, message: "not a JSON object: each request is one JSON object on one line, like {\"cmd\":\"ping\"}")))
         }
         let id = RequestID(line: line, shape: shape, decoded: header.id)
         guard let name = header.cmd else {
             let problem = header.cmdIsNotAString ? "\"cmd\" must be a string, like {\"cmd\":\"ping\"}" : "the request has no \"cmd\""
-            return .now(Reply.failure(id, WireError(code: .malformedRequest, message: problem)))
+            return .answered(Reply.failure(id, WireError(code: .malformedRequest, message: problem)))
         }
-
-        func decode<C: NotifyCommand>(_ type: C.Type) throws(CoreError) -> C {
-            do {
-                return try decoder.decode(C.self, from: data)
-            } catch {
-                throw .invalidArgument(DecodingErrorText.describe(error, command: name))
-            }
+        guard let entry = registry[name] else {
+            return .answered(Reply.failure(id, WireError(code: .unknownCommand, message: "unknown command '\(name)'; known commands: \(registry.names.joined(separator: ", "))")))
         }
-
-        do {
-            switch name {
-            case PingCommand.name, "hello":
-                return .now(Reply.success(id, encodedResult: pingResult))
-            case StatusCommand.name:
-                let madeAt = statusCopy.changesNow
-                guard let encoded = Reply.encodedResult(await status()) else { return .now(Reply.unencodable(id)) }
-                statusCopy.keep(encoded, madeAt: madeAt)
-                return .now(Reply.success(id, encodedResult: encoded))
-            case LoginCommand.name:
-                let command = try decode(LoginCommand.self)
-                let pending = try await registrar.login(user: command.user, password: command.password, backend: command.backend)
-                let registrar = self.registrar
-                let seconds = command.waitSeconds
-                return .later {
-                    do throws(CoreError) {
-                        return Reply.success(id, try await registrar.loginOutcome(pending, timeout: seconds))
-                    } catch {
-                        return Reply.failure(id, error)
-                    }
-                }
-            case SetTokenCommand.name:
-                let command = try decode(SetTokenCommand.self)
-                let (generation, platform) = try await registrar.setToken(command.token, platform: command.platform)
-                return waiting(id, generation, command.waitSeconds) { $0.tokenPlatform = platform }
-            case SetTagsCommand.name:
-                let command = try decode(SetTagsCommand.self)
-                return waiting(id, try await registrar.setTags(command.tags), command.waitSeconds)
-            case RegisterCommand.name:
-                let command = try decode(RegisterCommand.self)
-                return waiting(id, try await registrar.forceRegister(), command.waitSeconds)
-            case UnregisterCommand.name:
-                return .now(Reply.success(id, try await registrar.unregister()))
-            case LogoutCommand.name:
-                let command = try decode(LogoutCommand.self)
-                return .now(Reply.success(id, try await registrar.logout(force: command.force ?? false, forgetOldBackends: command.forgetOldBackends ?? false)))
-            case SendCommand.name:
-                return try await send(id, try decode(SendCommand.self))
-            case OutboxCommand.name:
-                let command = try decode(OutboxCommand.self)
-                let purged = command.purge == true ? await outbox.purge() : nil
-                guard let limit = command.limit else { return .now(Reply.success(id, OutboxResult(deliveries: await outbox.list(), purged: purged))) }
-                var page = await outbox.page(limit: limit, after: command.after)
-                page.purged = purged
-                return .now(Reply.success(id, page))
-            case OutboxRetryCommand.name:
-                let command = try decode(OutboxRetryCommand.self)
-                return .now(Reply.success(id, OutboxRetryResult(retried: try await outbox.retry(command.delivery))))
-            case OutboxCancelCommand.name:
-                let command = try decode(OutboxCancelCommand.self)
-                return .now(Reply.success(id, OutboxCancelResult(delivery: try await outbox.cancel(command.delivery))))
-            case ReloadCommand.name:
-                return .now(Reply.success(id, await control.reload()))
-            case StopCommand.name:
-                control.requestStop()
-                return .now(Reply.success(id, StopResult(pid: info.pid)))
-            case WatchCommand.name:
-                hub.subscribe(connection)
-                return .now(Reply.success(id, WatchResult(registration: await registrar.registrationStatus)))
-            default:
-                return .now(Reply.failure(id, WireError(code: .unknownCommand, message: "unknown command '\(name)'; known commands: \(Self.commands.joined(separator: ", "))")))
-            }
+        do throws(CoreError) {
+            return .command(id, try entry.read(CommandRegistry.Parameters(data: data, decoder: decoder, name: name)))
         } catch {
-            return .now(Reply.failure(id, error))
+            return .answered(Reply.failure(id, error))
+        }
+    }
+
+    func joinsBatch(_ request: Request) -> Bool {
+        request.joinsBatch
+    }
+
+    func handle(_ request: Request, from connection: ConnectionHandle) async -> Reply {
+        switch request {
+        case .answered(let reply):
+            return .now(reply)
+        case .command(let id, let command):
+            do throws(CoreError) {
+                return try await command.run(self, id, connection)
+            } catch {
+                return .now(Reply.failure(id, error))
+            }
         }
     }
 
     /// The change is made; the reply waits (bounded) for the backend's answer to it.
-    private func waiting(_ id: RequestID?, _ generation: Int, _ seconds: Double?,
+    fileprivate func waiting(_ id: RequestID?, _ generation: Int, _ seconds: Double?,
                          adding extra: @escaping @Sendable (inout RegistrationOutcome) -> Void = { _ in }) -> Reply {
         let registrar = self.registrar
         return .later {
@@ -187,7 +204,7 @@ struct CommandRouter: RequestHandler {
         }
     }
 
-    private func status() async -> StatusResult {
+    fileprivate func status() async -> StatusResult {
         let snapshot = await registrar.snapshot()
         let retired = await retiredRegistrations.summary.map { old in
             var old = old

@@ -65,27 +65,33 @@ final class RequestRunner: Sendable {
                 return queue.waiting
             }
             guard !batch.isEmpty else { return }
-            var ready: [(UInt64, [UInt8])] = []
-            var waiting: [(UInt64, @Sendable () async -> [UInt8])] = []
-            for (index, request) in batch.enumerated() {
-                // Most requests are answered without suspending (a ping, a bad line), so a
-                // client that pipelines without pause would otherwise keep one of the
-                // pool's few threads for as long as it writes, and every other client's
-                // work and every actor would wait: give the thread up now and then.
-                if index > 0 && index.isMultiple(of: Self.requestsBetweenYields) { await Task.yield() }
-                // The waits overlap one another and the requests after them; those of a
-                // run of sends start once the run is handled, so that they share one write.
-                if !waiting.isEmpty && !handler.joinsBatch(request.line) { startWaiting(&waiting) }
-                switch await handler.handle(request.line, from: connection) {
-                case .now(let bytes):
-                    ready.append((request.sequence, bytes))
-                case .later(let produce):
-                    waiting.append((request.sequence, produce))
-                }
-            }
-            startWaiting(&waiting)
-            inbox.post(.replies(connection: connection.number, ready))
+            await run(batch, with: handler)
             await Task.yield()
         }
+    }
+
+    /// Runs one batch, with the handler's own type at hand for what it reads.
+    private func run<Handler: RequestHandler>(_ batch: [Request], with handler: Handler) async {
+        var ready: [(UInt64, [UInt8])] = []
+        var waiting: [(UInt64, @Sendable () async -> [UInt8])] = []
+        for (index, request) in batch.enumerated() {
+            // Most requests are answered without suspending (a ping, a bad line), so a
+            // client that pipelines without pause would otherwise keep one of the
+            // pool's few threads for as long as it writes, and every other client's
+            // work and every actor would wait: give the thread up now and then.
+            if index > 0 && index.isMultiple(of: Self.requestsBetweenYields) { await Task.yield() }
+            let read = handler.read(request.line)
+            // The waits overlap one another and the requests after them; those of a
+            // run of sends start once the run is handled, so that they share one write.
+            if !waiting.isEmpty && !handler.joinsBatch(read) { startWaiting(&waiting) }
+            switch await handler.handle(read, from: connection) {
+            case .now(let bytes):
+                ready.append((request.sequence, bytes))
+            case .later(let produce):
+                waiting.append((request.sequence, produce))
+            }
+        }
+        startWaiting(&waiting)
+        inbox.post(.replies(connection: connection.number, ready))
     }
 }
