@@ -60,8 +60,11 @@ import Testing
         }
 
         /// notifyd stopped, and started again on the same state and config.
-        func restart() async throws -> DaemonUnderTest {
+        /// `whileStopped` runs between the stop and the start: what it does to the state
+        /// directory is not undone by a retry of the daemon that was stopping.
+        func restart(whileStopped: () -> Void = {}) async throws -> DaemonUnderTest {
             #expect(await daemon.stop() == 0)
+            whileStopped()
             return try await DaemonUnderTest(backend: nil, extraArguments: ["--config", config], stateDirectory: daemon.stateDirectory)
         }
 
@@ -135,8 +138,7 @@ import Testing
         #expect(try String(contentsOfFile: retired, encoding: .utf8).contains("pw-for-A-only"), "kept, as logout said")
 
         // Someone's copy made it readable: repaired, and said, at the next start.
-        #expect(chmod(retired, 0o644) == 0)
-        let restarted = try await setup.restart()
+        let restarted = try await setup.restart { #expect(chmod(retired, 0o644) == 0) }
         var info = stat()
         #expect(stat(retired, &info) == 0 && info.st_mode & 0o777 == 0o600)
         #expect(await eventually { restarted.child.standardError.contains("\(retired) could be read by others (mode 0644)") }, "\(restarted.child.standardError)")

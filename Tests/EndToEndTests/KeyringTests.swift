@@ -304,14 +304,15 @@ import Testing
         #expect(try await daemon.notifyctl(["set-token", "3f2a1b"]).status == 0)
         let id = try #require(old.registrations().first?.id)
 
-        // The deletion takes a while, so that the retired entry is on disk to be read.
-        try old.addFault(DevBackend.FaultRule(route: .delete, delay: 2, count: 1))
+        // The deletion waits long at the backend, so that the retired entry is on disk to be
+        // read however slowly the machine runs the reload and this check.
+        try old.addFault(DevBackend.FaultRule(route: .delete, delay: 10, count: 1))
         try Data("backend = \(new.baseURL.absoluteString)\n".utf8).write(to: URL(fileURLWithPath: config))
         #expect(try await daemon.notifyctl(["reload"]).status == 0)
         let retiredFile = daemon.stateDirectory + "/retired-registrations.json"
         #expect(await eventually { FileManager.default.fileExists(atPath: retiredFile) }, "the old registration waits for its deletion")
         #expect(Self.filesHolding(Self.password, under: daemon.stateDirectory).isEmpty, "\(keyring.calls)\n\(daemon.child.standardError)")
-        let deleted = await eventually(20) { old.requests().contains { $0.method == "DELETE" && $0.path == "/api/register/" + id && $0.status == 200 } }
+        let deleted = await eventually(30) { old.requests().contains { $0.method == "DELETE" && $0.path == "/api/register/" + id && $0.status == 200 } }
         #expect(deleted, "the old registration is deleted, with the password from the keyring")
         let ended = await eventually { (try? await daemon.notifyctl(["--json", "status"]).output.contains("retired_registrations")) == false }
         #expect(ended, "and its retirement has ended")
