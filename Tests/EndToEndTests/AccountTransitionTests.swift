@@ -51,7 +51,8 @@ import NotifyTestSupport
         try backend.start()
         defer { backend.stop() }
         let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString)
-        try backend.addFault(.init(route: .create, delay: 3, count: 1))
+        // Long enough that bob's login arrives while alice's check waits, however slow the machine.
+        try backend.addFault(.init(route: .create, delay: 10, count: 1))
         async let first = daemon.notifyctl(["--json", "login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
         #expect(await eventually { backend.faults().isEmpty }, "alice's check waits at the backend")
         let second = try await daemon.notifyctl(["login", "--password-stdin", "bob"], stdin: Data("bob\n".utf8))
