@@ -43,25 +43,27 @@ enum Login: Subcommand {
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         let parsed = try parse(arguments, positionals: 1...1)
         let user = parsed.positionals[0]
+        // Which secret the backend takes: a user's password, or the backend service's API key.
+        let status = try context.call(StatusCommand(), timeout: 5, printJSON: false)
+        let secret = (status.backendAPI ?? .registrations).secretName
         let password: String?
         if parsed.flags.contains("--password-stdin") {
             var bytes = Terminal.readStandardInput()
             if bytes.last == 0x0A { bytes.removeLast() }
             if bytes.last == 0x0D { bytes.removeLast() }
             password = String(decoding: bytes, as: UTF8.self)
-            guard password?.isEmpty == false else { throw CommandFailure(.usage, "login: the password is empty") }
+            guard password?.isEmpty == false else { throw CommandFailure(.usage, "login: the \(secret) is empty") }
         } else {
-            let status = try context.call(StatusCommand(), timeout: 5, printJSON: false)
             if let source = status.daemon.passwordSource, source != "file" {
                 // notifyd gets the password itself (password_command or a systemd credential).
                 password = nil
             } else {
-                password = try askPassword(user: user, backend: parsed.options["--backend"] ?? status.backend, secret: (status.backendAPI ?? .registrations).secretName)
+                password = try askPassword(user: user, backend: parsed.options["--backend"] ?? status.backend, secret: secret)
             }
         }
         let (wait, timeout) = try waitOptions(parsed.flags, parsed.options)
         let command = LoginCommand(user: user, password: password, backend: parsed.options["--backend"], wait: wait, timeout: timeout)
-        return try OutcomeReport.run(command, changed: "Logged in as \(user)", context: context)
+        return try OutcomeReport.run(command, changed: "Logged in as \(user)", secret: secret, context: context)
     }
 
     /// Asks at the terminal, naming the backend the password (or API key) is for.

@@ -5,12 +5,14 @@ import NotifyProtocol
 enum OutcomeReport {
     /// Sends a command that waits for the registration (the socket read waits a little
     /// longer than the daemon does) and reports what became of it.
-    static func run<Command: WaitingCommand>(_ command: Command, changed: String, context: Context) throws(CommandFailure) -> ExitCode {
+    /// `secret`: what `login` was given, as it is named where it is kept ("password", "API key").
+    static func run<Command: WaitingCommand>(_ command: Command, changed: String, secret: String = "password",
+                                             context: Context) throws(CommandFailure) -> ExitCode {
         let outcome = try context.call(command, timeout: (command.timeout ?? Command.defaultTimeout) + 30)
-        return report(outcome, changed: changed, context: context)
+        return report(outcome, changed: changed, secret: secret, context: context)
     }
 
-    private static func report(_ outcome: RegistrationOutcome, changed: String, context: Context) -> ExitCode {
+    private static func report(_ outcome: RegistrationOutcome, changed: String, secret: String, context: Context) -> ExitCode {
         let registration = outcome.registration
         var changed = changed
         if let token = outcome.tokenPlatform { changed += " for \(token.platform.rawValue) (\(why(token.chosen)))" }
@@ -24,7 +26,7 @@ enum OutcomeReport {
             }
             // `login`: where the password went, said every time, as `ssh-add` names the key.
             if let kept = outcome.passwordKept, let detail = kept.detail {
-                Terminal.out(PrintableText.line("The password is kept \(detail)."))
+                Terminal.out(PrintableText.line("The \(secret) is kept \(detail)."))
             }
             if let warning = outcome.passwordKept?.warning { Terminal.error(PrintableText.line("warning: \(warning)")) }
         }

@@ -198,6 +198,9 @@ enum DeliveryText {
     }
 
     private static func words(_ delivery: DeliveryStatus) -> String {
+        var delivery = delivery
+        // A request to an installations backend, which goes to every platform.
+        if delivery.pns == "all" { delivery.pns = "all platforms" }
         let why = delivery.error.map { ": \($0.message)" } ?? ""
         switch delivery.state {
         case .delivered:

@@ -97,6 +97,11 @@ import NotifyTestSupport
         let request = try #require(fixture.backend.notificationRequests().last)
         #expect(request.tags == ["news", "sports"] && request.action == SendCommand.defaultAction)
 
+        // `--no-queue`: one attempt, kept nowhere, answered with its outcome.
+        let direct = try await fixture.call(SendCommand(to: "bob", message: "now", queue: false))
+        #expect(direct.deliveries.map(\.state) == [.delivered] && direct.deliveries.first?.pns == "all", "\(direct.deliveries)")
+        #expect(fixture.backend.notificationRequests().last?.text == "now")
+
         let before = fixture.count(.notificationRequest)
         #expect(try await fixture.callExpectingError(SendCommand(to: "bob", message: "hi", pns: ["apns"])).message.contains("leave out --pns"))
         #expect(try await fixture.callExpectingError(SendCommand(to: "bob", message: "hi", action: "")).code == .invalidArgument)

@@ -188,8 +188,12 @@ extension Registrar {
 
     /// `POST /api/register` without a handle: the tutorial's controller then only reserves
     /// a registration id, and touches no registration. Every AppBackend authenticates it.
+    /// At the backend service, the DELETE of an installation id no device has.
     private func checkByItself(_ candidate: Credentials) {
-        logger.info("no registration pass will check them: asking \(accounts.backend(of: candidate) ?? "?") for a registration id as \(candidate.user)")
+        let place = accounts.backend(of: candidate) ?? "?"
+        logger.info(candidate.api == .installations
+            ? "no registration pass will check them: deleting at \(place) an installation id no device has, with the API key given for \(candidate.user)"
+            : "no registration pass will check them: asking \(place) for a registration id as \(candidate.user)")
         let accounts = self.accounts, backend = self.backend
         checkTask = Task {
             let verdict: LoginVerdict
