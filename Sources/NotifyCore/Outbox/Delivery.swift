@@ -60,14 +60,9 @@ public struct Delivery: Equatable, Sendable {
     /// What `pns` says of a request, which the backend sends to every platform.
     static let everyPlatform = "all"
 
-    /// The id `init` gives: the sequence, and the platform or `all`.
-    static func id(sequence: Int, platform: Platform?) -> String {
-        paddedSequence(sequence) + "-" + (platform?.rawValue ?? everyPlatform)
-    }
-
     public init(sequence: Int, to: String, platform: Platform?, message: String, createdAt: Date, expiresAt: Date, account: AccountKey? = nil,
                 request: RequestFields? = nil) {
-        self.id = Self.id(sequence: sequence, platform: platform)
+        self.id = Self.paddedSequence(sequence) + "-" + (platform?.rawValue ?? Self.everyPlatform)
         self.request = request
         self.sequence = sequence
         self.to = to
