@@ -59,6 +59,7 @@ import NotifyTestSupport
                                             sharing: fixture.backend)
         _ = try await again.call(UnregisterCommand())
         #expect(fixture.backend.installations().isEmpty, "unregister deletes the installation")
+        #expect(try await again.status().registration.installationId == id, "the id is kept for the next registration")
         let registered = try await again.call(RegisterCommand())
         #expect(registered.registration.installationId == id)
         #expect(fixture.backend.installations().map(\.id) == [id])

@@ -6,12 +6,20 @@ import Foundation
 import NotifyProtocol
 
 extension RegistrationMachine {
+    /// At an installations backend, the id this device has there: registered under, or kept
+    /// for it since `unregister` (never one kept for another backend).
+    private var installationIdShown: String? {
+        guard inputs.api == .installations, let backend = inputs.backend else { return nil }
+        if record.idIsAt(backend, .installations) { return record.id }
+        return record.installation.flatMap { $0.backend == backend ? $0.id : nil }
+    }
+
     /// Where things stand, with a message that says what to do when something is wrong.
     public var status: RegistrationStatus {
         var status = RegistrationStatus(
             state: .registering, id: record.id, registeredAt: record.registeredAt,
             lastAttemptAt: lastAttemptAt, failures: failures, registered: record.registered,
-            installationId: inputs.api == .installations ? (record.idIsAt(inputs.backend ?? "", .installations) ? record.id : record.installation?.id) : nil)
+            installationId: installationIdShown)
         let target = inputs.target
         if isBusy {
             status.state = .registering
