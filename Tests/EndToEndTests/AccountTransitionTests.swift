@@ -55,7 +55,8 @@ import NotifyTestSupport
         try backend.addFault(.init(route: .create, delay: 10, count: 1))
         async let first = daemon.notifyctl(["--json", "login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
         #expect(await eventually { backend.faults().isEmpty }, "alice's check waits at the backend")
-        let second = try await daemon.notifyctl(["login", "--password-stdin", "bob"], stdin: Data("bob\n".utf8))
+        // Bob's check waits for alice's to end: his login waits for both.
+        let second = try await daemon.notifyctl(["login", "--timeout", "60", "--password-stdin", "bob"], stdin: Data("bob\n".utf8))
         let replaced = try await first
         #expect(second.status == 0, "\(second.output)\(second.error)")
         #expect(replaced.status == 1, "\(replaced.output)\(replaced.error)")
