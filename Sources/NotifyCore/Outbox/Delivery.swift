@@ -60,9 +60,16 @@ public struct Delivery: Equatable, Sendable {
     /// What `pns` says of a request, which the backend sends to every platform.
     static let everyPlatform = "all"
 
+    /// Where it goes, as ids, listings and outbox files name it: the platform, or `all`.
+    static func pnsName(_ platform: Platform?) -> String {
+        platform?.rawValue ?? everyPlatform
+    }
+
+    var pns: String { Self.pnsName(platform) }
+
     public init(sequence: Int, to: String, platform: Platform?, message: String, createdAt: Date, expiresAt: Date, account: AccountKey? = nil,
                 request: RequestFields? = nil) {
-        self.id = Self.paddedSequence(sequence) + "-" + (platform?.rawValue ?? Self.everyPlatform)
+        self.id = Self.paddedSequence(sequence) + "-" + Self.pnsName(platform)
         self.request = request
         self.sequence = sequence
         self.to = to
@@ -80,7 +87,7 @@ public struct Delivery: Equatable, Sendable {
     private(set) var orderKey: String
 
     private static func orderKey(_ platform: Platform?, _ to: String, _ account: AccountKey?) -> String {
-        (platform?.rawValue ?? everyPlatform) + "\u{0}" + to + "\u{0}" + (account.map { $0.user + "\u{0}" + $0.backend + ($0.api == .registrations ? "" : "\u{0}" + $0.api.rawValue) } ?? "")
+        pnsName(platform) + "\u{0}" + to + "\u{0}" + (account.map { $0.user + "\u{0}" + $0.backend + ($0.api == .registrations ? "" : "\u{0}" + $0.api.rawValue) } ?? "")
     }
 
     /// Takes `key`'s storage for the order key when it is the same text.
@@ -133,7 +140,7 @@ public struct Delivery: Equatable, Sendable {
 
     public var status: DeliveryStatus {
         DeliveryStatus(
-            id: id, to: to, pns: platform?.rawValue ?? Self.everyPlatform, state: state, attempts: attempts, createdAt: createdAt,
+            id: id, to: to, pns: pns, state: state, attempts: attempts, createdAt: createdAt,
             nextAttemptAt: state == .queued ? nextAttemptAt : nil, expiresAt: state == .queued ? expiresAt : nil,
             error: lastError, preview: Self.preview(message))
     }

@@ -17,7 +17,7 @@ extension Outbox {
             let now = clock.now()
             var delivery = Delivery(sequence: 0, to: plan.to, platform: platform, message: message, createdAt: now, expiresAt: now, account: account,
                                     request: request)
-            delivery.id = "direct-" + delivery.status.pns
+            delivery.id = "direct-" + delivery.pns
             delivery.idempotencyKey = Delivery.newIdempotencyKey()
             let result = await attempt(delivery)
             delivery.attempts = 1
@@ -103,7 +103,7 @@ extension Outbox {
         guard let first = parts.first, first.allSatisfy(\.isASCII), let number = Int(first), number >= 0 else {
             throw .invalidArgument("no message '\(given)' in the outbox; `notifyctl outbox` lists them")
         }
-        let named = (queue.queued + queue.dead).filter { $0.sequence == number && (platform == nil || $0.status.pns == platform) }
+        let named = (queue.queued + queue.dead).filter { $0.sequence == number && (platform == nil || $0.pns == platform) }
         switch named.count {
         case 0: throw .invalidArgument("no message '\(given)' in the outbox; `notifyctl outbox` lists them")
         case 1: return named[0].id

@@ -51,7 +51,7 @@ extension Outbox {
             // What is held changed: the waiters of the other account's messages have their answer.
             pump()
         }
-        logger.info("outbox: queued a message to \(plan.to) for \(copies.map { $0.status.pns }.joined(separator: ","))")
+        logger.info("outbox: queued a message to \(plan.to) for \(copies.map(\.pns).joined(separator: ","))")
         return ids
     }
 

@@ -41,7 +41,7 @@ struct OutboxEntryRecord: Codable {
         id = delivery.id
         sequence = delivery.sequence
         to = delivery.to
-        platform = delivery.platform?.rawValue ?? Delivery.everyPlatform
+        platform = delivery.pns
         message = delivery.message
         createdAt = delivery.createdAt
         expiresAt = delivery.expiresAt
@@ -62,7 +62,7 @@ struct OutboxEntryRecord: Codable {
     static func sizeBound(of delivery: Delivery) -> Int {
         // Added up one by one: a list of the strings cost an allocation per message.
         var bytes = delivery.id.utf8.count + delivery.to.utf8.count + delivery.message.utf8.count
-        bytes += (delivery.platform?.rawValue.utf8.count ?? 3) + delivery.state.rawValue.utf8.count
+        bytes += delivery.pns.utf8.count + delivery.state.rawValue.utf8.count
         if let request = delivery.request {
             bytes += request.action.utf8.count + request.tags.reduce(0) { $0 + $1.utf8.count + 4 }
         }
