@@ -29,6 +29,8 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
     case loginForAnotherAPI(user: String, api: BackendDialect, inForce: BackendDialect)
     /// `outbox_max` messages wait already: this one is not accepted.
     case outboxFull(waiting: Int, limit: Int, recipients: [String])
+    /// `outbox_max_bytes` of message text wait already: this one is not accepted.
+    case outboxFullBytes(waiting: Int, bytes: Int, limit: Int, recipients: [String])
     /// The password command or systemd credential failed; tried again later.
     case passwordUnavailable(String)
     /// `login` was refused by the backend; the previous credentials stay in force.
@@ -76,6 +78,10 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
             let whom = recipients.isEmpty ? "" : " for " + recipients.joined(separator: ", ")
             return "the outbox is full: \(waiting) messages waiting\(whom) (outbox_max = \(limit)); this one was not queued, and none "
                 + "of those was dropped: send it again once they have gone out (`notifyctl outbox` says why they wait), or raise outbox_max"
+        case .outboxFullBytes(let waiting, let bytes, let limit, let recipients):
+            let whom = recipients.isEmpty ? "" : " for " + recipients.joined(separator: ", ")
+            return "the outbox is full: \(waiting) messages waiting\(whom), \(ByteText.describe(bytes)) of text (outbox_max_bytes = \(ByteText.describe(limit))); "
+                + "this one was not queued, and none of those was dropped: send it again once they have gone out (`notifyctl outbox` says why they wait), or raise outbox_max_bytes"
         case .loginForAnotherBackend(let user, let origin, let backend):
             return "the login of \(user) is for \(origin), and notifyd now uses \(backend): its password goes only where it was given; "
                 + "log in there with `notifyctl login \(user)`"
@@ -116,7 +122,7 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .shuttingDown: code = .shuttingDown
         case .accountGone, .heldForBackend, .loginForAnotherBackend, .loginForAnotherAPI: code = .notLoggedIn
         case .passwordUnavailable: code = .internalError
-        case .outboxFull: code = .outboxFull
+        case .outboxFull, .outboxFullBytes: code = .outboxFull
         case .loginRefused: code = .unauthorized
         case .loginUnchecked: code = .backendUnavailable
         case .loginSuperseded: code = .loginSuperseded

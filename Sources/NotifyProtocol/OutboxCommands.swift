@@ -46,17 +46,24 @@ public struct OutboxSummary: Codable, Hashable, Sendable {
     public var nextAttemptAt: Date?
     /// `outbox_max`: past `waiting` + `held` this many, `send` is refused. Absent from older daemons.
     public var limit: Int?
+    /// The bytes of the waiting and held messages' text, and `outbox_max_bytes`, past which
+    /// `send` is refused as well. Absent from older daemons.
+    public var bytes: Int?
+    public var bytesLimit: Int?
 
-    public init(waiting: Int, held: Int, failed: Int, nextAttemptAt: Date? = nil, limit: Int? = nil) {
+    public init(waiting: Int, held: Int, failed: Int, nextAttemptAt: Date? = nil, limit: Int? = nil, bytes: Int? = nil, bytesLimit: Int? = nil) {
         self.waiting = waiting
         self.held = held
         self.failed = failed
         self.nextAttemptAt = nextAttemptAt
         self.limit = limit
+        self.bytes = bytes
+        self.bytesLimit = bytesLimit
     }
 
     enum CodingKeys: String, CodingKey {
-        case waiting, held, failed, limit
+        case waiting, held, failed, limit, bytes
+        case bytesLimit = "bytes_limit"
         case nextAttemptAt = "next_attempt_at"
     }
 }

@@ -129,6 +129,11 @@ enum Status: Subcommand {
 extension Status {
     /// A warning once the queue has reached 80% of `outbox_max`, before `send` is refused.
     static func nearlyFull(_ outbox: OutboxSummary) -> String? {
+        if let bytes = outbox.bytes, let limit = outbox.bytesLimit, limit > 0, bytes * 5 >= limit * 4,
+           outbox.limit.map({ (outbox.waiting + outbox.held) * 5 < $0 * 4 }) ?? true {
+            let state = bytes >= limit ? "full" : "nearly full"
+            return "\(state): \(ByteText.describe(bytes)) of outbox_max_bytes \(ByteText.describe(limit)) queued; send is refused at the bound (nothing queued is dropped)"
+        }
         guard let limit = outbox.limit, limit > 0 else { return nil }
         let queued = outbox.waiting + outbox.held
         guard queued * 5 >= limit * 4 else { return nil }

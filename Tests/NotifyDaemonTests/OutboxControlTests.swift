@@ -18,7 +18,8 @@ import NotifyTestSupport
 
     @Test func statusCountsWhatWaitsAndWhenItIsTriedNext() async throws {
         let fixture = try await Self.loggedIn()
-        #expect(try await fixture.status().outbox == OutboxSummary(waiting: 0, held: 0, failed: 0, limit: RuntimeSettings.defaultOutboxMax))
+        #expect(try await fixture.status().outbox == OutboxSummary(waiting: 0, held: 0, failed: 0, limit: RuntimeSettings.defaultOutboxMax,
+                                                                     bytes: 0, bytesLimit: RuntimeSettings.defaultOutboxMaxBytes))
         try fixture.backend.addFault(.init(route: .send, status: 503))
         _ = try await fixture.call(SendCommand(to: "bob", message: "one"))
         _ = try await fixture.call(SendCommand(to: "carol", message: "two"))

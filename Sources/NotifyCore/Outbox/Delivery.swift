@@ -67,9 +67,14 @@ public struct Delivery: Equatable, Sendable {
 
     var pns: String { Self.pnsName(platform) }
 
+    /// The id `init` gives: the sequence, and the platform or `all`.
+    static func id(sequence: Int, platform: Platform?) -> String {
+        paddedSequence(sequence) + "-" + pnsName(platform)
+    }
+
     public init(sequence: Int, to: String, platform: Platform?, message: String, createdAt: Date, expiresAt: Date, account: AccountKey? = nil,
                 request: RequestFields? = nil) {
-        self.id = Self.paddedSequence(sequence) + "-" + Self.pnsName(platform)
+        self.id = Self.id(sequence: sequence, platform: platform)
         self.request = request
         self.sequence = sequence
         self.to = to

@@ -14,12 +14,16 @@ struct GroupCommit {
     private var failures: [String: CoreError] = [:]
     private var waiters: [Int: [CheckedContinuation<Void, Never>]] = [:]
 
+    /// The bytes of their messages' text.
+    private(set) var gatheredBytes = 0
+
     /// The copies gathered for the next batches, not queued yet.
     var gathered: Int { collecting.reduce(0) { $0 + $1.copies.count } }
 
     /// The copies of one message (one per platform), to be written in the same batch.
     mutating func collect(_ copies: [Delivery]) {
         collecting.append((copies, copies.reduce(0) { $0 + OutboxEntryRecord.sizeBound(of: $1) }))
+        gatheredBytes += copies.reduce(0) { $0 + $1.message.utf8.count }
         for delivery in copies { batchOf[delivery.id] = nextNumber }
     }
 
@@ -35,6 +39,7 @@ struct GroupCommit {
             taken += 1
         }
         let batch = collecting.prefix(taken).flatMap(\.copies)
+        gatheredBytes -= batch.reduce(0) { $0 + $1.message.utf8.count }
         collecting.removeFirst(taken)
         nextNumber += 1
         // What did not fit waits for the next batch; its senders wait for that one.

@@ -41,22 +41,79 @@ extension Outbox {
     }
 
     public func list() -> [DeliveryStatus] {
-        (queue.queued + queue.dead).map(status)
+        (queue.queued + queue.deferred.positions.map(listed) + queue.dead).map(status)
+    }
+
+    /// A deferred delivery as listed: read back for its message's first words.
+    private func listed(_ position: Int) -> Delivery {
+        let delivery = queue.deferred.delivery(at: position)
+        guard case .success(var whole) = store.read(delivery.id, at: queue.deferred.stored(at: position)) else { return delivery }
+        whole.senderWaiting = delivery.senderWaiting
+        if whole.account == nil { whole.account = delivery.account }
+        return whole
     }
 
     /// `outbox` with a `limit`: the entries after the id `after`, in id order (an id
     /// delivered meanwhile still marks the place), at most `limit` of them, with the
-    /// counts per recipient that stand in for the rest.
+    /// counts per recipient that stand in for the rest. Only the page's deferred entries
+    /// are read from disk.
     public func page(limit: Int, after: String?) -> OutboxResult {
-        let all = (queue.queued + queue.dead).sorted { $0.id < $1.id }
-        let rest = after.map { after in all.drop { $0.id <= after } } ?? all[...]
-        let page = rest.prefix(max(0, limit))
-        let more = rest.count > page.count
-        return OutboxResult(deliveries: page.map(status), total: all.count, nextAfter: more ? page.last?.id : nil,
-                            recipients: recipients(all))
+        let wanted = max(0, limit) + 1
+        let afterSequence = after.flatMap(Delivery.sequence(inID:)) ?? Int.min
+        // Ids begin with their sequence number, zero-padded: sorted by id is sorted by
+        // sequence, and both parts of the queue are. Those that follow `after` come first.
+        func follows(_ id: String) -> Bool { after.map { id > $0 } ?? true }
+        enum Source { case active(Int), deferred(Int), dead(Int) }
+        var candidates: [(id: String, source: Source)] = []
+        var taken = 0
+        for index in queue.queued.indices where queue.queued[index].sequence >= afterSequence && follows(queue.queued[index].id) {
+            candidates.append((queue.queued[index].id, .active(index)))
+            taken += 1
+            if taken == wanted { break }
+        }
+        taken = 0
+        for position in queue.deferred.positions(from: afterSequence) {
+            let id = queue.deferred.delivery(at: position).id
+            guard follows(id) else { continue }
+            candidates.append((id, .deferred(position)))
+            taken += 1
+            if taken == wanted { break }
+        }
+        for (index, delivery) in queue.dead.enumerated() where follows(delivery.id) {
+            candidates.append((delivery.id, .dead(index)))
+        }
+        candidates.sort { $0.id < $1.id }
+        let chosen = candidates.prefix(wanted)
+        let page = chosen.prefix(max(0, limit)).map { candidate -> Delivery in
+            switch candidate.source {
+            case .active(let index): queue.queued[index]
+            case .deferred(let position): listed(position)
+            case .dead(let index): queue.dead[index]
+            }
+        }
+        let more = chosen.count > page.count
+        return OutboxResult(deliveries: page.map(status), total: queue.queuedCount + queue.dead.count,
+                            nextAfter: more ? page.last?.id : nil, recipients: recipients())
     }
 
-    private func recipients(_ deliveries: [Delivery]) -> [OutboxRecipient] {
+    private func recipients() -> [OutboxRecipient] {
+        var byRecipient = recipients(Array(queue.queued) + queue.dead)
+        let oldest = queue.deferred.isEmpty ? [:] : queue.deferred.oldestPerRecipient
+        for key in queue.deferred.perKey {
+            let created = oldest[key.to] ?? Date()
+            var entry = byRecipient[key.to] ?? OutboxRecipient(to: key.to, waiting: 0, held: 0, failed: 0, oldest: created)
+            if queue.paused || key.account == nil || key.account != queue.account {
+                entry.held += key.count
+            } else {
+                entry.waiting += key.count
+            }
+            entry.oldest = min(entry.oldest, created)
+            byRecipient[key.to] = entry
+        }
+        return byRecipient.values.sorted { $0.to < $1.to }
+    }
+
+    private func recipients(_ deliveries: [Delivery]) -> [String: OutboxRecipient] {
         var byRecipient: [String: OutboxRecipient] = [:]
         for delivery in deliveries {
             var entry = byRecipient[delivery.to] ?? OutboxRecipient(to: delivery.to, waiting: 0, held: 0, failed: 0, oldest: delivery.createdAt)
@@ -71,7 +128,7 @@ extension Outbox {
             entry.oldest = min(entry.oldest, delivery.createdAt)
             byRecipient[delivery.to] = entry
         }
-        return byRecipient.values.sorted { $0.to < $1.to }
+        return byRecipient
     }
 
     /// Forgets failed and expired entries, and those held for an account that is gone.
@@ -88,10 +145,20 @@ extension Outbox {
     /// Counts for `status`: waiting, held (for refused credentials, or for an account not
     /// logged in now), failed or expired; the next attempt.
     public func summary() -> OutboxSummary {
-        let held = queue.queued.filter { queue.paused || queue.isHeld($0) }
-        let waiting = queue.queued.filter { !queue.paused && !queue.isHeld($0) }
-        return OutboxSummary(waiting: waiting.count, held: held.count, failed: queue.dead.count,
-                             nextAttemptAt: waiting.compactMap(\.nextAttemptAt).min(), limit: settings[\.outboxMax])
+        var held = 0
+        var waiting = 0
+        var next: Date?
+        for delivery in queue.queued {
+            if queue.paused || queue.isHeld(delivery) {
+                held += 1
+            } else {
+                waiting += 1
+                if let at = delivery.nextAttemptAt, next.map({ at < $0 }) ?? true { next = at }
+            }
+        }
+        let deferred = queue.deferredCounts()
+        return OutboxSummary(waiting: waiting + deferred.waiting, held: held + deferred.held, failed: queue.dead.count,
+                             nextAttemptAt: next, limit: settings[\.outboxMax], bytes: queue.queuedBytes, bytesLimit: settings[\.outboxMaxBytes])
     }
 
     /// The delivery `given` names: its id, or the id's number as people read it off the
@@ -103,7 +170,11 @@ extension Outbox {
         guard let first = parts.first, first.allSatisfy(\.isASCII), let number = Int(first), number >= 0 else {
             throw .invalidArgument("no message '\(given)' in the outbox; `notifyctl outbox` lists them")
         }
-        let named = (queue.queued + queue.dead).filter { $0.sequence == number && (platform == nil || $0.pns == platform) }
+        var named = (queue.queued + queue.dead).filter { $0.sequence == number && (platform == nil || $0.pns == platform) }
+        if let position = queue.deferred.position(of: number) {
+            let delivery = queue.deferred.delivery(at: position)
+            if platform == nil || delivery.pns == platform { named.append(delivery) }
+        }
         switch named.count {
         case 0: throw .invalidArgument("no message '\(given)' in the outbox; `notifyctl outbox` lists them")
         case 1: return named[0].id

@@ -30,7 +30,7 @@ extension Outbox {
         guard let account = accounts.currentKey else { throw accounts.noAccountReason }
         guard !stopped else { throw .shuttingDown }
         let plan = try plan(to: to, message: message, platforms: platforms, options: options, account: account)
-        try checkRoom(for: plan.copies.count)
+        try checkRoom(for: plan.copies.count, bytes: message.utf8.count)
         let now = clock.now()
         // `outbox_expiry` as it is now: a reload changes it for the messages accepted after it.
         let expiry = settings[\.outboxExpiry]
@@ -57,15 +57,20 @@ extension Outbox {
 
     /// Refuses a message whose copies would take the outbox past `outbox_max`, naming whom
     /// the messages already there wait for; nothing accepted is dropped for it.
-    private func checkRoom(for copies: Int) throws(CoreError) {
+    private func checkRoom(for copies: Int, bytes: Int) throws(CoreError) {
         let limit = settings[\.outboxMax]
-        let waiting = queue.queued.count + commits.gathered
-        guard waiting + copies > limit else { return }
+        let byteLimit = settings[\.outboxMaxBytes]
+        let waiting = queue.queuedCount + commits.gathered
+        let queuedBytes = queue.queuedBytes + commits.gatheredBytes
+        let tooMany = waiting + copies > limit
+        guard tooMany || queuedBytes + copies * bytes > byteLimit else { return }
         var perRecipient: [String: Int] = [:]
         for delivery in queue.queued { perRecipient[delivery.to, default: 0] += 1 }
+        for key in queue.deferred.perKey { perRecipient[key.to, default: 0] += key.count }
         let most = perRecipient.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
         let named = most.prefix(3).map { "\($0.key) (\($0.value))" } + (most.count > 3 ? ["\(most.count - 3) more"] : [])
-        throw .outboxFull(waiting: waiting, limit: limit, recipients: named)
+        if tooMany { throw .outboxFull(waiting: waiting, limit: limit, recipients: named) }
+        throw .outboxFullBytes(waiting: waiting, bytes: queuedBytes, limit: byteLimit, recipients: named)
     }
 
     /// Returns once the deliveries `submit` returned are on disk and queued, or throws
@@ -93,32 +98,49 @@ extension Outbox {
     func startCommit() {
         guard commitTask == nil, let (number, batch) = commits.takeBatch() else { return }
         let sentEarly = writesWork
+        // Those that would be deferred are added once written, with where they are on
+        // disk: an index entry is read back from there. So are those behind them.
+        var heldBack: Set<Int> = []
         if sentEarly {
-            for delivery in batch { queue.add(delivery) }
+            var deferredKeys = Set<String>()
+            for (index, delivery) in batch.enumerated() {
+                if deferredKeys.contains(delivery.orderKey) || queue.wouldDefer(delivery) {
+                    deferredKeys.insert(delivery.orderKey)
+                    heldBack.insert(index)
+                } else {
+                    queue.add(delivery)
+                }
+            }
             // Its senders wait for the write (`committed`): there is no waiter to answer yet.
             pump(changed: [])
         }
         let (store, writer) = (self.store, self.commitWriter)
         commitTask = Task {
-            let failure: CoreError?
-            do throws(CoreError) {
-                try await writer.run { () throws(CoreError) in try store.save(batch: batch) }
-                failure = nil
-            } catch {
-                failure = error
+            let result = await writer.value { () -> Result<[StoredEntry], CoreError> in
+                do throws(CoreError) {
+                    return .success(try store.save(batch: batch))
+                } catch {
+                    return .failure(error)
+                }
             }
-            self.finishCommit(number, batch, failure, sentEarly: sentEarly)
+            self.finishCommit(number, batch, result, sentEarly: sentEarly, heldBack: heldBack)
         }
     }
 
-    private func finishCommit(_ number: Int, _ batch: [Delivery], _ failure: CoreError?, sentEarly: Bool) {
+    private func finishCommit(_ number: Int, _ batch: [Delivery], _ result: Result<[StoredEntry], CoreError>, sentEarly: Bool, heldBack: Set<Int>) {
         commitTask = nil
-        writesWork = failure == nil
-        if let failure {
+        switch result {
+        case .failure(let failure):
+            writesWork = false
             logger.error("outbox: \(failure.description); \(batch.count == 1 ? "1 message" : "\(batch.count) messages") not accepted")
-            commits.written(number, batch, failure: failure, alreadySent: sentEarly ? withdraw(batch) : [])
-        } else {
-            if !sentEarly { for delivery in batch { queue.add(delivery) } }
+            // Those held back were never queued: nothing to take back.
+            let queued = batch.enumerated().filter { !heldBack.contains($0.offset) }.map(\.element)
+            commits.written(number, batch, failure: failure, alreadySent: sentEarly ? withdraw(queued) : [])
+        case .success(let places):
+            writesWork = true
+            for (index, delivery) in batch.enumerated() where !sentEarly || heldBack.contains(index) {
+                queue.add(delivery, stored: index < places.count ? places[index] : nil)
+            }
             // Told as they were accepted: before any outcome, which waits for this write.
             for delivery in batch { onEvent(delivery.status) }
             commits.written(number, batch, failure: nil)

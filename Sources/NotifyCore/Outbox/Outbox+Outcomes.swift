@@ -117,7 +117,7 @@ extension Outbox {
 
     /// At the end of a burst: nothing under way, waiting or being written any more.
     func releaseIfEmptied() {
-        guard attempts.isEmpty && lanes.isEmpty && queue.queued.isEmpty && outcomesBeingWritten.isEmpty && outcomeWrites == 0 else { return }
+        guard attempts.isEmpty && lanes.isEmpty && queue.queuedCount == 0 && outcomesBeingWritten.isEmpty && outcomeWrites == 0 else { return }
         attempts.releaseStorageIfEmpty()
         queue.releaseStorageIfEmpty()
         outcomesBeingWritten.releaseStorageIfEmpty()

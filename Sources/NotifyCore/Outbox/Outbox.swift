@@ -95,25 +95,62 @@ public actor Outbox {
         settings.subscribe { [weak self] in await self?.settingsChanged() }
     }
 
-    /// Loads what a previous run left and starts sending it.
+    /// Loads what a previous run left and starts sending it. A message whose turn is not
+    /// near stays on disk: in memory it is an index entry (`DeferredDeliveries`), and its
+    /// record is read back when it moves up (`promote`).
     public func start() async {
         let store = self.store
-        let (loaded, highestSequence) = await writer.value { (store.load(), store.highestSequence()) }
-        let (deliveries, warnings) = loaded
+        let (loaded, highestSequence) = await writer.value { (store.loadEntries(), store.highestSequence()) }
+        let (entries, warnings) = loaded
         for warning in warnings { logger.warning(warning) }
         let account = accounts.currentKey
         queue.setAccount(account)
-        for var delivery in deliveries {
+        var highest = highestSequence
+        for entry in entries {
+            var delivery = entry.delivery
+            highest = max(highest, delivery.sequence)
             // Entries from before accounts were recorded belong to the login they were queued under.
-            if delivery.account == nil, let account {
-                delivery.account = account
-                persist(delivery)
+            let adopted = delivery.account == nil && account != nil
+            if adopted { delivery.account = account }
+            if let stored = entry.stored, delivery.message.isEmpty && DeferredDeliveries.fits(delivery) {
+                // Written with the account once it is read back and changes.
+                queue.addDeferred(delivery, stored: stored, bytes: entry.bytes)
+            } else {
+                if adopted { persist(delivery) }
+                queue.add(delivery)
             }
-            queue.add(delivery)
         }
-        nextSequence = max(deliveries.map(\.sequence).max() ?? 0, highestSequence) + 1
-        if !queue.queued.isEmpty { logger.notice("outbox: \(queue.queued.count == 1 ? "1 message" : "\(queue.queued.count) messages") waiting from an earlier run") }
+        nextSequence = highest + 1
+        let waiting = queue.queuedCount
+        if waiting > 0 { logger.notice("outbox: \(waiting == 1 ? "1 message" : "\(waiting) messages") waiting from an earlier run") }
         pump()
+    }
+
+    /// Bounds the active part of the queue (`OutboxQueue.activeLimit`, `keyLimit`): for
+    /// tests, which reach the deferred part with a few messages.
+    public func setActiveLimits(_ total: Int, perKey: Int) {
+        queue.setActiveLimits(total, perKey: perKey)
+    }
+
+    /// Moves the deferred deliveries whose turn has come into the active part, each read
+    /// back from disk whole; one that cannot be read is kept as failed, and its file moved
+    /// aside, as a start does with a file it cannot read.
+    func promote() {
+        let due = queue.takePromotions()
+        guard !due.isEmpty else { return }
+        let account = accounts.currentKey
+        for (index, stored) in due {
+            switch store.read(index.id, at: stored) {
+            case .success(var delivery):
+                delivery.senderWaiting = index.senderWaiting
+                if delivery.account == nil { delivery.account = index.account ?? account }
+                queue.promoted(delivery)
+            case .failure(let problem):
+                logger.warning(problem.warning)
+                queue.unreadable(index, reason: problem.reason)
+                if let failed = queue.delivery(index.id) { report(failed) }
+            }
+        }
     }
 
     /// After a login or logout: the new account's deliveries go out (also those held for
@@ -124,7 +161,7 @@ public actor Outbox {
         guard queue.paused || changed else { return }
         queue.resume()
         queue.setAccount(account)
-        let held = queue.queued.filter(queue.isHeld).count
+        let held = queue.queued.filter(queue.isHeld).count + queue.deferredCounts().held
         logger.notice("outbox: credentials changed\(account.map { ", sending as \($0.user)" } ?? "")\(held == 0 ? "" : held == 1 ? "; 1 message of another account held" : "; \(held) messages of another account held")")
         pump()
     }
@@ -196,8 +233,9 @@ public actor Outbox {
     func pump(changed: [String]? = nil, onlyRemoved: Bool = false) {
         guard !stopped else { return }
         let now = clock.now()
-        let expired = queue.expire(now: now)
+        let expired = queue.expireKeepingPlaces(now: now)
         if !expired.isEmpty { recordExpired(expired) }
+        promote()
         let keepsLanes = backend.keepsLanes
         let ready = queue.takeReady(now: now, depth: keepsLanes ? Self.laneDepth : 1, unchained: keepsLanes ? brokenLanes : [],
                                     requestsPerConnection: backend.requestsPerConnection, beingWritten: outcomesBeingWritten)
@@ -218,14 +256,30 @@ public actor Outbox {
         recovery?.setOffline(.outbox, since: queue.offlineSince)
     }
 
-    /// Writes the deliveries that expired, then tells their senders.
-    private func recordExpired(_ expired: [Delivery]) {
+    /// Writes the deliveries that expired, then tells their senders. One that was deferred
+    /// is read back whole first: its record keeps its message.
+    private func recordExpired(_ places: [(delivery: Delivery, stored: StoredEntry?)]) {
+        let expired = places.map(\.delivery)
         for delivery in expired {
             logger.warning("outbox: message \(delivery.id) to \(delivery.to) expired undelivered after \(delivery.attempts == 1 ? "1 attempt" : "\(delivery.attempts) attempts")")
             outcomesBeingWritten.insert(delivery.id)
         }
         // Handed over now, in order with the other changes; awaited below.
-        let writes = expired.map(persisting)
+        let store = self.store
+        let writes = places.map { place -> @Sendable () -> Void in
+            guard let stored = place.stored else { return persisting(place.delivery) }
+            let logger = self.logger
+            let gone = place.delivery
+            return {
+                // Read on the writer's thread, after the changes handed over before it.
+                guard case .success(var whole) = store.read(gone.id, at: stored) else { return }
+                whole.state = gone.state
+                whole.lastError = gone.lastError
+                whole.nextAttemptAt = nil
+                if whole.account == nil { whole.account = gone.account }
+                do throws(CoreError) { try store.save(whole) } catch { logger.error(error.description) }
+            }
+        }
         writer.enqueue { for write in writes { write() } }
         Task {
             await writer.drain()

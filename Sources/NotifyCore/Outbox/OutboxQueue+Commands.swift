@@ -5,18 +5,27 @@ extension OutboxQueue {
     /// or of `id` and those queued with it) and lifts a hold for credentials. Returns how
     /// many queued deliveries this releases.
     public mutating func retryNow(_ id: String?) -> Int {
-        let chosen = queued.filter { id == nil || $0.id == id }
-        let keys = Set(chosen.map(\.orderKey))
+        var keys = Set(queued.filter { id == nil || $0.id == id }.map(\.orderKey))
+        if let id, let position = deferredPosition(of: id) { keys.insert(deferred.orderKey(at: position)) }
         for key in keys { retryAt[key] = nil }
         paused = false
-        return queued.indices.filter { keys.contains(queued[$0].orderKey) && !queued.isInFlight(at: $0) }.count
+        let deferredCount = id == nil ? deferred.count : keys.reduce(0) { $0 + deferred.count(of: $1) }
+        return queued.indices.filter { keys.contains(queued[$0].orderKey) && !queued.isInFlight(at: $0) }.count + deferredCount
     }
 
     /// `outbox cancel`: removes a delivery that is not being sent right now.
     public mutating func cancel(_ id: String) -> Delivery? {
         if let index = queuedIndex(of: id) {
             guard !queued.isInFlight(at: index) else { return nil }
-            return queued.remove(at: index)
+            let delivery = queued.remove(at: index)
+            if !deferred.isEmpty { freed.insert(delivery.orderKey) }
+            return delivery
+        }
+        if let position = deferredPosition(of: id) {
+            let delivery = deferred.delivery(at: position)
+            deferred.remove(at: position)
+            deferred.tidy()
+            return delivery
         }
         if let index = dead.firstIndex(where: { $0.id == id }) {
             return dead.remove(at: index)
@@ -33,6 +42,17 @@ extension OutboxQueue {
             guard Self.isHeld(delivery, account: account) && !inFlight else { return false }
             held.append(delivery)
             return true
+        }
+        if !deferred.isEmpty {
+            let positions = deferred.positions { position in
+                let key = deferred.keys[Int(deferred.entries[position].key)]
+                return key.account == nil || key.account != account
+            }
+            for position in positions {
+                held.append(deferred.delivery(at: position))
+                deferred.remove(at: position)
+            }
+            deferred.tidy()
         }
         defer { dead = [] }
         return dead + held

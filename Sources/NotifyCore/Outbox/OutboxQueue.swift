@@ -21,7 +21,19 @@ import NotifySystem
 public struct OutboxQueue: Sendable {
     // What is not private here is shared with OutboxQueue+EarlyEnds.swift (what ends a
     // wait before its time) and OutboxQueue+Commands.swift (what `outbox` commands change).
+    /// The active part: every key's first deliveries, whole, the ones that go out next.
     public internal(set) var queued = QueuedDeliveries()
+    /// The rest, as index entries, their records on disk: queued behind the active part of
+    /// their key (`DeferredDeliveries`). Empty unless the outbox holds more than `activeLimit`.
+    public internal(set) var deferred = DeferredDeliveries()
+    /// The active part takes deliveries in order while it holds fewer than this, and beyond
+    /// it, each key's first `keyLimit`: a key whose messages wait for a retry cannot keep
+    /// the others' out. Kept whole in memory, its messages' text with them.
+    public internal(set) var activeLimit = 1024
+    public internal(set) var keyLimit = 32
+    /// Keys whose active deliveries left since the last `takePromotions`: their next
+    /// deferred ones may move up.
+    var freed: Set<String> = []
     /// Failed or expired after queueing: kept to be reported, never dropped silently.
     public internal(set) var dead: [Delivery] = []
     public internal(set) var backoff: Backoff
@@ -80,18 +92,124 @@ public struct OutboxQueue: Sendable {
 
     public var inFlightCount: Int { queued.inFlightCount }
 
-    public mutating func add(_ delivery: Delivery) {
-        if delivery.state == .queued {
-            if Delivery.sequence(inID: delivery.id) != delivery.sequence { idsFollowSequence = false }
-            queued.insert(delivery, at: firstQueuedIndex(atOrAfter: delivery.sequence + 1))
-            lowerExpiryFloor(to: delivery.expiresAt)
-        } else {
+    /// Deliveries queued, in both parts.
+    public var queuedCount: Int { queued.count + deferred.count }
+
+    /// The bytes of their messages' text, in both parts (`outbox_max_bytes`).
+    public var queuedBytes: Int { queued.bytes + deferred.bytes }
+
+    /// The bounds of the active part (for tests; the defaults otherwise).
+    public mutating func setActiveLimits(_ total: Int, perKey: Int) {
+        activeLimit = max(1, total)
+        keyLimit = max(1, perKey)
+    }
+
+    /// Adds a delivery, whole. With `stored`, where its record is on disk, it may be kept as
+    /// an index entry (`deferred`) when the active part has no room for it, and is whenever
+    /// its key has deferred deliveries already, which it must not overtake.
+    public mutating func add(_ delivery: Delivery, stored: StoredEntry? = nil) {
+        guard delivery.state == .queued else {
             dead.append(delivery)
+            return
         }
+        if let stored, wouldDefer(delivery), DeferredDeliveries.fits(delivery) {
+            deferEntry(delivery, stored: stored, bytes: delivery.message.utf8.count)
+            return
+        }
+        addActive(delivery)
+    }
+
+    /// Adds a delivery read from disk without its message: an index entry, moved up at its
+    /// turn (`takePromotions`). One that cannot be an index entry must come whole (`add`).
+    public mutating func addDeferred(_ delivery: Delivery, stored: StoredEntry, bytes: Int) {
+        guard delivery.state == .queued, DeferredDeliveries.fits(delivery) else { return add(delivery) }
+        deferEntry(delivery, stored: stored, bytes: bytes)
+    }
+
+    /// True when a delivery of this key would now be deferred, not active.
+    public func wouldDefer(_ delivery: Delivery) -> Bool {
+        let key = delivery.orderKey
+        if !deferred.isEmpty && deferred.count(of: key) > 0 { return true }
+        return queued.count >= activeLimit && queued.count(of: key) >= keyLimit
+    }
+
+    private mutating func deferEntry(_ delivery: Delivery, stored: StoredEntry, bytes: Int) {
+        deferred.append(delivery, stored: stored, bytes: bytes)
+        if queued.count(of: delivery.orderKey) < keyLimit { freed.insert(delivery.orderKey) }
+    }
+
+    private mutating func addActive(_ delivery: Delivery) {
+        if Delivery.sequence(inID: delivery.id) != delivery.sequence { idsFollowSequence = false }
+        queued.insert(delivery, at: firstQueuedIndex(atOrAfter: delivery.sequence + 1))
+        lowerExpiryFloor(to: delivery.expiresAt)
+    }
+
+    /// The deferred deliveries whose turn has come, taken out of `deferred`, in order, each
+    /// without its message and with where its record is: the caller reads each record and
+    /// gives it back (`promoted`), or says it could not (`unreadable`). In order of arrival
+    /// while the active part has room; beyond it, the first of each key with fewer than
+    /// `keyLimit` active.
+    public mutating func takePromotions() -> [(delivery: Delivery, stored: StoredEntry)] {
+        guard !deferred.isEmpty else {
+            freed = []
+            return []
+        }
+        var taken: [(delivery: Delivery, stored: StoredEntry)] = []
+        var active = queued.count
+        var perKey: [String: Int] = [:]
+        func take(_ position: Int) {
+            let key = deferred.orderKey(at: position)
+            taken.append((deferred.delivery(at: position), deferred.stored(at: position)))
+            deferred.remove(at: position)
+            active += 1
+            perKey[key, default: queued.count(of: key)] += 1
+        }
+        while active < activeLimit, let position = deferred.firstPosition {
+            take(position)
+        }
+        let keys = freed
+        freed = []
+        for key in keys {
+            while perKey[key] ?? queued.count(of: key) < keyLimit, let position = deferred.firstPosition(of: key) {
+                take(position)
+            }
+        }
+        deferred.tidy()
+        return taken
+    }
+
+    /// A deferred delivery read back whole: it joins the active part.
+    public mutating func promoted(_ delivery: Delivery) {
+        addActive(delivery)
+    }
+
+    /// A deferred delivery whose record could not be read: kept as failed, to be reported.
+    public mutating func unreadable(_ delivery: Delivery, reason: String) {
+        var failed = delivery
+        failed.state = .failed
+        failed.lastError = WireError(code: .internalError, message: "not sent: \(reason)")
+        dead.append(failed)
     }
 
     public func delivery(_ id: String) -> Delivery? {
-        queuedIndex(of: id).map { queued[$0] } ?? dead.first { $0.id == id }
+        queuedIndex(of: id).map { queued[$0] } ?? deferredPosition(of: id).map(deferred.delivery) ?? dead.first { $0.id == id }
+    }
+
+    /// Where `id` is in `deferred`.
+    func deferredPosition(of id: String) -> Int? {
+        guard !deferred.isEmpty, let sequence = Delivery.sequence(inID: id), let position = deferred.position(of: sequence) else { return nil }
+        let found = deferred.delivery(at: position)
+        return found.id == id ? position : nil
+    }
+
+    /// Held or waiting deliveries of `deferred`, counted per key: (held, waiting).
+    func deferredCounts() -> (held: Int, waiting: Int) {
+        var held = 0
+        var waiting = 0
+        for key in deferred.perKey {
+            if paused || key.account == nil || key.account != account { held += key.count } else { waiting += key.count }
+        }
+        return (held, waiting)
     }
 
     /// Where `id` is in `queued`. Every waiting sender asks after its deliveries on each
@@ -139,14 +257,19 @@ public struct OutboxQueue: Sendable {
     /// The senders of `ids` have their answer: a later refusal keeps the delivery listed.
     public mutating func markAnswered(_ ids: [String]) {
         for id in ids {
-            guard let index = queuedIndex(of: id), queued[index].senderWaiting else { continue }
+            guard let index = queuedIndex(of: id) else {
+                if let position = deferredPosition(of: id) { deferred.markAnswered(at: position) }
+                continue
+            }
+            guard queued[index].senderWaiting else { continue }
             queued[index].senderWaiting = false
         }
     }
 
     /// True when `id` waits behind a retry: its sender can be told it is queued.
     public func isWaitingForRetry(_ id: String, now: Date) -> Bool {
-        guard let index = queuedIndex(of: id) else { return false }
+        // Deferred: it waits behind the first messages of its key.
+        guard let index = queuedIndex(of: id) else { return deferredPosition(of: id) != nil }
         let delivery = queued[index]
         if paused || isHeld(delivery) { return true }
         if let until = retryAt[delivery.orderKey]?.until, until > now { return true }
@@ -174,6 +297,7 @@ public struct OutboxQueue: Sendable {
             return delivery
         case .delivered:
             queued.remove(at: index)
+            if !deferred.isEmpty { freed.insert(key) }
             delivery.state = .delivered
             delivery.lastError = nil
             delivery.nextAttemptAt = nil
@@ -207,6 +331,7 @@ public struct OutboxQueue: Sendable {
             retryAt[key] = nil
             endRecoverableWait(key)
             queued.remove(at: index)
+            if !deferred.isEmpty { freed.insert(key) }
             delivery.state = .failed
             delivery.lastError = error
             delivery.nextAttemptAt = nil
@@ -248,8 +373,33 @@ public struct OutboxQueue: Sendable {
         paused = false
     }
 
-    /// Moves queued deliveries past their expiry (and not in flight) to `dead`.
+    /// Moves queued deliveries past their expiry (and not in flight) to `dead`. Those that
+    /// were deferred come without their message, with where their record is.
     public mutating func expire(now: Date) -> [Delivery] {
+        expireKeepingPlaces(now: now).map(\.delivery)
+    }
+
+    public mutating func expireKeepingPlaces(now: Date) -> [(delivery: Delivery, stored: StoredEntry?)] {
+        var expired: [(delivery: Delivery, stored: StoredEntry?)] = []
+        if let floor = deferred.expiryFloor, floor <= now {
+            for position in deferred.expired(now: now) {
+                var gone = deferred.delivery(at: position)
+                let stored = deferred.stored(at: position)
+                freed.insert(gone.orderKey)
+                deferred.remove(at: position)
+                gone.state = .expired
+                gone.lastError = WireError(code: .timeout, message: "not delivered before it expired")
+                expired.append((gone, stored))
+            }
+            deferred.tidy()
+        }
+        let active = expireActive(now: now)
+        if !active.isEmpty && !deferred.isEmpty { freed.formUnion(active.map(\.orderKey)) }
+        dead += expired.map(\.delivery)
+        return active.map { ($0, nil) } + expired
+    }
+
+    private mutating func expireActive(now: Date) -> [Delivery] {
         guard let floor = expiryFloor, floor <= now else { return [] }
         var expired: [Delivery] = []
         var earliest: Date?
@@ -288,7 +438,7 @@ public struct OutboxQueue: Sendable {
     /// When something next becomes possible: a retry time or an expiry.
     public func nextWake(now: Date) -> Date? {
         // One pass over the queue: this runs after every attempt and every commit.
-        var earliest: Date?
+        var earliest: Date? = deferred.expiryFloor
         let pending = paused ? [:] : retryAt.compactMapValues { $0.until > now ? $0.until : nil }
         // By position, not by copying each delivery out of the queue.
         for index in queued.indices {

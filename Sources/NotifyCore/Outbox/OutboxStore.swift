@@ -45,22 +45,51 @@ public struct OutboxStore: Sendable {
 
     /// Every delivery on disk, and warnings for files that could not be read (moved aside).
     public func load() -> ([Delivery], warnings: [String]) {
+        let (entries, warnings) = loadEntries(keepingMessages: true)
+        return (entries.map(\.delivery), warnings)
+    }
+
+    /// One delivery found on disk, and where its record is. Without `keepingMessages`, a
+    /// delivery that `DeferredDeliveries` can keep as an index entry comes without its
+    /// message, which is read back from `stored` at its turn.
+    public struct LoadedEntry: Sendable {
+        public var delivery: Delivery
+        public var stored: StoredEntry?
+        /// The bytes of the message's text, left out of `delivery` or not.
+        public var bytes: Int
+    }
+
+    /// `load`, each delivery with where its record is, in sequence order.
+    public func loadEntries(keepingMessages: Bool = false) -> ([LoadedEntry], warnings: [String]) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return ([], []) }
-        var single: [String: Delivery] = [:]
-        var batched: [String: [Delivery]] = [:]
+        var single: [String: LoadedEntry] = [:]
+        var batched: [String: [LoadedEntry]] = [:]
         var warnings: [String] = []
         if let warning = ids.load() { warnings.append(warning) }
+        func entry(_ delivery: Delivery, _ stored: StoredEntry) -> LoadedEntry {
+            let bytes = delivery.message.utf8.count
+            guard !keepingMessages, DeferredDeliveries.fits(delivery) else { return LoadedEntry(delivery: delivery, stored: stored, bytes: bytes) }
+            var delivery = delivery
+            delivery.message = ""
+            return LoadedEntry(delivery: delivery, stored: stored, bytes: bytes)
+        }
         for name in names.sorted() where name.hasSuffix(".json") {
             let path = FilePath.join(directory, name)
             do {
                 let data = try FileContents.load(path, limit: Self.largestFile)
                 _ = try DiskFormat.checkVersion(of: data, supported: OutboxEntryRecord.currentVersion)
                 if name.hasPrefix(Self.batchPrefix) {
-                    let record = try JSONDecoder.decodeStateFile(OutboxBatchRecord.self, from: data)
-                    batched[String(name.dropLast(".json".count))] = try record.entries.map { try $0.delivery() }
+                    let ranges = try data.withUnsafeBytes { try BatchEntryRanges.find(in: $0) }
+                    var members: [LoadedEntry] = []
+                    members.reserveCapacity(ranges.count)
+                    for range in ranges {
+                        let delivery = try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data[range]).delivery()
+                        members.append(entry(delivery, StoredEntry(offset: UInt32(range.lowerBound), length: UInt32(range.count))))
+                    }
+                    batched[String(name.dropLast(".json".count))] = members
                 } else {
                     let delivery = try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data).delivery()
-                    single[delivery.id] = delivery
+                    single[delivery.id] = entry(delivery, .inOwnFile)
                 }
             } catch let newer as DiskFormat.NewerFormat {
                 // Left in place: the notifyd that wrote it can still send it.
@@ -82,35 +111,77 @@ public struct OutboxStore: Sendable {
         var deliveries = Array(single.values)
         for (batch, members) in batched {
             let done = Set(((try? String(contentsOfFile: path(batch) + ".done", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init))
-            let pending = members.filter { !done.contains($0.id) }
+            let pending = members.filter { !done.contains($0.delivery.id) }
             if pending.isEmpty {
                 forget(batch)
                 continue
             }
             // A member with a file of its own, read or not, has it removed with it.
-            let ids = pending.map(\.id)
-            batches.add(batch, ids: ids, withOwnFiles: Set(ids.filter { present.contains($0 + ".json") }))
-            deliveries += pending.filter { single[$0.id] == nil }
+            let ids = pending.map(\.delivery.id)
+            batches.add(batch, members: pending.map { ($0.delivery.id, $0.delivery.sequence) },
+                        withOwnFiles: Set(ids.filter { present.contains($0 + ".json") }))
+            deliveries += pending.filter { single[$0.delivery.id] == nil }
         }
-        deliveries.sort { ($0.sequence, $0.id) < ($1.sequence, $1.id) }
+        deliveries.sort { ($0.delivery.sequence, $0.delivery.id) < ($1.delivery.sequence, $1.delivery.id) }
         return (deliveries, warnings)
     }
 
-    /// Persists deliveries accepted together, with one file when there are several.
-    public func save(batch deliveries: [Delivery]) throws(CoreError) {
-        guard let last = deliveries.last else { return }
-        guard deliveries.count > 1 else { return try save(last) }
+    /// What `read` could not read: the warning to log and the reason to list.
+    public struct Unreadable: Error, Sendable {
+        public var warning: String
+        public var reason: String
+    }
+
+    /// The record of `id` as stored at `stored` (found by `loadEntries` or written by
+    /// `save`): the delivery with its message. A record that cannot be read is handled as
+    /// `load` handles one: its file is moved aside (`.unreadable`), a warning says so.
+    public func read(_ id: String, at stored: StoredEntry) -> Result<Delivery, Unreadable> {
+        let batch = stored.isOwnFile ? nil : Delivery.sequence(inID: id).flatMap(batches.name(of:))
+        let file = batch.map { path($0) + ".json" } ?? path(id) + ".json"
+        do {
+            let data: Data
+            if batch != nil {
+                data = try FileContents.load(file, offset: Int(stored.offset), count: Int(stored.length))
+            } else {
+                data = try FileContents.load(file, limit: Self.largestFile)
+                _ = try DiskFormat.checkVersion(of: data, supported: OutboxEntryRecord.currentVersion)
+            }
+            let delivery = try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data).delivery()
+            guard delivery.id == id else { throw DiskFormat.OutOfRange(description: "it holds \(delivery.id) where \(id) was") }
+            return .success(delivery)
+        } catch let problem as FileContents.Problem where problem == .missing {
+            return .failure(Unreadable(warning: "outbox entry \(id) was not found in \(file): \(problem)", reason: "its file is gone"))
+        } catch {
+            let aside = file + ".unreadable"
+            rename(file, aside)
+            let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? ""
+            return .failure(Unreadable(warning: "outbox entry \(id) in \(file) could not be read\(reason); moved it to \(aside)",
+                                       reason: "its file could not be read; moved to \(aside)"))
+        }
+    }
+
+    /// Persists deliveries accepted together, with one file when there are several;
+    /// returns where each record is, in their order.
+    @discardableResult
+    public func save(batch deliveries: [Delivery]) throws(CoreError) -> [StoredEntry] {
+        guard let last = deliveries.last else { return [] }
+        guard deliveries.count > 1 else {
+            try save(last)
+            return [.inOwnFile]
+        }
         try AtomicFile.ensureDirectory(directory)
         try ids.cover(deliveries.map(\.sequence).max() ?? 0)
         let data: Data
+        let ranges: [Range<Int>]
         do {
-            data = try OutboxBatchRecord(deliveries).stateFile()
+            (data, ranges) = try OutboxBatchRecord(deliveries).stateFileWithRanges()
         } catch {
             throw .storage("cannot encode outbox entries: \(error)")
         }
         let batch = Self.batchPrefix + last.id
         try AtomicFile.write(data, to: path(batch) + ".json", using: calls)
-        batches.add(batch, ids: deliveries.map(\.id), withOwnFiles: [])
+        batches.add(batch, members: deliveries.map { ($0.id, $0.sequence) }, withOwnFiles: [])
+        return ranges.map { StoredEntry(offset: UInt32($0.lowerBound), length: UInt32($0.count)) }
     }
 
     /// The highest sequence number that may have been handed out: that of the id counter,
@@ -228,6 +299,14 @@ struct OutboxBatchRecord: Codable {
         entries = deliveries.map(OutboxEntryRecord.init)
     }
 
+    /// `stateFile`, and the byte range of each entry in it.
+    func stateFileWithRanges() throws -> (Data, [Range<Int>]) {
+        let data = try stateFile()
+        let ranges = try data.withUnsafeBytes { try BatchEntryRanges.find(in: $0) }
+        guard ranges.count == entries.count else { throw BatchEntryRanges.Malformed() }
+        return (data, ranges)
+    }
+
     /// The file as `JSONEncoder.state` writes it, written without the encoder: a burst's
     /// batch is written once per message it holds (see `JSONTextWriter`).
     func stateFile() throws -> Data {
@@ -251,49 +330,128 @@ struct OutboxBatchRecord: Codable {
 }
 
 /// Which batch file each delivery still pending in one lives in, and which of them have a
-/// file of their own besides.
+/// file of their own besides. A batch holds the deliveries accepted together, whose
+/// sequence numbers follow one another: it is kept as its range and a bit per number, not
+/// a table entry per delivery, so a large outbox costs a few bytes per message here.
 private final class BatchIndex: Sendable {
     enum Removal { case none, pending(String), finished(String) }
 
+    private struct Batch {
+        var name: String
+        var first: Int
+        var last: Int
+        /// A bit per sequence number from `first`: set while that member is pending.
+        var bits: [UInt64]
+        var pending: Int
+
+        func isPending(_ sequence: Int) -> Bool {
+            guard sequence >= first && sequence <= last else { return false }
+            let offset = sequence - first
+            return bits[offset >> 6] & (1 << UInt64(offset & 63)) != 0
+        }
+
+        mutating func clear(_ sequence: Int) {
+            let offset = sequence - first
+            bits[offset >> 6] &= ~(1 << UInt64(offset & 63))
+            pending -= 1
+        }
+    }
+
     private struct State {
-        var batchOf: [String: String] = [:]
-        var pending: [String: Set<String>] = [:]
+        /// By `first`; `overlapping` once two ranges overlap (entries edited by hand), when
+        /// every batch is looked at, not only the one a search finds.
+        var batches: [Batch] = []
+        var overlapping = false
+        /// Members with a file of their own, by id.
         var withOwnFile: Set<String> = []
+        /// The sequence numbers of members whose id does not begin with theirs.
+        var oddIDs: [String: Int] = [:]
     }
     private let state = Mutex(State())
 
-    func add(_ batch: String, ids: [String], withOwnFiles: Set<String>) {
+    func add(_ name: String, members: [(id: String, sequence: Int)], withOwnFiles: Set<String>) {
+        guard let first = members.map(\.sequence).min(), let last = members.map(\.sequence).max() else { return }
         state.withLock { state in
-            state.pending[batch] = Set(ids)
-            for id in ids { state.batchOf[id] = batch }
+            // A range far wider than its members is not one notifyd wrote: split into one
+            // batch entry per member would cost as much as a table, so it is rare and cheap.
+            let span = last - first + 1
+            let pieces: [(Int, Int, [(id: String, sequence: Int)])] = span <= 4 * members.count + 64
+                ? [(first, last, members)] : members.map { ($0.sequence, $0.sequence, [$0]) }
+            for (low, high, included) in pieces {
+                var batch = Batch(name: name, first: low, last: high, bits: Array(repeating: 0, count: (high - low) / 64 + 1), pending: 0)
+                for member in included where !batch.isPending(member.sequence) {
+                    let offset = member.sequence - low
+                    batch.bits[offset >> 6] |= 1 << UInt64(offset & 63)
+                    batch.pending += 1
+                    if Delivery.sequence(inID: member.id) != member.sequence { state.oddIDs[member.id] = member.sequence }
+                }
+                let index = Self.insertionIndex(of: low, in: state.batches)
+                if index > 0 && state.batches[index - 1].last >= low { state.overlapping = true }
+                if index < state.batches.count && state.batches[index].first <= high { state.overlapping = true }
+                state.batches.insert(batch, at: index)
+            }
             state.withOwnFile.formUnion(withOwnFiles)
         }
+    }
+
+    private static func insertionIndex(of first: Int, in batches: [Batch]) -> Int {
+        var low = 0
+        var high = batches.count
+        while low < high {
+            let middle = (low + high) / 2
+            if batches[middle].first <= first { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The index of the batch `sequence` is pending in.
+    private static func find(_ sequence: Int, in state: State) -> Int? {
+        if state.overlapping { return state.batches.firstIndex { $0.isPending(sequence) } }
+        let index = insertionIndex(of: sequence, in: state.batches) - 1
+        guard index >= 0, state.batches[index].isPending(sequence) else { return nil }
+        return index
+    }
+
+    private static func sequence(of id: String, in state: State) -> Int? {
+        state.oddIDs[id] ?? Delivery.sequence(inID: id)
+    }
+
+    /// The name of the batch the delivery of `sequence` is pending in.
+    func name(of sequence: Int) -> String? {
+        state.withLock { state in Self.find(sequence, in: state).map { state.batches[$0].name } }
     }
 
     /// A batch member was written to a file of its own.
     func noteOwnFile(_ id: String) {
         state.withLock { state in
-            if state.batchOf[id] != nil { state.withOwnFile.insert(id) }
+            if let sequence = Self.sequence(of: id, in: state), Self.find(sequence, in: state) != nil { state.withOwnFile.insert(id) }
         }
     }
 
     /// Where `id` was, and whether it may have a file of its own (always, outside a batch).
     func remove(_ id: String) -> (Removal, ownFile: Bool) {
         state.withLock { state in
-            guard let batch = state.batchOf.removeValue(forKey: id) else { return (.none, true) }
+            guard let sequence = Self.sequence(of: id, in: state), let index = Self.find(sequence, in: state) else { return (.none, true) }
+            state.oddIDs[id] = nil
             let ownFile = state.withOwnFile.remove(id) != nil
-            state.pending[batch]?.remove(id)
-            guard state.pending[batch]?.isEmpty ?? true else { return (.pending(batch), ownFile) }
-            state.pending[batch] = nil
-            return (.finished(batch), ownFile)
+            state.batches[index].clear(sequence)
+            let name = state.batches[index].name
+            guard state.batches[index].pending == 0 else { return (.pending(name), ownFile) }
+            state.batches.remove(at: index)
+            // A batch split by member (see `add`) is finished once none of its pieces is
+            // left (each goes once none of its members is pending).
+            if state.batches.contains(where: { $0.name == name }) {
+                return (.pending(name), ownFile)
+            }
+            return (.finished(name), ownFile)
         }
     }
 
     func releaseStorageIfEmpty() {
         state.withLock { state in
-            state.batchOf.releaseStorageIfEmpty()
-            state.pending.releaseStorageIfEmpty()
+            state.batches.releaseStorageIfEmpty()
             state.withOwnFile.releaseStorageIfEmpty()
+            state.oddIDs.releaseStorageIfEmpty()
         }
     }
 }

@@ -25,6 +25,8 @@ public struct QueuedDeliveries: RandomAccessCollection, Sendable {
     /// How many deliveries of each order key are in flight; a key with none is absent.
     private(set) var inFlightPerKey: [String: Int] = [:]
     private(set) var inFlightCount = 0
+    /// The bytes of the queued deliveries' messages.
+    private(set) var bytes = 0
 
     /// What an emptied slot holds: no storage of its own to keep alive.
     private static let hole = Delivery(sequence: 0, to: "", platform: .apns, message: "",
@@ -42,7 +44,9 @@ public struct QueuedDeliveries: RandomAccessCollection, Sendable {
         _modify {
             let slot = head + position
             let key = slots[slot].orderKey
+            let size = slots[slot].message.utf8.count
             yield &slots[slot]
+            bytes += slots[slot].message.utf8.count - size
             if slots[slot].orderKey != key {
                 removeKey(key, inFlight: inFlight[slot])
                 addKey(slots[slot].orderKey, inFlight: inFlight[slot])
@@ -54,11 +58,15 @@ public struct QueuedDeliveries: RandomAccessCollection, Sendable {
     /// The number of different order keys queued.
     var keyCount: Int { keyCounts.count }
 
+    /// How many deliveries of `key` are queued.
+    func count(of key: String) -> Int { keyCounts[key] ?? 0 }
+
     /// The storage's size, for the tests of `releaseStorageIfEmpty`.
     public var capacity: Int { slots.capacity }
 
     mutating func insert(_ delivery: Delivery, at position: Int) {
         addKey(delivery.orderKey, inFlight: false)
+        bytes += delivery.message.utf8.count
         let slot: Int
         if position == 0 && head > 0 {
             head -= 1
@@ -84,6 +92,7 @@ public struct QueuedDeliveries: RandomAccessCollection, Sendable {
     mutating func remove(at position: Int) -> Delivery {
         let slot = head + position
         removeKey(slots[slot].orderKey, inFlight: inFlight[slot])
+        bytes -= slots[slot].message.utf8.count
         guard position == 0 else {
             inFlight.remove(at: slot)
             return slots.remove(at: slot)
@@ -110,6 +119,7 @@ public struct QueuedDeliveries: RandomAccessCollection, Sendable {
         for slot in slots.indices {
             if shouldBeRemoved(slots[slot], inFlight[slot]) {
                 removeKey(slots[slot].orderKey, inFlight: inFlight[slot])
+                bytes -= slots[slot].message.utf8.count
             } else {
                 kept.append(slots[slot])
                 keptInFlight.append(inFlight[slot])

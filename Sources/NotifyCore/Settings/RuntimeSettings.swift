@@ -31,6 +31,11 @@ public struct RuntimeSettings: Sendable, Equatable {
     public var outboxMax: Int
     public static let defaultOutboxMax = 10_000
     public static let largestOutboxMax = 1_000_000
+    /// `outbox_max_bytes`: the bytes of message text queued (each platform's copy counts)
+    /// past which `send` is refused, as at `outbox_max`: what the outbox may take of the disk.
+    public var outboxMaxBytes: Int
+    public static let defaultOutboxMaxBytes = 256 << 20
+    public static let largestOutboxMaxBytes = 1 << 40
     /// `max_connections`: backend requests under way at once, each on a connection of its own.
     public var maxConnections: Int
     /// `keep_alive`: seconds an unused connection to the backend is kept for the next
@@ -62,6 +67,7 @@ public struct RuntimeSettings: Sendable, Equatable {
     public init(backend: String? = nil, backendAPI: BackendDialect = .registrations, allowInsecureHTTP: Bool = false, platform: Platform = .apns, sendPlatforms: [Platform] = [.apns],
                 androidName: Platform = .fcmv1, escaping: NotificationText.Escaping = .tutorial, policy: RegistrationPolicy = RegistrationPolicy(),
                 requestTimeout: Double = 30, outboxExpiry: Double = 7 * 86400, outboxMax: Int = RuntimeSettings.defaultOutboxMax,
+                outboxMaxBytes: Int = RuntimeSettings.defaultOutboxMaxBytes,
                 maxConnections: Int = RuntimeSettings.defaultConnections,
                 keepAlive: Double = RuntimeSettings.defaultKeepAlive, passwordSource: PasswordSource = .stored, passwordTimeout: Double = 60,
                 passwordStore: PasswordStore = .auto, keyringTool: String = "", logLevel: LogLevel = .notice, logFile: String? = nil) {
@@ -76,6 +82,7 @@ public struct RuntimeSettings: Sendable, Equatable {
         self.requestTimeout = requestTimeout
         self.outboxExpiry = outboxExpiry
         self.outboxMax = outboxMax
+        self.outboxMaxBytes = outboxMaxBytes
         self.maxConnections = maxConnections
         self.keepAlive = keepAlive
         self.passwordSource = passwordSource

@@ -20,12 +20,15 @@ public enum FileContents {
         case tooLarge(limit: Int)
         case notARegularFile
         case system(Int32)
+        /// Shorter than the part of it asked for.
+        case shorter
 
         public var description: String {
             switch self {
             case .missing: "it does not exist"
             case .tooLarge(let limit): "it is larger than \(FileContents.sizeText(limit)), more than notifyd reads"
             case .notARegularFile: "it is not a regular file"
+            case .shorter: "it is shorter than notifyd wrote it"
             case .system(let error): String(cString: strerror(error))
             }
         }
@@ -33,6 +36,30 @@ public enum FileContents {
 
     /// The file's bytes, or why they were not read. Reads at most `limit` + 1 bytes
     /// whatever the file claims (a file may grow while it is read).
+    /// `count` bytes of `path` from `offset`: a part of a file notifyd wrote and knows the
+    /// layout of (an outbox entry in its batch). Fewer bytes there, and it is not that file.
+    public static func load(_ path: String, offset: Int, count: Int) throws(Problem) -> Data {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { throw errno == ENOENT ? .missing : .system(errno) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .system(errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile }
+        guard offset >= 0, count >= 0, offset + count <= Int(info.st_size) else { throw .shorter }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw .system(errno)
+            }
+            if got == 0 { throw .shorter }
+            done += got
+        }
+        return Data(bytes)
+    }
+
     public static func load(_ path: String, limit: Int) throws(Problem) -> Data {
         // O_NONBLOCK: a FIFO in the file's place must not hang the start.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)

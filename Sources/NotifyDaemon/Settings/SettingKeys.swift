@@ -104,6 +104,10 @@ struct SettingKey: Sendable {
                    defaultText: "\(RuntimeSettings.defaultOutboxMax)") { settings, value throws(SettingError) in
             settings.runtime.outboxMax = try wholeNumber(value, upTo: RuntimeSettings.largestOutboxMax)
         },
+        SettingKey(name: "outbox_max_bytes", flag: nil, summary: "bytes of queued message text past which send is refused (each copy counts)",
+                   defaultText: "256MiB") { settings, value throws(SettingError) in
+            settings.runtime.outboxMaxBytes = try byteCount(value, upTo: RuntimeSettings.largestOutboxMaxBytes)
+        },
         SettingKey(name: "max_connections", flag: nil, summary: "most connections to the backend at once (HTTP/2: 100 requests each)",
                    defaultText: "\(RuntimeSettings.defaultConnections)") { settings, value throws(SettingError) in
             settings.runtime.maxConnections = try wholeNumber(value, upTo: RuntimeSettings.mostConnections)
@@ -151,6 +155,26 @@ struct SettingKey: Sendable {
     }
 
     /// A count from 1 to `largest`, written in decimal digits only (no sign, no `0x`).
+    /// A count of bytes: digits, with KiB, MiB or GiB (or K, M, G) after them for 1024,
+    /// 1024² or 1024³ of them.
+    private static func byteCount(_ value: String, upTo largest: Int) throws(SettingError) -> Int {
+        let text = value.trimmingSpaces()
+        let digits = String(text.prefix { $0.isASCII && $0.isNumber })
+        let unit = text.dropFirst(digits.count).lowercased()
+        let scale: Int? = switch unit {
+        case "", "b": 1
+        case "k", "kib": 1 << 10
+        case "m", "mib": 1 << 20
+        case "g", "gib": 1 << 30
+        default: nil
+        }
+        guard let scale, let count = Int(digits), count.multipliedReportingOverflow(by: scale).overflow == false,
+              (1...largest).contains(count * scale) else {
+            throw SettingError("must be a number of bytes from 1 to \(largest >> 30)GiB (such as 256MiB or 1GiB), not '\(value)'")
+        }
+        return count * scale
+    }
+
     private static func wholeNumber(_ value: String, upTo largest: Int) throws(SettingError) -> Int {
         let digits = value.trimmingSpaces()
         guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),

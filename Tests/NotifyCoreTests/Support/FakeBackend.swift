@@ -16,6 +16,8 @@ final class FakeBackend: BackendAPI {
 
     fileprivate struct State {
         var calls: [Call] = []
+        /// The `Idempotency-Key` of each send, in order.
+        var sendKeys: [String?] = []
         var createAnswers: [BackendCallError] = []
         var upsertAnswers: [BackendCallError] = []
         var deleteAnswers: [BackendCallError] = []
@@ -60,6 +62,7 @@ final class FakeBackend: BackendAPI {
     }
 
     var calls: [Call] { state.withLock { $0.calls } }
+    var sendKeys: [String?] { state.withLock { $0.sendKeys } }
     /// The calls but the logins' own checks.
     var registrationCalls: [Call] { calls.filter { $0 != .check } }
     var users: [String] { state.withLock { $0.users } }
@@ -136,6 +139,7 @@ final class FakeBackend: BackendAPI {
         await holdIfAsked("send")
         return state.withLock { state in
             state.calls.append(.send(pns: pns, toTag: toTag, body: body))
+            state.sendKeys.append(idempotencyKey)
             state.users.append(account.user)
             if let error = state.alwaysFail { return .failure(error) }
             if let refusal = state.refusal(of: account) { return .failure(refusal) }
