@@ -46,6 +46,26 @@ struct OutboxQueueExpiryTests {
         #expect(queue.queued.isEmpty)
     }
 
+    /// A recipient's message given up at its expiry takes its backoff with it: the next
+    /// message to that recipient goes out at once, while a recipient with messages still
+    /// queued keeps waiting out its own.
+    @Test func theNextMessageAfterAnExpiryDoesNotInheritItsBackoff() throws {
+        let first = OutboxQueueTests.delivery(1, to: "bob", expiresAfter: 10)
+        let carol = OutboxQueueTests.delivery(2, to: "carol", expiresAfter: 10)
+        let carolLater = OutboxQueueTests.delivery(3, to: "carol", expiresAfter: 1000)
+        var queue = OutboxQueueTests.queue([first, carol, carolLater], concurrency: 4)
+        _ = queue.takeReady(now: OutboxQueueTests.at(0))
+        // Both back off far past the expiry: the retry would come at 500.
+        queue.finished(first.id, .transient(retryAfter: 500, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(1))
+        queue.finished(carol.id, .transient(retryAfter: 500, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(1))
+        #expect(Set(OutboxQueueTests.ids(queue.expire(now: OutboxQueueTests.at(10)))) == [first.id, carol.id])
+        let later = OutboxQueueTests.delivery(4, to: "bob", expiresAfter: 1000)
+        queue.add(later)
+        #expect(!queue.isWaitingForRetry(later.id, now: OutboxQueueTests.at(11)))
+        #expect(OutboxQueueTests.ids(queue.takeReady(now: OutboxQueueTests.at(11))) == [later.id])
+        #expect(queue.isWaitingForRetry(carolLater.id, now: OutboxQueueTests.at(11)), "carol still owes a retry")
+    }
+
     @Test func expiryAppliesWhilePaused() throws {
         let first = OutboxQueueTests.delivery(1, expiresAfter: 100), second = OutboxQueueTests.delivery(2, expiresAfter: 100)
         var queue = OutboxQueueTests.queue([first, second], backoff: OutboxQueueTests.quickBackoff)

@@ -396,7 +396,18 @@ public struct OutboxQueue: Sendable {
         let active = expireActive(now: now)
         if !active.isEmpty && !deferred.isEmpty { freed.formUnion(active.map(\.orderKey)) }
         dead += expired.map(\.delivery)
+        forgetWaitsOfEmptiedKeys(Set(active.map(\.orderKey) + expired.map(\.delivery.orderKey)))
         return active.map { ($0, nil) } + expired
+    }
+
+    /// A key whose last message expired owes nothing any more: as after a refusal, its
+    /// next message is tried at once, not behind the backoff of the one given up.
+    private mutating func forgetWaitsOfEmptiedKeys(_ keys: Set<String>) {
+        for key in keys where queued.count(of: key) == 0 && deferred.count(of: key) == 0 {
+            failures[key] = nil
+            retryAt[key] = nil
+            endRecoverableWait(key)
+        }
     }
 
     private mutating func expireActive(now: Date) -> [Delivery] {
