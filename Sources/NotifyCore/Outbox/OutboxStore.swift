@@ -73,21 +73,36 @@ public struct OutboxStore: Sendable {
             delivery.message = ""
             return LoadedEntry(delivery: delivery, stored: stored, bytes: bytes)
         }
+        // The account's strings are kept once, not once per message: most share one.
+        var lastAccount: AccountKey?
+        func indexEntry(_ bytes: UnsafeRawBufferPointer, _ stored: StoredEntry) -> LoadedEntry? {
+            guard !keepingMessages, var index = OutboxRecordIndex.read(bytes) else { return nil }
+            if index.account == lastAccount { index.account = lastAccount } else { lastAccount = index.account }
+            return LoadedEntry(delivery: index.delivery, stored: stored, bytes: index.messageBytes)
+        }
         for name in names.sorted() where name.hasSuffix(".json") {
             let path = FilePath.join(directory, name)
             do {
                 let data = try FileContents.load(path, limit: Self.largestFile)
-                _ = try DiskFormat.checkVersion(of: data, supported: OutboxEntryRecord.currentVersion)
                 if name.hasPrefix(Self.batchPrefix) {
-                    let ranges = try data.withUnsafeBytes { try BatchEntryRanges.find(in: $0) }
+                    let (ranges, version) = try data.withUnsafeBytes { try BatchEntryRanges.layout(of: $0) }
+                    try DiskFormat.check(version: version, supported: OutboxEntryRecord.currentVersion)
                     var members: [LoadedEntry] = []
                     members.reserveCapacity(ranges.count)
                     for range in ranges {
+                        let stored = StoredEntry(offset: UInt32(range.lowerBound), length: UInt32(range.count))
+                        if let indexed = data.withUnsafeBytes({ indexEntry(UnsafeRawBufferPointer(rebasing: $0[range]), stored) }) {
+                            members.append(indexed)
+                            continue
+                        }
                         let delivery = try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data[range]).delivery()
-                        members.append(entry(delivery, StoredEntry(offset: UInt32(range.lowerBound), length: UInt32(range.count))))
+                        members.append(entry(delivery, stored))
                     }
                     batched[String(name.dropLast(".json".count))] = members
+                } else if let indexed = data.withUnsafeBytes({ indexEntry($0, .inOwnFile) }) {
+                    single[indexed.delivery.id] = indexed
                 } else {
+                    _ = try DiskFormat.checkVersion(of: data, supported: OutboxEntryRecord.currentVersion)
                     let delivery = try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data).delivery()
                     single[delivery.id] = entry(delivery, .inOwnFile)
                 }

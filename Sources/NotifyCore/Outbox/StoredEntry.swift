@@ -30,24 +30,38 @@ enum BatchEntryRanges {
 
     /// The ranges, in order, of the elements of the top-level object's `entries` array.
     static func find(in bytes: UnsafeRawBufferPointer) throws -> [Range<Int>] {
+        try layout(of: bytes).entries
+    }
+
+    /// The entries' ranges and the file's `version` (nil when it has none), in one pass:
+    /// a 16 MiB batch is not decoded whole to learn its version.
+    static func layout(of bytes: UnsafeRawBufferPointer) throws -> (entries: [Range<Int>], version: Int?) {
         var scanner = Scanner(bytes: bytes)
         scanner.skipSpace()
         try scanner.expect(UInt8(ascii: "{"))
         var ranges: [Range<Int>]?
+        var version: Int?
         scanner.skipSpace()
         if scanner.peek == UInt8(ascii: "}") { throw Malformed() }
         while true {
             scanner.skipSpace()
             let keyStart = scanner.position
             try scanner.skipString()
-            let isEntries = scanner.text(keyStart..<scanner.position) == "\"entries\""
+            let key = scanner.text(keyStart..<scanner.position)
             scanner.skipSpace()
             try scanner.expect(UInt8(ascii: ":"))
             scanner.skipSpace()
-            if isEntries {
+            let valueStart = scanner.position
+            if key == "\"entries\"" {
                 ranges = try scanner.arrayElements()
             } else {
                 try scanner.skipValue()
+            }
+            if key == "\"version\"" {
+                // Anything but a plain number is a damaged file, as the decoder would find.
+                let words = scanner.text(valueStart..<scanner.position).split(whereSeparator: \.isWhitespace)
+                guard words.count == 1, let number = Int(words[0]) else { throw Malformed() }
+                version = number
             }
             scanner.skipSpace()
             if scanner.peek == UInt8(ascii: ",") {
@@ -58,7 +72,7 @@ enum BatchEntryRanges {
             break
         }
         guard let ranges else { throw Malformed() }
-        return ranges
+        return (ranges, version)
     }
 
     private struct Scanner {

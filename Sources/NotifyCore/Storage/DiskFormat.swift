@@ -20,7 +20,13 @@ enum DiskFormat {
     /// Reads the file's `version` (1 when absent: files from before it was recorded) and
     /// refuses one newer than `supported`.
     static func checkVersion(of data: Data, supported: Int) throws -> Int {
-        let version = try JSONDecoder.decodeStateFile(Header.self, from: data).version ?? 1
+        try check(version: JSONDecoder.decodeStateFile(Header.self, from: data).version, supported: supported)
+    }
+
+    /// `checkVersion` for a version already read (nil: absent).
+    @discardableResult
+    static func check(version: Int?, supported: Int) throws -> Int {
+        let version = version ?? 1
         guard version <= supported else { throw NewerFormat(version: version, supported: supported) }
         // No notifyd wrote a version below 1: the file is damaged.
         guard version >= 1 else { throw OutOfRange(description: "its format version \(version) is not one notifyd writes") }

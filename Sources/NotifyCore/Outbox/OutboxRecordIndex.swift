@@ -1,0 +1,226 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import NotifyProtocol
+
+/// What a start needs of a queued outbox record to keep it as an index entry
+/// (`DeferredDeliveries`), read straight from the record's bytes: its id, sequence,
+/// recipient, platform, times and account, and the length of its text, which is counted,
+/// not decoded. A week offline leaves 100,000 records; decoding each whole with
+/// `JSONDecoder`, text included, to learn these was nearly all of a start's time and left
+/// its heap fragmented.
+///
+/// Only the plain shape is read here: a record as `OutboxEntryRecord.write` makes it for a
+/// message that waits its first turn. Anything else (an error or retry time recorded, a
+/// notification request's tags, a key it does not know, a date in
+/// another form, a newer format) gives nil, and the record is decoded whole, as before,
+/// which also reports a damaged one.
+struct OutboxRecordIndex: Equatable {
+    var id: String
+    var sequence: Int
+    var to: String
+    var platform: Platform
+    var createdAt: Date
+    var expiresAt: Date
+    var account: AccountKey?
+    /// The bytes of the message's text, as decoding it would give.
+    var messageBytes: Int
+
+    /// The delivery it stands for, without its text.
+    var delivery: Delivery {
+        var delivery = Delivery(sequence: sequence, to: to, platform: platform, message: "", createdAt: createdAt, expiresAt: expiresAt, account: account)
+        delivery.id = id
+        return delivery
+    }
+
+    /// Reads a record's object; nil when it is not of the plain shape (see above).
+    static func read(_ bytes: UnsafeRawBufferPointer) -> OutboxRecordIndex? {
+        var reader = Reader(bytes: bytes)
+        return reader.record()
+    }
+
+    private struct Reader {
+        let bytes: UnsafeRawBufferPointer
+        var position = 0
+
+        var peek: UInt8? { position < bytes.count ? bytes[position] : nil }
+
+        mutating func record() -> OutboxRecordIndex? {
+            var id: String?, to: String?, platform: Platform?, state: String?
+            var sequence: Int?, created: Date?, expires: Date?, messageBytes: Int?
+            var account: AccountKey?
+            var version = 1
+            skipSpace()
+            guard take(UInt8(ascii: "{")) else { return nil }
+            skipSpace()
+            if take(UInt8(ascii: "}")) { return nil }
+            repeat {
+                skipSpace()
+                guard let key = plainString() else { return nil }
+                skipSpace()
+                guard take(UInt8(ascii: ":")) else { return nil }
+                skipSpace()
+                switch key {
+                case "account": guard let read = accountObject() else { return nil }; account = read
+                case "attempts": guard number() == 0 else { return nil }
+                case "created_at": guard let read = plainString().flatMap(WireDate.parse) else { return nil }; created = read
+                case "expires_at": guard let read = plainString().flatMap(WireDate.parse) else { return nil }; expires = read
+                case "id": guard let read = plainString() else { return nil }; id = read
+                // Read back with the text at its turn.
+                case "idempotency_key": guard plainString() != nil else { return nil }
+                case "message": guard let read = stringLength() else { return nil }; messageBytes = read
+                case "platform": guard let read = plainString().flatMap(Platform.init(rawValue:)) else { return nil }; platform = read
+                case "sequence": guard let read = number() else { return nil }; sequence = read
+                case "state": guard let read = plainString() else { return nil }; state = read
+                case "to": guard let read = plainString() else { return nil }; to = read
+                case "version": guard let read = number() else { return nil }; version = read
+                default: return nil
+                }
+                skipSpace()
+            } while take(UInt8(ascii: ","))
+            guard take(UInt8(ascii: "}")), (1...OutboxEntryRecord.currentVersion).contains(version), state == DeliveryState.queued.rawValue,
+                  let id, let sequence, (1...OutboxIDCounter.largestSequence).contains(sequence), let to, let platform,
+                  let created, let expires, let messageBytes else { return nil }
+            return OutboxRecordIndex(id: id, sequence: sequence, to: to, platform: platform, createdAt: created, expiresAt: expires,
+                                     account: account, messageBytes: messageBytes)
+        }
+
+        mutating func accountObject() -> AccountKey? {
+            var user: String?, backend: String?, api = BackendDialect.registrations
+            guard take(UInt8(ascii: "{")) else { return nil }
+            repeat {
+                skipSpace()
+                guard let key = plainString() else { return nil }
+                skipSpace()
+                guard take(UInt8(ascii: ":")) else { return nil }
+                skipSpace()
+                switch key {
+                case "api": guard let read = plainString().flatMap(BackendDialect.init(rawValue:)) else { return nil }; api = read
+                case "backend": backend = plainString()
+                case "user": user = plainString()
+                default: return nil
+                }
+                skipSpace()
+            } while take(UInt8(ascii: ","))
+            guard take(UInt8(ascii: "}")), let user, let backend else { return nil }
+            return AccountKey(user: user, backend: backend, api: api)
+        }
+
+        mutating func skipSpace() {
+            while let byte = peek, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { position += 1 }
+        }
+
+        mutating func take(_ byte: UInt8) -> Bool {
+            guard peek == byte else { return false }
+            position += 1
+            return true
+        }
+
+        /// A string, its escapes decoded (the writer escapes `/`, so every URL has some).
+        mutating func plainString() -> String? {
+            guard take(UInt8(ascii: "\"")) else { return nil }
+            let start = position
+            var decoded: [UInt8]?
+            while let byte = peek {
+                position += 1
+                switch byte {
+                case UInt8(ascii: "\""):
+                    let text = decoded.map { String(validating: $0, as: UTF8.self) }
+                        ?? String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<(position - 1)]), as: UTF8.self)
+                    return text
+                case UInt8(ascii: "\\"):
+                    if decoded == nil { decoded = Array(bytes[start..<(position - 1)]) }
+                    guard let escaped = peek else { return nil }
+                    position += 1
+                    if let single = Self.singleEscapes[escaped] {
+                        decoded?.append(single)
+                    } else if escaped == UInt8(ascii: "u"), let unit = hexUnit(), let scalar = Unicode.Scalar(unit) {
+                        // Names and ids hold no surrogate pairs; a message's text is only counted.
+                        decoded?.append(contentsOf: String(Character(scalar)).utf8)
+                    } else {
+                        return nil
+                    }
+                default:
+                    guard byte >= 0x20 else { return nil }
+                    decoded?.append(byte)
+                }
+            }
+            return nil
+        }
+
+        /// The UTF-8 length of a string once its escapes are decoded.
+        mutating func stringLength() -> Int? {
+            guard take(UInt8(ascii: "\"")) else { return nil }
+            var length = 0
+            while let byte = peek {
+                position += 1
+                switch byte {
+                case UInt8(ascii: "\""):
+                    return length
+                case UInt8(ascii: "\\"):
+                    guard let escaped = peek else { return nil }
+                    position += 1
+                    guard escaped == UInt8(ascii: "u") else {
+                        guard Self.singleEscapes[escaped] != nil else { return nil }
+                        length += 1
+                        continue
+                    }
+                    guard let unit = hexUnit() else { return nil }
+                    switch unit {
+                    case 0..<0x80: length += 1
+                    case 0x80..<0x800: length += 2
+                    case 0xD800..<0xDC00:
+                        // A high surrogate is one character with the low one that must follow.
+                        guard take(UInt8(ascii: "\\")), take(UInt8(ascii: "u")), let low = hexUnit(), (0xDC00..<0xE000).contains(low) else { return nil }
+                        length += 4
+                    case 0xDC00..<0xE000: return nil
+                    default: length += 3
+                    }
+                default:
+                    guard byte >= 0x20 else { return nil }
+                    length += 1
+                }
+            }
+            return nil
+        }
+
+        /// What each one-letter escape stands for.
+        static let singleEscapes: [UInt8: UInt8] = [UInt8(ascii: "\""): 0x22, UInt8(ascii: "\\"): 0x5C, UInt8(ascii: "/"): 0x2F,
+                                                    UInt8(ascii: "b"): 0x08, UInt8(ascii: "f"): 0x0C, UInt8(ascii: "n"): 0x0A,
+                                                    UInt8(ascii: "r"): 0x0D, UInt8(ascii: "t"): 0x09]
+
+        mutating func hexUnit() -> Int? {
+            guard position + 4 <= bytes.count else { return nil }
+            var value = 0
+            for _ in 0..<4 {
+                guard let digit = Self.hexDigit(bytes[position]) else { return nil }
+                value = value * 16 + digit
+                position += 1
+            }
+            return value
+        }
+
+        static func hexDigit(_ byte: UInt8) -> Int? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): Int(byte - UInt8(ascii: "a")) + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): Int(byte - UInt8(ascii: "A")) + 10
+            default: nil
+            }
+        }
+
+        /// A non-negative integer of at most 18 digits.
+        mutating func number() -> Int? {
+            let start = position
+            var value = 0
+            while let byte = peek, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                guard position - start < 18 else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                position += 1
+            }
+            return position > start ? value : nil
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import NotifyProtocol
+import Testing
+@testable import NotifyCore
+
+/// A start reads a queued record's index fields straight from its bytes
+/// (`OutboxRecordIndex`): whatever it reads must be what the full decoder reads, and any
+/// record it is not sure of must go to the full decoder.
+struct OutboxRecordIndexTests {
+    static let created = Date(timeIntervalSince1970: 1_790_000_000)
+
+    static func delivery(_ message: String, to: String = "bob", platform: Platform = .apns, account: AccountKey? = AccountKey(user: "alice", backend: "http://127.0.0.1:8080")) -> Delivery {
+        var delivery = Delivery(sequence: 42, to: to, platform: platform, message: message, createdAt: created,
+                                expiresAt: created.addingTimeInterval(86_400), account: account)
+        delivery.idempotencyKey = "7c1e2a44-0000-4000-8000-000000000001"
+        return delivery
+    }
+
+    static func record(_ delivery: Delivery) throws -> Data {
+        try OutboxEntryRecord(delivery).stateFile()
+    }
+
+    static func index(of data: Data) -> OutboxRecordIndex? {
+        data.withUnsafeBytes { OutboxRecordIndex.read($0) }
+    }
+
+    /// Texts with every kind of escape a record can hold: quotes, backslashes, control
+    /// characters, slashes, two-, three- and four-byte characters, and `\u` escapes of
+    /// each length the writer or an older encoder may have used.
+    static let texts = ["", "plain", "quote \" and backslash \\ and slash /", "tab\tnew\nline\r\u{8}\u{c}", "\u{1}\u{1f}\u{7f}",
+                        "é ü ñ", "日本語のテキスト", "emoji 🎉👍🏽", String(repeating: "x", count: 4000), "$(alertAction) \u{2028}\u{2029}"]
+
+    @Test(arguments: texts)
+    func readsWhatTheDecoderReads(text: String) throws {
+        for account in [AccountKey(user: "alice", backend: "http://127.0.0.1:8080"), AccountKey(user: "al", backend: "https://b.example", api: .installations), nil] {
+            for platform in [Platform.apns, .fcmv1, .wns] {
+                // A name with escapes in it too: the writer escapes `/`, and a user may be named anything.
+                let delivery = Self.delivery(text, to: platform == .wns ? "b\"o/b\u{1}" : "bob", platform: platform, account: account)
+                let data = try Self.record(delivery)
+                let index = try #require(Self.index(of: data), "a plain queued record is read: \(String(decoding: data, as: UTF8.self))")
+                let decoded = try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data).delivery()
+                #expect(index.id == decoded.id)
+                #expect(index.sequence == decoded.sequence)
+                #expect(index.to == decoded.to)
+                #expect(index.platform == decoded.platform)
+                #expect(index.createdAt == decoded.createdAt)
+                #expect(index.expiresAt == decoded.expiresAt)
+                #expect(index.account == decoded.account)
+                #expect(index.messageBytes == decoded.message.utf8.count, "the text's length for \(text.debugDescription)")
+                #expect(index.delivery.orderKey == decoded.orderKey)
+            }
+        }
+    }
+
+    /// `\u` escapes as another encoder may write them, the surrogate pair included.
+    @Test func countsEscapedCharactersAsTheirUTF8Bytes() throws {
+        let data = try Self.record(Self.delivery("MARK"))
+        let text = String(decoding: data, as: UTF8.self)
+        let escaped = #"\u0041\u00e9\u65e5\ud83c\udf89\n"#
+        let index = try #require(Self.index(of: Data(text.replacingOccurrences(of: "MARK", with: escaped).utf8)))
+        #expect(index.messageBytes == "Aé日🎉\n".utf8.count)
+        // A lone surrogate is not a character: the full decoder has the last word.
+        #expect(Self.index(of: Data(text.replacingOccurrences(of: "MARK", with: #"\ud83c"#).utf8)) == nil)
+        #expect(Self.index(of: Data(text.replacingOccurrences(of: "MARK", with: #"\q"#).utf8)) == nil)
+    }
+
+    /// Every record that is not a message waiting its first turn, or that holds what the
+    /// index does not keep, goes to the full decoder.
+    @Test func leavesAnyOtherShapeToTheDecoder() throws {
+        var retried = Self.delivery("retried")
+        retried.attempts = 2
+        retried.lastError = WireError(code: .backendUnavailable, message: "503")
+        retried.nextAttemptAt = Self.created.addingTimeInterval(60)
+        var failed = Self.delivery("failed")
+        failed.state = .failed
+        let request = Delivery(sequence: 43, to: "bob", platform: nil, message: "to tags", createdAt: Self.created, expiresAt: Self.created.addingTimeInterval(60),
+                               account: nil, request: Delivery.RequestFields(tags: ["username:bob"], action: "notification", silent: false))
+        for delivery in [retried, failed, request] {
+            #expect(Self.index(of: try Self.record(delivery)) == nil, "\(delivery.id) \(delivery.state)")
+        }
+        let plain = String(decoding: try Self.record(Self.delivery("plain")), as: UTF8.self)
+        let changed = [
+            plain.replacingOccurrences(of: "\"version\" : 2", with: "\"version\" : 3"),
+            plain.replacingOccurrences(of: "\"version\" : 2", with: "\"version\" : 0"),
+            plain.replacingOccurrences(of: "\"to\" :", with: "\"unknown\" : 1,\n  \"to\" :"),
+            plain.replacingOccurrences(of: "\"sequence\" : 42", with: "\"sequence\" : -42"),
+            plain.replacingOccurrences(of: "\"sequence\" : 42", with: "\"sequence\" : 0"),
+            plain.replacingOccurrences(of: "T", with: "t"),
+            String(plain.dropLast(3)),
+        ]
+        for text in changed {
+            #expect(text != plain)
+            #expect(Self.index(of: Data(text.utf8)) == nil, "\(text)")
+        }
+    }
+
+    /// Damaged bytes never crash the reader, and what it does read the decoder agrees with.
+    @Test func damagedRecordsAreReadAsTheDecoderReadsThemOrNotAtAll() throws {
+        let plain = Array(try Self.record(Self.delivery("a text with \"escapes\" and ✓")))
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<2000 {
+            var bytes = plain
+            for _ in 0..<(1 + round % 3) {
+                let position = Int.random(in: 0..<bytes.count, using: &generator)
+                if round % 2 == 0 {
+                    bytes[position] = UInt8.random(in: 0...255, using: &generator)
+                } else {
+                    bytes.remove(at: position)
+                }
+            }
+            let data = Data(bytes)
+            guard let index = Self.index(of: data) else { continue }
+            let decoded = try? JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data).delivery()
+            guard let decoded else { continue }  // the reader may read what the decoder refuses: the record is decoded whole at its turn
+            #expect(index.id == decoded.id && index.sequence == decoded.sequence && index.to == decoded.to, "\(String(decoding: bytes, as: UTF8.self))")
+            #expect(index.messageBytes == decoded.message.utf8.count)
+        }
+    }
+}
