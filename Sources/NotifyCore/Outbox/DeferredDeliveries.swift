@@ -56,6 +56,10 @@ public struct DeferredDeliveries: Sendable {
 
     public var isEmpty: Bool { count == 0 }
 
+    mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(entries.count + count)
+    }
+
     /// Whether `delivery` can be kept as an index entry: a queued one whose id is the one its
     /// sequence number gives, with its record on disk at `stored`.
     static func fits(_ delivery: Delivery) -> Bool {

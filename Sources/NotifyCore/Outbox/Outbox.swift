@@ -100,12 +100,25 @@ public actor Outbox {
     /// record is read back when it moves up (`promote`).
     public func start() async {
         let store = self.store
-        let (loaded, highestSequence) = await writer.value { (store.loadEntries(), store.highestSequence()) }
-        let (entries, warnings) = loaded
-        for warning in warnings { logger.warning(warning) }
+        do {
+            // In a scope of its own: the loaded entries are gone before the first pass reads
+            // records back whole, which would otherwise land in the holes they leave.
+            let (loaded, highestSequence) = await writer.value { (store.loadEntries(), store.highestSequence()) }
+            let (entries, warnings) = loaded
+            for warning in warnings { logger.warning(warning) }
+            nextSequence = max(highestSequence, queueLoaded(entries)) + 1
+        }
+        let waiting = queue.queuedCount
+        if waiting > 0 { logger.notice("outbox: \(waiting == 1 ? "1 message" : "\(waiting) messages") waiting from an earlier run") }
+        pump()
+    }
+
+    /// Queues what a start found on disk; returns the highest sequence among it.
+    private func queueLoaded(_ entries: [OutboxStore.LoadedEntry]) -> Int {
         let account = accounts.currentKey
         queue.setAccount(account)
-        var highest = highestSequence
+        queue.reserveDeferred(entries.count)
+        var highest = 0
         for entry in entries {
             var delivery = entry.delivery
             highest = max(highest, delivery.sequence)
@@ -120,10 +133,7 @@ public actor Outbox {
                 queue.add(delivery)
             }
         }
-        nextSequence = highest + 1
-        let waiting = queue.queuedCount
-        if waiting > 0 { logger.notice("outbox: \(waiting == 1 ? "1 message" : "\(waiting) messages") waiting from an earlier run") }
-        pump()
+        return highest
     }
 
     /// Bounds the active part of the queue (`OutboxQueue.activeLimit`, `keyLimit`): for

@@ -119,6 +119,12 @@ public struct OutboxQueue: Sendable {
         addActive(delivery)
     }
 
+    /// Room for `count` index entries in one allocation, made before a start adds them:
+    /// grown by doubling instead, each step left a hole in the heap.
+    public mutating func reserveDeferred(_ count: Int) {
+        deferred.reserveCapacity(count)
+    }
+
     /// Adds a delivery read from disk without its message: an index entry, moved up at its
     /// turn (`takePromotions`). One that cannot be an index entry must come whole (`add`).
     public mutating func addDeferred(_ delivery: Delivery, stored: StoredEntry, bytes: Int) {

@@ -3,6 +3,11 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NotifyProtocol
 
 /// What a start needs of a queued outbox record to keep it as an index entry
@@ -16,7 +21,8 @@ import NotifyProtocol
 /// message that waits its first turn. Anything else (an error or retry time recorded, a
 /// notification request's tags, a key it does not know, a date in
 /// another form, a newer format) gives nil, and the record is decoded whole, as before,
-/// which also reports a damaged one.
+/// which also reports a damaged one; damage inside a message's text is found when the
+/// record is read back whole at its turn.
 struct OutboxRecordIndex: Equatable {
     var id: String
     var sequence: Int
@@ -123,16 +129,20 @@ struct OutboxRecordIndex: Equatable {
             guard take(UInt8(ascii: "\"")) else { return nil }
             let start = position
             var decoded: [UInt8]?
-            while let byte = peek {
+            var ascii = true
+            while position < bytes.count {
+                let byte = bytes[position]
                 position += 1
                 switch byte {
                 case UInt8(ascii: "\""):
-                    let text = decoded.map { String(validating: $0, as: UTF8.self) }
-                        ?? String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<(position - 1)]), as: UTF8.self)
-                    return text
+                    if let decoded { return String(validating: decoded, as: UTF8.self) }
+                    let text = UnsafeRawBufferPointer(rebasing: bytes[start..<(position - 1)])
+                    // Names, ids and dates are ASCII nearly always, which needs no validating.
+                    return ascii ? String(decoding: text, as: UTF8.self) : String(validating: text, as: UTF8.self)
                 case UInt8(ascii: "\\"):
                     if decoded == nil { decoded = Array(bytes[start..<(position - 1)]) }
-                    guard let escaped = peek else { return nil }
+                    guard position < bytes.count else { return nil }
+                    let escaped = bytes[position]
                     position += 1
                     if let single = Self.singleEscapes[escaped] {
                         decoded?.append(single)
@@ -144,43 +154,49 @@ struct OutboxRecordIndex: Equatable {
                     }
                 default:
                     guard byte >= 0x20 else { return nil }
+                    if byte >= 0x80 { ascii = false }
                     decoded?.append(byte)
                 }
             }
             return nil
         }
 
-        /// The UTF-8 length of a string once its escapes are decoded.
+        /// The UTF-8 length of a string once its escapes are decoded. The text between
+        /// escapes is skipped with `memchr`, not looked at byte by byte: it is most of the
+        /// outbox's bytes. Nor is it checked: a damaged text is found when the record is
+        /// read back whole at its turn, and reported then.
         mutating func stringLength() -> Int? {
-            guard take(UInt8(ascii: "\"")) else { return nil }
+            guard take(UInt8(ascii: "\"")), let base = bytes.baseAddress else { return nil }
             var length = 0
-            while let byte = peek {
-                position += 1
-                switch byte {
-                case UInt8(ascii: "\""):
+            while position < bytes.count {
+                guard let quote = memchr(base + position, Int32(UInt8(ascii: "\"")), bytes.count - position) else { return nil }
+                let end = base.distance(to: UnsafeRawPointer(quote))
+                guard let backslash = memchr(base + position, Int32(UInt8(ascii: "\\")), end - position) else {
+                    length += end - position
+                    position = end + 1
                     return length
-                case UInt8(ascii: "\\"):
-                    guard let escaped = peek else { return nil }
-                    position += 1
-                    guard escaped == UInt8(ascii: "u") else {
-                        guard Self.singleEscapes[escaped] != nil else { return nil }
-                        length += 1
-                        continue
-                    }
-                    guard let unit = hexUnit() else { return nil }
-                    switch unit {
-                    case 0..<0x80: length += 1
-                    case 0x80..<0x800: length += 2
-                    case 0xD800..<0xDC00:
-                        // A high surrogate is one character with the low one that must follow.
-                        guard take(UInt8(ascii: "\\")), take(UInt8(ascii: "u")), let low = hexUnit(), (0xDC00..<0xE000).contains(low) else { return nil }
-                        length += 4
-                    case 0xDC00..<0xE000: return nil
-                    default: length += 3
-                    }
-                default:
-                    guard byte >= 0x20 else { return nil }
+                }
+                let escape = base.distance(to: UnsafeRawPointer(backslash))
+                length += escape - position
+                position = escape + 1
+                guard position < bytes.count else { return nil }
+                let escaped = bytes[position]
+                position += 1
+                guard escaped == UInt8(ascii: "u") else {
+                    guard Self.singleEscapes[escaped] != nil else { return nil }
                     length += 1
+                    continue
+                }
+                guard let unit = hexUnit() else { return nil }
+                switch unit {
+                case 0..<0x80: length += 1
+                case 0x80..<0x800: length += 2
+                case 0xD800..<0xDC00:
+                    // A high surrogate is one character with the low one that must follow.
+                    guard take(UInt8(ascii: "\\")), take(UInt8(ascii: "u")), let low = hexUnit(), (0xDC00..<0xE000).contains(low) else { return nil }
+                    length += 4
+                case 0xDC00..<0xE000: return nil
+                default: length += 3
                 }
             }
             return nil

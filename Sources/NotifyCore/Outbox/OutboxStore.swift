@@ -53,10 +53,51 @@ public struct OutboxStore: Sendable {
     /// delivery that `DeferredDeliveries` can keep as an index entry comes without its
     /// message, which is read back from `stored` at its turn.
     public struct LoadedEntry: Sendable {
-        public var delivery: Delivery
+        /// Read whole, or only its index fields (`OutboxRecordIndex`): a third of the
+        /// size, and no string of its own, for each of 100,000 messages held at once.
+        private enum Form {
+            // Boxed: the rare whole one must not make every entry its size.
+            indirect case whole(Delivery)
+            case indexed(OutboxRecordIndex)
+        }
+
+        private var form: Form
         public var stored: StoredEntry?
         /// The bytes of the message's text, left out of `delivery` or not.
         public var bytes: Int
+
+        init(_ delivery: Delivery, stored: StoredEntry?, bytes: Int) {
+            form = .whole(delivery)
+            self.stored = stored
+            self.bytes = bytes
+        }
+
+        init(_ index: OutboxRecordIndex, stored: StoredEntry) {
+            form = .indexed(index)
+            self.stored = stored
+            bytes = index.messageBytes
+        }
+
+        public var delivery: Delivery {
+            switch form {
+            case .whole(let delivery): delivery
+            case .indexed(let index): index.delivery
+            }
+        }
+
+        public var id: String {
+            switch form {
+            case .whole(let delivery): delivery.id
+            case .indexed(let index): index.id
+            }
+        }
+
+        public var sequence: Int {
+            switch form {
+            case .whole(let delivery): delivery.sequence
+            case .indexed(let index): index.sequence
+            }
+        }
     }
 
     /// `load`, each delivery with where its record is, in sequence order.
@@ -68,40 +109,44 @@ public struct OutboxStore: Sendable {
         if let warning = ids.load() { warnings.append(warning) }
         func entry(_ delivery: Delivery, _ stored: StoredEntry) -> LoadedEntry {
             let bytes = delivery.message.utf8.count
-            guard !keepingMessages, DeferredDeliveries.fits(delivery) else { return LoadedEntry(delivery: delivery, stored: stored, bytes: bytes) }
+            guard !keepingMessages, DeferredDeliveries.fits(delivery) else { return LoadedEntry(delivery, stored: stored, bytes: bytes) }
             var delivery = delivery
             delivery.message = ""
-            return LoadedEntry(delivery: delivery, stored: stored, bytes: bytes)
+            return LoadedEntry(delivery, stored: stored, bytes: bytes)
         }
         // The account's strings are kept once, not once per message: most share one.
         var lastAccount: AccountKey?
         func indexEntry(_ bytes: UnsafeRawBufferPointer, _ stored: StoredEntry) -> LoadedEntry? {
             guard !keepingMessages, var index = OutboxRecordIndex.read(bytes) else { return nil }
             if index.account == lastAccount { index.account = lastAccount } else { lastAccount = index.account }
-            return LoadedEntry(delivery: index.delivery, stored: stored, bytes: index.messageBytes)
+            return LoadedEntry(index, stored: stored)
         }
+        // One buffer for every file: a buffer each, freed between files, left holes in the
+        // heap that what stays (the index) was then spread over.
+        var buffer: [UInt8] = []
         for name in names.sorted() where name.hasSuffix(".json") {
             let path = FilePath.join(directory, name)
             do {
-                let data = try FileContents.load(path, limit: Self.largestFile)
+                let count = try FileContents.readWhole(path, limit: Self.largestFile, into: &buffer)
                 if name.hasPrefix(Self.batchPrefix) {
-                    let (ranges, version) = try data.withUnsafeBytes { try BatchEntryRanges.layout(of: $0) }
+                    let (ranges, version) = try buffer.withUnsafeBytes { try BatchEntryRanges.layout(of: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
                     try DiskFormat.check(version: version, supported: OutboxEntryRecord.currentVersion)
                     var members: [LoadedEntry] = []
                     members.reserveCapacity(ranges.count)
                     for range in ranges {
                         let stored = StoredEntry(offset: UInt32(range.lowerBound), length: UInt32(range.count))
-                        if let indexed = data.withUnsafeBytes({ indexEntry(UnsafeRawBufferPointer(rebasing: $0[range]), stored) }) {
+                        if let indexed = buffer.withUnsafeBytes({ indexEntry(UnsafeRawBufferPointer(rebasing: $0[range]), stored) }) {
                             members.append(indexed)
                             continue
                         }
-                        let delivery = try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data[range]).delivery()
+                        let delivery = try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: Data(buffer[range])).delivery()
                         members.append(entry(delivery, stored))
                     }
                     batched[String(name.dropLast(".json".count))] = members
-                } else if let indexed = data.withUnsafeBytes({ indexEntry($0, .inOwnFile) }) {
-                    single[indexed.delivery.id] = indexed
+                } else if let indexed = buffer.withUnsafeBytes({ indexEntry(UnsafeRawBufferPointer(rebasing: $0[..<count]), .inOwnFile) }) {
+                    single[indexed.id] = indexed
                 } else {
+                    let data = Data(buffer[..<count])
                     _ = try DiskFormat.checkVersion(of: data, supported: OutboxEntryRecord.currentVersion)
                     let delivery = try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data).delivery()
                     single[delivery.id] = entry(delivery, .inOwnFile)
@@ -116,6 +161,7 @@ public struct OutboxStore: Sendable {
                 warnings.append("outbox entry \(path) could not be read\(reason); moved it to \(aside)")
             }
         }
+        buffer = []
         // Looked up once per batch and per member: a list would make a large outbox slow to load.
         let present = Set(names)
         for name in names where name.hasPrefix(Self.batchPrefix) && name.hasSuffix(".done") {
@@ -123,21 +169,27 @@ public struct OutboxStore: Sendable {
             // Its batch was finished (or moved aside): the log has nothing left to say.
             if batched[batch] == nil && !present.contains(batch + ".json") { unlink(path(name)) }
         }
-        var deliveries = Array(single.values)
+        var deliveries: [LoadedEntry] = []
+        deliveries.reserveCapacity(single.count + batched.values.reduce(0) { $0 + $1.count })
+        deliveries += single.values
         for (batch, members) in batched {
             let done = Set(((try? String(contentsOfFile: path(batch) + ".done", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init))
-            let pending = members.filter { !done.contains($0.delivery.id) }
+            let pending = done.isEmpty ? members : members.filter { !done.contains($0.id) }
             if pending.isEmpty {
                 forget(batch)
                 continue
             }
             // A member with a file of its own, read or not, has it removed with it.
-            let ids = pending.map(\.delivery.id)
-            batches.add(batch, members: pending.map { ($0.delivery.id, $0.delivery.sequence) },
+            let ids = pending.map(\.id)
+            batches.add(batch, members: pending.map { ($0.id, $0.sequence) },
                         withOwnFiles: Set(ids.filter { present.contains($0 + ".json") }))
-            deliveries += pending.filter { single[$0.delivery.id] == nil }
+            deliveries += single.isEmpty ? pending : pending.filter { single[$0.id] == nil }
         }
-        deliveries.sort { ($0.delivery.sequence, $0.delivery.id) < ($1.delivery.sequence, $1.delivery.id) }
+        // Sorted by key and position, then moved once: sorting the entries themselves moved
+        // each a dozen times.
+        var order = deliveries.indices.map { (sequence: deliveries[$0].sequence, position: $0) }
+        order.sort { $0.sequence != $1.sequence ? $0.sequence < $1.sequence : deliveries[$0.position].id < deliveries[$1.position].id }
+        deliveries = order.map { deliveries[$0.position] }
         return (deliveries, warnings)
     }
 

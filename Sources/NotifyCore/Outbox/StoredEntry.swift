@@ -3,6 +3,11 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NotifyProtocol
 
 /// Where one outbox entry's record is on disk: a file of its own (`<id>.json`), or a range
@@ -94,16 +99,18 @@ enum BatchEntryRanges {
             position += 1
         }
 
+        /// Found with `memchr`: a batch is mostly its messages' text, which this skips. A
+        /// quote ends the string unless an odd run of backslashes escapes it.
         mutating func skipString() throws {
             try expect(UInt8(ascii: "\""))
+            guard let base = bytes.baseAddress else { throw Malformed() }
             while position < bytes.count {
-                let byte = bytes[position]
-                position += 1
-                if byte == UInt8(ascii: "\\") {
-                    position += 1
-                } else if byte == UInt8(ascii: "\"") {
-                    return
-                }
+                guard let found = memchr(base + position, Int32(UInt8(ascii: "\"")), bytes.count - position) else { break }
+                let quote = base.distance(to: UnsafeRawPointer(found))
+                var backslashes = 0
+                while quote - backslashes - 1 >= position && bytes[quote - backslashes - 1] == UInt8(ascii: "\\") { backslashes += 1 }
+                position = quote + 1
+                if backslashes % 2 == 0 { return }
             }
             throw Malformed()
         }

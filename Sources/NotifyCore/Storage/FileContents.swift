@@ -61,6 +61,14 @@ public enum FileContents {
     }
 
     public static func load(_ path: String, limit: Int) throws(Problem) -> Data {
+        var bytes: [UInt8] = []
+        let count = try readWhole(path, limit: limit, into: &bytes)
+        return Data(bytes[..<count])
+    }
+
+    /// `load` into `buffer`, which keeps its storage from one file to the next: returns how
+    /// many of its bytes are the file's.
+    public static func readWhole(_ path: String, limit: Int, into bytes: inout [UInt8]) throws(Problem) -> Int {
         // O_NONBLOCK: a FIFO in the file's place must not hang the start.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { throw errno == ENOENT ? .missing : .system(errno) }
@@ -70,7 +78,7 @@ public enum FileContents {
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile }
         guard Int(info.st_size) <= limit else { throw .tooLarge(limit: limit) }
         // One more byte than the file claims, to see its end; more room only if it grew.
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
+        if bytes.count < Int(info.st_size) + 1 { bytes += [UInt8](repeating: 0, count: Int(info.st_size) + 1 - bytes.count) }
         var count = 0
         while true {
             if count == bytes.count {
@@ -86,7 +94,7 @@ public enum FileContents {
             count += got
         }
         guard count <= limit else { throw .tooLarge(limit: limit) }
-        return Data(bytes[..<count])
+        return count
     }
 
     /// "1 MiB", "8 MiB", or a count of bytes.
