@@ -26,7 +26,16 @@ import Testing
 
             """
         let output = try await Self.summary(of: log, status: 1)
-        #expect(output == "Skipped: 1\nTests: 2 passed, 2 failed\n")
+        // The failed tests by name, then their issues: the end of a long log says which and why.
+        // Not as "<symbol> Test …": a log that quotes this output must not count them again.
+        #expect(output == """
+            Failed: two() failed after 0.2 seconds with 1 issue.
+            Failed: three(x:) with 2 test cases failed after 0.2 seconds with 2 issues.
+            Issue: two() recorded an issue at X.swift:3:5: Expectation failed
+            Skipped: 1
+            Tests: 2 passed, 2 failed
+
+            """)
     }
 
     /// The test command a newcomer copies from the README is the one CI runs, its output
