@@ -1,6 +1,6 @@
 import DevBackend
 import Foundation
-import NotifyCore
+@testable import NotifyCore
 import NotifyProtocol
 import Testing
 import NotifyTestSupport
@@ -230,7 +230,7 @@ import NotifyTestSupport
             // for all waiters has to move earlier, then on to the next deadline.
             try fixture.backend.addFault(.init(route: .send, delay: 5))
             async let later = fixture.call(SendCommand(to: "bob", message: "later", wait: true, timeout: 0.6))
-            try await Task.sleep(for: .milliseconds(50))
+            #expect(await eventually { await fixture.daemon.outbox.waiters.all.count == 1 }, "the later timeout is waited on first")
             let sooner = try await fixture.call(SendCommand(to: "carol", message: "sooner", wait: true, timeout: 0.2))
             #expect(sooner.deliveries.map(\.state) == [.queued])
             #expect(try await later.deliveries.map(\.state) == [.queued])
