@@ -57,6 +57,9 @@ public final class DevBackendServer: Sendable {
     /// TCP connections accepted so far; shows whether clients reuse connections.
     public var acceptedConnections: Int { server.acceptedConnections }
 
+    /// TCP connections ended so far: what their clients sent is in `requests()` by then.
+    public var endedConnections: Int { server.endedConnections }
+
     // MARK: Inspection
 
     public func registrations() -> [DevBackend.Registration] {

@@ -38,6 +38,7 @@ final class HTTPServer: Sendable {
     private let state = Mutex(State.idle)
     private let boundPort = Mutex(0)
     private let accepted = Mutex(0)
+    private let ended = Mutex(0)
     /// Entered once by the accept thread and once per connection thread, so
     /// `stop()` can wait for all of them to end.
     private let threads = DispatchGroup()
@@ -53,6 +54,10 @@ final class HTTPServer: Sendable {
 
     /// Connections accepted so far: lets tests see whether clients reuse connections.
     var acceptedConnections: Int { accepted.withLock { $0 } }
+
+    /// Connections whose thread is done with them: whatever their client sent is handled
+    /// (and logged) by then, so a test can tell that a client sent nothing.
+    var endedConnections: Int { ended.withLock { $0 } }
 
     /// Binds, listens and starts the accept thread; returns the bound port.
     func start() throws(HTTPServerError) -> Int {
@@ -170,6 +175,7 @@ final class HTTPServer: Sendable {
             threads.enter()
             NativeThread.start(name: "devbackend-conn") { [self] in
                 HTTPConnection(fd: client, stop: stop, limits: limits).serve(handler)
+                ended.withLock { $0 += 1 }
                 threads.leave()
             }
         }

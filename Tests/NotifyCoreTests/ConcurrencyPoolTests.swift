@@ -55,6 +55,8 @@ import Testing
                 group.addTask { try await Task.sleep(for: .seconds(3600)) }
                 // Set, and the timer thread waiting for it.
                 while pool.timersPending == 0 || pool.timerPasses == 0 { await Task.yield() }
+                // The sleep under test, not a wait: its end is the event. Were the timer thread
+                // still waiting for the hour, it would not end, and the time limit fails the test.
                 try await Task.sleep(for: .milliseconds(10))
                 #expect(pool.timersPending == 1, "the long sleep still waits")
                 group.cancelAll()
@@ -74,7 +76,8 @@ import Testing
                 group.addTask { try await Task.sleep(for: .seconds(Int64.max / 1_000_000_000 - 2), clock: .continuous) }
                 // Set (the timer thread starts with the first sleep).
                 while pool.timersPending == 0 && pool.timerPasses == 0 { await Task.yield() }
-                // The pass that ends this sleep looks at the long one too.
+                // The pass that ends this sleep looks at the long one too, and ends a deadline
+                // already past first: a wrapped one is gone by the time this sleep ends.
                 try await Task.sleep(for: .milliseconds(1), clock: .continuous)
                 #expect(pool.timersPending == 1, "the long sleep still waits")
                 group.cancelAll()

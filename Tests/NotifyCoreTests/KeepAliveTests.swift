@@ -73,8 +73,14 @@ import Testing
         defer { transport.invalidate() }
         let request = RequestLeftToRun(transport, server)
         #expect(await eventually { server.counts.requests == 1 })
-        // Twice keep_alive with the request under way.
-        try await Task.sleep(for: .seconds(2))
+        // A second transport falls idle only now, with twice the keep_alive: once it lets go,
+        // the first, counting its request's time as idle, would have let go a second before.
+        let other = try Self.answering()
+        defer { other.stop() }
+        let (later, _) = Self.transport(keepAlive: 2)
+        defer { later.invalidate() }
+        #expect(Self.isOK(await later.perform(HTTPTransportTests.post(other))))
+        #expect(await eventually { !later.holdsLibcurl }, "the other transport never let go")
         #expect(request.ok == nil && transport.holdsLibcurl, "let go while a request ran")
         release.signal()
         #expect(await eventually { request.ok == true }, "not answered")
@@ -124,7 +130,9 @@ import Testing
         #expect(await eventually { server.counts.requests == 1 })
         #expect(Self.isOK(await transport.perform(HTTPTransportTests.post(server))))
         #expect(server.counts.accepted == 2)
-        // libcurl counts whole seconds and reuses a connection unused for up to one more.
+        // The scenario, not a wait for a result: the connection must age past keep_alive
+        // (libcurl counts whole seconds, and reuses one unused for up to one more). A loaded
+        // machine only ages it more: the check holds however much longer the sleep takes.
         try await Task.sleep(for: .milliseconds(2200))
         #expect(Self.isOK(await transport.perform(HTTPTransportTests.post(server))))
         #expect(server.counts.accepted == 3, "a connection unused for 2 s was reused")

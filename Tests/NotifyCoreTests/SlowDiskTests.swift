@@ -111,7 +111,10 @@ struct SlowDiskTests {
         let generation = try await registrar.setToken("AB", platform: .apns).generation
         #expect(await eventually { recorder.isHolding })
         #expect(backend.registrationCalls == [.create(handle: "AB")])
-        try await Task.sleep(for: .milliseconds(50))
+        // The pass hands its next step to a task only after the save it waits on: with the
+        // save held, no step is under way (an upsert handed over first would be, held at
+        // the backend), however soon or late this looks.
+        #expect(await registrar.stepTask == nil, "no upsert under an id that is not on disk yet")
         #expect(!backend.isHolding, "no upsert under an id that is not on disk yet")
         recorder.release()
         #expect(await eventually { backend.isHolding })
@@ -193,8 +196,10 @@ struct SlowDiskTests {
             return await outbox.wait(for: ids, untilFinal: false, timeout: 10)
         }
         #expect(await eventually { recorder.isHolding })
+        #expect(await eventually { await outbox.waiters.all.count == 1 }, "told while the outcome is being written")
+        // The retry's pass looks at every waiter before it returns: one it answered would be gone.
         #expect(try await outbox.retry(waiting[0]) == 1)
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await outbox.waiters.all.count == 1, "told while the outcome is being written")
         #expect(told.value == 0, "not told while the outcome is being written")
         recorder.release()
         #expect(await answer.value.map(\.state) == [.queued])
@@ -274,7 +279,9 @@ struct SlowDiskTests {
         }
         #expect(await eventually { recorder.isHolding })
         #expect(await eventually { backend.calls.count == 2 }, "sent while its write is held")
-        try await Task.sleep(for: .milliseconds(50))
+        // Its sender and its attempt's outcome, both parked until its batch is written:
+        // nothing but the held write can answer the sender now.
+        #expect(await eventually { await outbox.commits.waitingCount == 2 }, "answered before it was on disk")
         #expect(!recorder.steps.contains("note answered"), "answered before it was on disk")
         recorder.release()
         #expect(try await answer.value.map(\.state) == [.delivered])
@@ -300,7 +307,7 @@ struct SlowDiskTests {
         func sendsTo(_ recipient: String) -> Int { backend.calls.filter { if case .send(_, recipient, _) = $0 { true } else { false } }.count }
         // carol's message is under way, held at the backend.
         backend.holdNext("send")
-        _ = try await outbox.submit(to: "carol", message: "under way", platforms: [.apns])
+        let carol = try await outbox.submit(to: "carol", message: "under way", platforms: [.apns])
         #expect(await eventually { backend.isHolding })
         // bob's is answered 503, and the write of that outcome is held (past its batch's
         // own two syncs).
@@ -312,8 +319,10 @@ struct SlowDiskTests {
         // bob's retry falls due, and carol's answer frees a place and makes the outbox look.
         clock.advance(by: 3600)
         backend.release()
-        #expect(await eventually { sendsTo("carol") == 1 })
-        try await Task.sleep(for: .milliseconds(50))
+        // carol's sender hears after the pass her answer made, where bob's retry would have
+        // begun; once nothing is under way, such a retry would be in the backend's calls.
+        #expect(await outbox.wait(for: carol, untilFinal: true, timeout: 10).map(\.state) == [.delivered])
+        #expect(await eventually { await outbox.nothingUnderWay })
         #expect(sendsTo("bob") == 1, "sent again while its last attempt was being written")
         recorder.release()
         clock.advance(by: 3600)

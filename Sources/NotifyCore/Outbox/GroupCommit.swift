@@ -49,6 +49,10 @@ struct GroupCommit {
         return (nextNumber - 1, batch)
     }
 
+    /// Senders parked until their batch is written (for tests: one still waiting has not
+    /// been told).
+    var waitingCount: Int { waiters.values.reduce(0) { $0 + $1.count } }
+
     func batch(of id: String) -> Int? {
         batchOf[id]
     }

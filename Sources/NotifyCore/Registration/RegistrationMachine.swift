@@ -16,7 +16,7 @@ import NotifySystem
 public struct RegistrationMachine: Sendable {
     public private(set) var inputs: RegistrationInputs
     public private(set) var record: RegistrationRecord
-    public private(set) var policy: RegistrationPolicy
+    public internal(set) var policy: RegistrationPolicy
 
     /// Raised by every change a caller may wait on; `settledGeneration` catches up when the
     /// outcome for that change is known (success, or a failure and what happens next).
@@ -24,31 +24,31 @@ public struct RegistrationMachine: Sendable {
     public private(set) var settledGeneration = 0
     public private(set) var lastDeletion: (generation: Int, outcome: DeletionOutcome)?
 
-    public private(set) var failures = 0
+    public internal(set) var failures = 0
     public private(set) var lastAttemptAt: Date?
-    public private(set) var retryAt: Date?
-    public private(set) var lastReason: String?
+    public internal(set) var retryAt: Date?
+    public internal(set) var lastReason: String?
     /// The end of a wait the backend asked for (`Retry-After`): unlike our own backoff, a
     /// newer change does not cut it short; the latest inputs go out once it is over.
-    private var backendWaitUntil: Date?
+    var backendWaitUntil: Date?
     /// The wait after the last failure is our own backoff, which an answer from the backend
     /// to another request ends (`backendWorks`); once per failure, so that a registration
     /// that fails again at once waits its backoff out.
-    private var recoverableWait = false
-    private var waitCutShort = false
+    var recoverableWait = false
+    var waitCutShort = false
     /// How the wait after the last failure was drawn, so that a shorter `retry_min` or
     /// `retry_max` can shorten it (`changePolicy`): its backoff's draw of jitter, or nil
     /// for a wait for the network, which the longest backoff bounds; and its reason, to
     /// say again with the new cap.
-    private var lastFailure: (at: Date, retryAfter: Double?, unit: Double?, watched: Bool, reason: String)?
+    var lastFailure: (at: Date, retryAfter: Double?, unit: Double?, watched: Bool, reason: String)?
     /// The last attempt found no route to the backend: the retry waits for the network to
     /// change, and the backoff did not grow.
-    private(set) var offlineWait = false
+    var offlineWait = false
     /// Since when attempts have found no route to the backend; kept while the next one is
     /// waited for or under way, cleared by any other outcome.
-    public private(set) var offlineSince: Date?
+    public internal(set) var offlineSince: Date?
 
-    private struct InFlight: Sendable {
+    struct InFlight: Sendable {
         var step: RegistrationStep
         var generation: Int
         var account: AccountReference?
@@ -64,7 +64,7 @@ public struct RegistrationMachine: Sendable {
     private var quietUntil: Date?
     private var firstUnsentChangeAt: Date?
     private var deletionRequested: Int?
-    private var random: SplitMix64
+    var random: SplitMix64
 
     public init(inputs: RegistrationInputs, record: RegistrationRecord, policy: RegistrationPolicy, seed: UInt64 = 0x6E6F_7469_6679) {
         self.inputs = inputs
@@ -123,49 +123,6 @@ public struct RegistrationMachine: Sendable {
 
     public mutating func wake(now: Date) -> [RegistrationAction] {
         reconcile(now: now)
-    }
-
-    /// A reload changed the policy. A wait already scheduled ends at what the new backoff
-    /// gives for the same failure, when that is sooner (a longer backoff applies from the
-    /// next failure); a refresh is armed again for the new interval.
-    public mutating func changePolicy(_ newPolicy: RegistrationPolicy, now: Date) -> [RegistrationAction] {
-        guard newPolicy != policy else { return [] }
-        policy = newPolicy
-        if let retryAt, let failure = lastFailure {
-            let delay = failure.unit.map { policy.backoff.delay(failures: failures, retryAfter: failure.retryAfter, unit: $0, watched: failure.watched) }
-                ?? policy.backoff.ceiling
-            let sooner = failure.at.addingTimeInterval(delay)
-            if sooner < retryAt {
-                self.retryAt = sooner
-                if backendWaitUntil != nil { backendWaitUntil = sooner }
-                lastReason = described(failure.reason, retryAfter: failure.retryAfter)
-            }
-        }
-        return reconcile(now: now)
-    }
-
-    /// The backend answered another request (a delivery): a retry waiting on our own
-    /// backoff goes now. A `Retry-After` still in force is kept.
-    public mutating func backendWorks(now: Date) -> [RegistrationAction] {
-        guard waitsOnBackend, backendWait(now: now) == nil else { return [] }
-        endWait()
-        return reconcile(now: now)
-    }
-
-    /// The network changed (a link, an address or a default route came up, or the machine
-    /// woke): a retry waiting on the network, or on our own backoff (once per failure, as
-    /// with `backendWorks`), goes now; so does a refresh that fell due meanwhile, whichever
-    /// clock its timer ran on. A `Retry-After` still in force is kept.
-    public mutating func networkMayBeBack(now: Date) -> [RegistrationAction] {
-        if waitsOnBackend, backendWait(now: now) == nil { endWait() }
-        return reconcile(now: now)
-    }
-
-    private mutating func endWait() {
-        if recoverableWait { waitCutShort = true }
-        recoverableWait = false
-        offlineWait = false
-        retryAt = nil
     }
 
     public mutating func stepFinished(_ result: StepResult, now: Date) -> [RegistrationAction] {
@@ -256,7 +213,7 @@ public struct RegistrationMachine: Sendable {
 
     // MARK: Deciding
 
-    private mutating func reconcile(now: Date) -> [RegistrationAction] {
+    mutating func reconcile(now: Date) -> [RegistrationAction] {
         let actions = decide(now: now)
         // Offline ends with the attempts: once none is waited for or under way, whatever
         // else ended them (a success, a refusal, a logout).
@@ -350,53 +307,7 @@ public struct RegistrationMachine: Sendable {
         return [.cancelWake, .perform(step)]
     }
 
-    /// `watched`: the backend could not be reached, and the reachability probe ends the
-    /// wait when it is back, so the wait may grow past `retry_max` (`Backoff.ceiling`).
-    private mutating func backOff(_ finished: InFlight, reason: String, retryAfter: Double?, watched: Bool = false, now: Date) -> [RegistrationAction] {
-        failures += 1
-        lastReason = described(reason, retryAfter: retryAfter)
-        let unit = random.nextUnit()
-        lastFailure = (now, retryAfter, unit, watched, reason)
-        let when = now.addingTimeInterval(policy.backoff.delay(failures: failures, retryAfter: retryAfter, unit: unit, watched: watched))
-        retryAt = when
-        backendWaitUntil = retryAfter == nil ? nil : when
-        // A watched wait stays one the probe ends, however often (see `OutboxQueue`).
-        recoverableWait = retryAfter == nil && (watched || !waitCutShort)
-        waitCutShort = false
-        offlineSince = nil
-        settle(finished.generation)
-        // Changes made while the call was in flight wait for the retry too: the backend is down.
-        if generation > finished.generation { settle(generation) }
-        return reconcile(now: now)
-    }
-
-    /// The reason, with what the cap in effect did to a longer wait the backend asked for.
-    private func described(_ reason: String, retryAfter: Double?) -> String {
-        [reason, policy.backoff.retryAfterNote(retryAfter)].compactMap { $0 }.joined(separator: "; ")
-    }
-
-    /// Not the backend's failure: `failures`, and so the backoff, stay as they were. The
-    /// network's next change ends the wait; should none be seen, the longest backoff does.
-    private mutating func waitForNetwork(_ finished: InFlight, reason: String, now: Date) -> [RegistrationAction] {
-        lastReason = reason
-        offlineSince = offlineSince ?? now
-        offlineWait = true
-        recoverableWait = false
-        waitCutShort = false
-        backendWaitUntil = nil
-        lastFailure = (now, nil, nil, false, reason)
-        retryAt = now.addingTimeInterval(policy.backoff.ceiling)
-        settle(finished.generation)
-        if generation > finished.generation { settle(generation) }
-        return reconcile(now: now)
-    }
-
-    private func backendWait(now: Date) -> Date? {
-        guard let backendWaitUntil, backendWaitUntil > now else { return nil }
-        return backendWaitUntil
-    }
-
-    private mutating func settle(_ generation: Int) {
+    mutating func settle(_ generation: Int) {
         settledGeneration = max(settledGeneration, generation)
     }
 }
