@@ -60,8 +60,8 @@ public actor Outbox {
     /// Deliveries on their way to the backend when their batch could not be written: never
     /// accepted, so their outcome is dropped when it comes (see `withdraw`).
     var withdrawn: Set<String> = []
-    /// The one timer for retries and expiries, and when it fires.
-    private var wake: (at: Date, task: Task<Void, Never>)?
+    /// The one timer for retries and expiries.
+    private var wake = WakeTimer()
     /// The final statuses of deliveries whose senders have not had their answer yet: kept
     /// until they have it, then forgotten, so a burst of sends leaves nothing behind.
     var finishedUnanswered: [String: DeliveryStatus] = [:]
@@ -199,7 +199,7 @@ public actor Outbox {
         // and start it for sends whose senders have not asked yet.
         startCommit()
         while let commit = commitTask { await commit.value }
-        wake?.task.cancel()
+        wake.cancel()
         let running = Array(attempts.values)
         let deadline = Task {
             try? await Task.sleep(for: .seconds(2))
@@ -315,10 +315,7 @@ public actor Outbox {
     /// clock that was set makes the one armed wrong.
     public func networkChanged(_ change: NetworkChange) {
         if queue.networkMayBeBack() { logger.info("outbox: the network changed; retrying what waited on it") }
-        if change == .clockSet {
-            wake?.task.cancel()
-            wake = nil
-        }
+        if change == .clockSet { wake.cancel() }
         pump()
     }
 
@@ -330,17 +327,11 @@ public actor Outbox {
     /// up one per send. A timer that fires early finds nothing to do and arms the next.
     private func scheduleWake() {
         guard let date = queue.nextWake(now: clock.now()) else { return }
-        if let wake, wake.at <= date { return }
-        wake?.task.cancel()
-        let task = Task { [clock] in
-            do { try await clock.sleep(until: date) } catch { return }
-            self.wakeFired(at: date)
-        }
-        wake = (date, task)
+        wake.arm(at: date, on: clock, soonerOnly: true) { await self.wakeFired(at: $0) }
     }
 
     private func wakeFired(at date: Date) {
-        if wake?.at == date { wake = nil }
+        wake.fired(at: date)
         pump()
     }
 }

@@ -70,10 +70,7 @@ extension Registrar {
             switch action {
             case .perform(let step): perform(step)
             case .wake(let date): scheduleWake(at: date)
-            case .cancelWake:
-                wakeTask?.cancel()
-                wakeTask = nil
-                wakeAt = nil
+            case .cancelWake: wake.cancel()
             case .persist: await persist()
             case .retire(let id, let backend, let user, let api): await retire(id: id, at: backend, api: api, madeAs: user)
             }
@@ -98,10 +95,12 @@ extension Registrar {
         }
     }
 
-    /// Waits until `awaited` is known (true) or `timeout` seconds pass (false).
-    func wait(for awaited: Awaited, timeout: Double) async -> Bool {
+    /// Waits until `awaited` is known, returning the status then, or until `timeout`
+    /// seconds pass (nil).
+    @discardableResult
+    func wait(for awaited: Awaited, timeout: Double) async -> RegistrationStatus? {
         await changesSaved()
-        if isKnown(awaited) { return true }
+        if isKnown(awaited) { return machine.status }
         let id = nextWaiterID
         nextWaiterID += 1
         return await withCheckedContinuation { continuation in
@@ -123,32 +122,23 @@ extension Registrar {
     func releaseWaiters() {
         for (id, waiter) in waiters where isKnown(waiter.awaited) {
             waiters[id] = nil
-            waiter.continuation.resume(returning: true)
+            waiter.continuation.resume(returning: machine.status)
         }
     }
 
     func expireWaiter(_ id: UInt64) {
         guard let waiter = waiters.removeValue(forKey: id) else { return }
-        waiter.continuation.resume(returning: false)
+        waiter.continuation.resume(returning: nil)
     }
 
     func scheduleWake(at date: Date) {
-        // The same time again (each look at the inputs asks for it): a cancelled sleep keeps
-        // its system timer until its time comes, so re-arming would leave one behind.
-        if wakeTask != nil, wakeAt == date { return }
-        wakeTask?.cancel()
-        wakeAt = date
-        wakeTask = Task { [clock] in
-            do { try await clock.sleep(until: date) } catch { return }
-            await self.wokeUp()
-        }
+        wake.arm(at: date, on: clock) { await self.wokeUp(at: $0) }
     }
 
-    func wokeUp() async {
+    func wokeUp(at date: Date) async {
         await turns.begin()
         defer { turns.end() }
-        wakeTask = nil
-        wakeAt = nil
+        wake.fired(at: date)
         await apply(machine.wake(now: clock.now()))
     }
 

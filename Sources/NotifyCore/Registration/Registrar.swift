@@ -77,9 +77,8 @@ public actor Registrar {
     var machine: RegistrationMachine {
         didSet { accounts.statusChanges.bump() }
     }
-    var wakeTask: Task<Void, Never>?
-    /// When `wakeTask` wakes the machine.
-    var wakeAt: Date?
+    /// Wakes the machine at the time it asks for (`RegistrationAction.wake`).
+    var wake = WakeTimer()
     var stepTask: Task<Void, Never>?
     /// The login the backend call in flight uses.
     var stepRevision: String?
@@ -99,8 +98,9 @@ public actor Registrar {
 
     struct Waiter {
         var awaited: Awaited
-        /// Resumed with true when the outcome is known, false when the wait ran out.
-        var continuation: CheckedContinuation<Bool, Never>
+        /// Resumed with the status as it was when the outcome became known (a retry due
+        /// soon may have begun by the time the waiter runs), nil when the wait ran out.
+        var continuation: CheckedContinuation<RegistrationStatus?, Never>
     }
 
     public init(
@@ -258,8 +258,9 @@ public actor Registrar {
     /// Waits until the outcome of `generation` is known, or `timeout` seconds pass.
     public func waitForOutcome(generation: Int, timeout: Double?) async -> RegistrationOutcome {
         await changesSaved()
-        if machine.settledGeneration < generation, let timeout, timeout > 0 {
-            _ = await wait(for: .generation(generation), timeout: timeout)
+        if machine.settledGeneration < generation, let timeout, timeout > 0,
+           let atOutcome = await wait(for: .generation(generation), timeout: timeout) {
+            return RegistrationOutcome(registration: atOutcome, settled: true)
         }
         return RegistrationOutcome(registration: machine.status, settled: machine.settledGeneration >= generation)
     }
@@ -301,11 +302,7 @@ public actor Registrar {
     public func networkChanged(_ change: NetworkChange) async {
         await turns.begin()
         defer { turns.end() }
-        if change == .clockSet {
-            wakeTask?.cancel()
-            wakeTask = nil
-            wakeAt = nil
-        }
+        if change == .clockSet { wake.cancel() }
         await apply(machine.networkMayBeBack(now: clock.now()))
     }
 
@@ -322,8 +319,7 @@ public actor Registrar {
 
     /// Stops timers, lets an in-flight call finish for a moment, saves, releases waiters.
     public func shutdown() async {
-        wakeTask?.cancel()
-        wakeTask = nil
+        wake.cancel()
         if let stepTask {
             let deadline = Task {
                 try? await Task.sleep(for: .seconds(2))
@@ -337,7 +333,7 @@ public actor Registrar {
         await persist()
         for (id, waiter) in waiters {
             waiters[id] = nil
-            waiter.continuation.resume(returning: false)
+            waiter.continuation.resume(returning: nil)
         }
     }
 }

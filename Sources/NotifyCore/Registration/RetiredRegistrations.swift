@@ -43,8 +43,8 @@ public actor RetiredRegistrations {
     /// The entry whose deletion is under way: never reclaimed meanwhile.
     private var deleting: RetiredEntry?
     private var deletion: Task<Void, Never>?
-    private var wakeTask: Task<Void, Never>?
-    private var wakeAt: Date?
+    /// Wakes the next deletion waiting its backoff.
+    private var wake = WakeTimer()
     private var stopped = false
     private var random = SplitMix64(seed: UInt64.random(in: 0...UInt64.max))
 
@@ -70,8 +70,7 @@ public actor RetiredRegistrations {
     /// Deletes nothing more, and returns once the deletion under way, if any, has ended.
     public func shutdown() async {
         stopped = true
-        wakeTask?.cancel()
-        wakeTask = nil
+        wake.cancel()
         await deletion?.value
     }
 
@@ -186,18 +185,11 @@ public actor RetiredRegistrations {
             return
         }
         guard let next = entries.compactMap(\.nextAttemptAt).min() else { return }
-        if wakeTask != nil, wakeAt == next { return }
-        wakeTask?.cancel()
-        wakeAt = next
-        wakeTask = Task { [clock] in
-            do { try await clock.sleep(until: next) } catch { return }
-            self.wokeUp()
-        }
+        wake.arm(at: next, on: clock) { await self.wokeUp(at: $0) }
     }
 
-    private func wokeUp() {
-        wakeTask = nil
-        wakeAt = nil
+    private func wokeUp(at date: Date) {
+        wake.fired(at: date)
         schedule()
     }
 
