@@ -58,9 +58,10 @@ import Testing
 
     /// A server ends an HTTP/2 connection after so many requests (nginx's
     /// `keepalive_requests`) and refuses the streams sent after them: the burst goes on
-    /// over one new connection at a time, not one per request then in flight.
+    /// over one new connection, and at most one spare (kept for the next GOAWAY, which
+    /// then costs no handshake), not one per request then in flight.
     @Test(.enabled(if: HTTP2FrontEnd.shouldRun, Comment(rawValue: HTTP2FrontEnd.skipReason)))
-    func aConnectionTheServerEndsIsReplacedByOneConnection() async throws {
+    func aConnectionTheServerEndsIsReplacedByOneConnectionAndOneSpareAtMost() async throws {
         let perConnection = 10
         let backend = DevBackendServer(options: .init(quiet: true))
         let backendPort = try backend.start()
@@ -83,11 +84,13 @@ import Testing
         #expect(replies.allSatisfy { $0.contains(#""state":"delivered""#) }, "\(replies.filter { !$0.contains(#""state":"delivered""#) })")
 
         // nginx logs the requests it took; the refused ones are not among them. A
-        // connection per `perConnection` requests, each used to the last, is one at a time.
+        // connection per `perConnection` requests, each used to the last, is one at a time;
+        // the spare may add one (one that has carried nothing is not in the log). Without
+        // the limit, a connection per request in flight at a GOAWAY: 12 for 41 requests.
         let requests = frontEnd.requests()
         #expect(requests.filter { $0.target.hasPrefix("/api/notifications") }.count == count)
         let connections = Dictionary(grouping: requests, by: \.connection)
-        #expect(connections.count == (requests.count + perConnection - 1) / perConnection,
+        #expect(connections.count <= (requests.count + perConnection - 1) / perConnection + 1,
                 "\(requests.count) requests on \(connections.count) connections: \(connections.mapValues(\.count).sorted { $0.key < $1.key })")
         await daemon.cleanUp()
         try await offThePool { frontEnd.stop() }
