@@ -15,6 +15,8 @@ extension Daemon {
     public func reload() async -> ReloadResult {
         let next = reloads.withLock { previous -> Task<ReloadResult, Never> in
             let earlier = previous
+            // A task, chained to the one before: reloads run one at a time, in order, and
+            // each caller awaits its own.
             let next = Task {
                 _ = await earlier?.value
                 return await self.reloadNow()

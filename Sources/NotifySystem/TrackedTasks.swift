@@ -51,10 +51,13 @@ public final class TrackedTasks: Sendable {
         let running = stop()
         guard !running.isEmpty else { return 0 }
         let outcome = FirstOutcome()
+        // Two tasks racing to settle one outcome: the tasks' end, or the deadline that
+        // cancels them; the loser is cancelled once the winner has settled it.
         let ended = Task {
             for task in running { await task.value }
             outcome.settle(0)
         }
+        // See above.
         let deadline = Task {
             try? await Task.sleep(for: .seconds(seconds))
             guard !Task.isCancelled else { return }
@@ -91,6 +94,7 @@ private final class FirstOutcome: Sendable {
 
     var value: Int {
         get async {
+            // A continuation: `settle`, from whichever task ends first, resumes it once.
             await withCheckedContinuation { waiter in
                 let settled = state.withLock { state -> Int? in
                     if state.value == nil { state.waiter = waiter }

@@ -93,6 +93,7 @@ if arguments.allowCoreDumps {
 }
 let daemon = Daemon(configuration: configuration, logger: logger)
 ReloadSignal.install {
+    // The signal handler's thread must not wait: the reload runs on the pool.
     Task {
         logger.notice("received SIGHUP, reloading the configuration")
         _ = await daemon.reload()

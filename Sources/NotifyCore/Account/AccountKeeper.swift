@@ -359,6 +359,8 @@ public actor AccountKeeper {
             run = fetching.run
         } else {
             let passwords = self.passwords, keyring = self.keyring
+            // A task of its own, kept in `fetching`: every caller asking for the same source
+            // meanwhile awaits this one run, and shutdown cancels it.
             run = Task {
                 do throws(CoreError) {
                     if case .keyring(let item) = source { return .success(try await Self.lookUp(item, in: keyring)) }

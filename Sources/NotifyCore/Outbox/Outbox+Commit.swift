@@ -115,6 +115,8 @@ extension Outbox {
             pump(changed: [])
         }
         let (store, writer) = (self.store, self.commitWriter)
+        // Kept in `commitTask`: one batch is written at a time, and shutdown waits for it;
+        // its senders wait for the batch, not for this task.
         commitTask = Task {
             let result = await writer.value { () -> Result<[StoredEntry], CoreError> in
                 do throws(CoreError) {

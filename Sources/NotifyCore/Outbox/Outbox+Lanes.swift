@@ -50,6 +50,8 @@ extension Outbox {
         let start = !lane.feeding
         lane.feeding = true
         lanes[key] = lane
+        // After this turn: feeding awaits the password source, which must not hold up the
+        // pass that is handing out deliveries to other lanes.
         if start { Task { await self.feed(key) } }
     }
 

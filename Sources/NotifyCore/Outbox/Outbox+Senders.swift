@@ -91,6 +91,8 @@ extension Outbox {
     private func armDeadlineTimer(_ deadline: ContinuousClock.Instant) {
         if let timer = deadlineTimer, timer.fires <= deadline { return }
         deadlineTimer?.task.cancel()
+        // On the continuous clock, not the outbox's `WakeTimer`: a sender's timeout is real
+        // time, which a test's clock must not stop.
         let task = Task {
             do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
             self.deadlinePassed()

@@ -201,6 +201,7 @@ public actor Outbox {
         while let commit = commitTask { await commit.value }
         wake.cancel()
         let running = Array(attempts.values)
+        // Bounds the wait for the attempts under way: they are cancelled at the deadline.
         let deadline = Task {
             try? await Task.sleep(for: .seconds(2))
             for attempt in running { attempt.cancel() }
@@ -254,6 +255,8 @@ public actor Outbox {
                 handToLane(delivery)
                 continue
             }
+            // One task per attempt where the transport keeps no lanes (URLSession, on macOS;
+            // a test's scripted backend): kept in `attempts`, which shutdown waits for.
             attempts[delivery.id] = Task {
                 let result = await self.attempt(delivery)
                 await self.finished(delivery.id, result)
@@ -291,6 +294,8 @@ public actor Outbox {
             }
         }
         writer.enqueue { for write in writes { write() } }
+        // After the writes, without holding up this pass: the senders hear of an expiry
+        // only once it is on disk (`outcomesBeingWritten` keeps them waiting meanwhile).
         Task {
             await writer.drain()
             for delivery in expired {

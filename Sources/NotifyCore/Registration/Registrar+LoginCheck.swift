@@ -195,6 +195,8 @@ extension Registrar {
             ? "no registration pass will check them: deleting at \(place) an installation id no device has, with the API key given for \(candidate.user)"
             : "no registration pass will check them: asking \(place) for a registration id as \(candidate.user)")
         let accounts = self.accounts, backend = self.backend
+        // A task of its own, kept in `checkTask`: the check outlives this call, and a newer
+        // login or logout cancels it; its verdict comes back through the actor.
         checkTask = Task {
             let verdict: LoginVerdict
             do throws(CoreError) {

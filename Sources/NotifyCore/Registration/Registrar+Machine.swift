@@ -103,6 +103,8 @@ extension Registrar {
         if isKnown(awaited) { return machine.status }
         let id = nextWaiterID
         nextWaiterID += 1
+        // A continuation: the waiter is resumed by whichever comes first, the outcome
+        // (`releaseWaiters`) or its timeout (the task below), each removing it once.
         return await withCheckedContinuation { continuation in
             waiters[id] = Waiter(awaited: awaited, continuation: continuation)
             Task {

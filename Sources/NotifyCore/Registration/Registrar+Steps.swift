@@ -16,6 +16,7 @@ extension Registrar {
         }
         let backendText = step.backend
         guard let url = URL(string: backendText) else {
+            // Told after this turn, as a request's result is: `finished` takes a turn.
             Task { await self.finished(step, .failed(.rejected(status: 0, detail: "invalid backend URL \(backendText)")), with: credentials) }
             return
         }
@@ -24,6 +25,8 @@ extension Registrar {
         let backend = self.backend
         let settings = self.settings
         let accounts = self.accounts
+        // A task of its own, kept in `stepTask`: the request outlives this call, which the
+        // machine made in a turn, and shutdown waits for it (bounded) or cancels it.
         stepTask = Task {
             var account: BackendAccount
             do {

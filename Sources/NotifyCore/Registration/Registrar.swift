@@ -321,6 +321,7 @@ public actor Registrar {
     public func shutdown() async {
         wake.cancel()
         if let stepTask {
+            // Bounds the wait for the request under way: it is cancelled at the deadline.
             let deadline = Task {
                 try? await Task.sleep(for: .seconds(2))
                 stepTask.cancel()

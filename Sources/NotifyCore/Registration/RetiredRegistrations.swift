@@ -181,6 +181,7 @@ public actor RetiredRegistrations {
         let now = clock.now()
         if let due = entries.first(where: { ($0.nextAttemptAt ?? now) <= now }) {
             deleting = due
+            // Kept in `deletion`: shutdown waits for the one under way.
             deletion = Task { await self.delete(due) }
             return
         }

@@ -113,6 +113,8 @@ final class CurlLoop: @unchecked Sendable {
             shared.nextID += 1
             return shared.nextID
         }
+        // A continuation: the request is made on the HTTP thread, which owns libcurl and
+        // resumes it from there once, with the outcome or a cancellation.
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let job = Job(id: id, request: request, timeoutMilliseconds: timeoutMilliseconds, lane: nil) { continuation.resume(returning: $0) }

@@ -61,6 +61,8 @@ final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataDelegate
         }
         urlRequest.httpBody = request.body
         let task = session.dataTask(with: urlRequest)
+        // A continuation: URLSession's delegate, on its own queue, resumes it once the
+        // transfer ends (see `Transfer`).
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 transfers.withLock { $0[task.taskIdentifier] = Transfer(continuation: continuation) }
