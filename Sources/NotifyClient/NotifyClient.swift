@@ -52,7 +52,7 @@ public final class NotifyClient {
         // Whoever listens gets what is sent, the password of `login` included: talk only to
         // a notifyd of this user (or root's), however the socket file came to be there.
         let owner = UnixSocket.peerUID(fd)
-        guard let owner, owner == currentUID() || owner == 0 else {
+        guard let owner, TrustedUser.includes(owner) else {
             close(fd)
             let who = owner.map { "uid \($0)" } ?? "a process whose uid the system does not tell"
             throw .notRunning(path: socketPath, detail: "it is served by \(who), not by you (uid \(currentUID())); refusing to talk to it. Check the socket path, or remove the file and start notifyd again")

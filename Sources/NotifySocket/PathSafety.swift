@@ -26,7 +26,7 @@ public enum PathSafety {
         var info = stat()
         guard stat(path, &info) == 0 else { return .cannotInspect(errnoText()) }
         let owner = UInt32(info.st_uid)
-        guard owner == uid || (rootMayOwn && owner == 0) else { return .ownedBy(owner) }
+        guard rootMayOwn ? TrustedUser.includes(owner, own: uid) : owner == uid else { return .ownedBy(owner) }
         let writableByOthers = info.st_mode & 0o022 != 0
         let sticky = info.st_mode & mode_t(S_ISVTX) != 0
         if writableByOthers && !(stickyAllowed && sticky) {

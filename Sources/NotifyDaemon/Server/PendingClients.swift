@@ -20,13 +20,13 @@ public enum PendingClients {
     /// unanswered, as the server does.
     public static func refuse(listener: Int32, with error: WireError) {
         let reply = Reply.failure(nil, error)
-        let ownUID = getuid()
+        let ownUID = currentUID()
         var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
         while poll(&ready, 1, 0) > 0 && ready.revents & Int16(POLLIN) != 0 {
             let fd = acceptClosingOnExec(listener)
             guard fd >= 0 else { return }
             UnixSocket.prepareAcceptedSocket(fd)
-            if let peer = UnixSocket.peerUID(fd), peer == ownUID || peer == 0 {
+            if let peer = UnixSocket.peerUID(fd), TrustedUser.includes(peer, own: ownUID) {
                 // The request is read first, so the connection ends in an orderly close:
                 // one closed with unread bytes is reset.
                 var scratch = [UInt8](repeating: 0, count: 4096)

@@ -187,7 +187,7 @@ extension SocketServer {
                 closeDescriptor(fd)
                 return
             }
-            if peer != ownUID && peer != 0 {
+            if !TrustedUser.includes(peer, own: ownUID) {
                 refused("from uid \(peer)", because: "notifyd serves uid \(ownUID) only", now: now)
                 closeDescriptor(fd)
                 return
