@@ -23,7 +23,7 @@ struct CommandRouter: RequestHandler {
     let statusCopy: StatusCopy
 
     init(registrar: Registrar, outbox: Outbox, recovery: BackendRecovery, retired: RetiredRegistrations, hub: EventHub, info: DaemonInfo,
-         control: DaemonControl, settings: SettingsStore) {
+         control: DaemonControl, settings: SettingsStore, verifyingStatusWith verifier: Logger? = nil) {
         self.registrar = registrar
         self.outbox = outbox
         self.recovery = recovery
@@ -34,7 +34,7 @@ struct CommandRouter: RequestHandler {
         self.settings = settings
         let result = PingResult(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid, build: NotifydVersion.build)
         pingResult = Reply.encodedResult(result) ?? Array("{}".utf8)
-        statusCopy = StatusCopy(changes: registrar.statusChanges)
+        statusCopy = StatusCopy(changes: registrar.statusChanges, verifyingWith: verifier)
     }
 
     var sendPlatforms: [Platform] { settings[\.sendPlatforms] }
@@ -51,6 +51,7 @@ struct CommandRouter: RequestHandler {
         }) { router, _, id, _ in
             let madeAt = router.statusCopy.changesNow
             guard let encoded = Reply.encodedResult(await router.status()) else { return .now(Reply.unencodable(id)) }
+            router.statusCopy.verify(encoded, madeAt: madeAt)
             router.statusCopy.keep(encoded, madeAt: madeAt)
             return .now(Reply.success(id, encodedResult: encoded))
         }
