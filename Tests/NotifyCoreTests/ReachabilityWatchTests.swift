@@ -244,7 +244,7 @@ struct ReachabilityWatchTests {
         let fixture = Fixture()
         _ = fixture.failed(Self.refused)
         #expect(await eventually { fixture.clock.sleeperCount == 1 })
-        await fixture.recovery.stop()
+        await fixture.recovery.shutdown()
         #expect(fixture.clock.sleeperCount == 0)
         // The stop cancelled the loop: once it has ended, nothing is left that could probe.
         #expect(await eventually { fixture.recovery.reachabilityLoops.running == 0 })
