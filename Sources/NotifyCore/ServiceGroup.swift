@@ -7,8 +7,8 @@ public protocol Service: AnyObject, Sendable {
     func start() async
     /// Starts nothing more, lets the work under way end (cutting it short at
     /// `ShutdownDeadline.duration`, where it can wait on something that may not come) and
-    /// saves what is kept. Cancellation of the calling task means the deadline passed: the
-    /// wait for the work under way ends then.
+    /// saves what is kept. One still running at the deadline is cancelled: a wait that
+    /// cancellation ends is over then, and the group waits for the rest (saving) to return.
     func shutdown() async
 }
 
