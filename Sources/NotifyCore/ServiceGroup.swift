@@ -3,17 +3,15 @@ import Synchronization
 /// A long-lived part of notifyd: it takes up its work when started and ends it when shut
 /// down, each once, by the `ServiceGroup` it belongs to and by nothing else.
 public protocol Service: AnyObject, Sendable {
-    /// Takes up the work: what the last run left, timers. Most parts have none to take up.
+    /// Takes up the work: what the last run left, timers. Declared by each service, even
+    /// one with nothing to take up: a default here would be chosen over a service's own
+    /// `start()` that does not suspend, wherever a caller awaits it.
     func start() async
     /// Starts nothing more, lets the work under way end (cutting it short at
     /// `ShutdownDeadline.duration`, where it can wait on something that may not come) and
     /// saves what is kept. One still running at the deadline is cancelled: a wait that
     /// cancellation ends is over then, and the group waits for the rest (saving) to return.
     func shutdown() async
-}
-
-extension Service {
-    public func start() async {}
 }
 
 /// How long a stop lets work under way go on before cutting it short: attempts to send,

@@ -18,6 +18,7 @@ final class AcceptingClients: Service {
 final class OpenConnections: Service {
     private let server: SocketServer
     init(_ server: SocketServer) { self.server = server }
+    func start() async {}
     func shutdown() async { await server.closeConnections() }
 }
 
@@ -25,6 +26,7 @@ final class OpenConnections: Service {
 final class RequestsUnderWay: Service {
     private let server: SocketServer
     init(_ server: SocketServer) { self.server = server }
+    func start() async {}
     func shutdown() async { await server.finishRequests() }
 }
 
@@ -33,5 +35,7 @@ final class RequestsUnderWay: Service {
 final class WatchedNetwork: Service {
     private let watch: (any NetworkWatch)?
     init(_ watch: (any NetworkWatch)?) { self.watch = watch }
+    /// Started as it was made, before the socket server that may own it.
+    func start() async {}
     func shutdown() async { watch?.stop() }
 }

@@ -313,6 +313,9 @@ public actor AccountKeeper: Service {
         return nil
     }
 
+    /// Nothing to take up: the login was read when it was made.
+    public func start() async {}
+
     /// notifyd stops: a password command or keyring lookup still running is stopped, with
     /// what it started, and none starts again. Called first of all, so that nothing that
     /// stops after it waits for a password that may be minutes away (`password_timeout`).

@@ -64,6 +64,9 @@ public final class BackendRecovery: Service {
         self.onEvent = onEvent
     }
 
+    /// Nothing to take up: parts report to it as they start.
+    public func start() async {}
+
     /// Wakes no more parties, probes no more, and returns once the probes and the wakes
     /// under way have ended.
     public func shutdown() async {
