@@ -13,6 +13,7 @@ import NotifyProtocol
 /// - one HTTP client for both, so that registrations and sends share its connections;
 /// - one `BackendRecovery`: a backend that answers either of them ends what waits on it in
 ///   both, and so does a network that comes back, or a backend the probe sees back;
+/// - `lifecycle` starts and stops them all, in the orders declared where they are joined;
 /// - the registrar tells the outbox when the login changed, and which platform names the
 ///   backend refused registrations under (`UnknownPlatforms`), and hands a registration
 ///   left at a backend no longer used to `retired`, which deletes it there.
@@ -24,6 +25,10 @@ public struct Components: Sendable {
     public let outbox: Outbox
     public let registrar: Registrar
     public let retired: RetiredRegistrations
+    /// Starts and stops the parts above, each once, in the orders declared in `init`: the
+    /// start loads what the last run left and takes up the work; the shutdown stops
+    /// starting work, waits briefly for what is under way, and saves what is kept.
+    public let lifecycle: ServiceGroup
 
     /// `backend` stands in for the HTTP client (a test's scripted one); the callbacks are
     /// what the daemon publishes to its watchers.
@@ -58,23 +63,15 @@ public struct Components: Sendable {
         recovery.attach(.outbox, wake: { await outbox.backendWorks($0) }, networkChanged: { await outbox.networkChanged($0) })
         recovery.attach(.registrar, wake: { await registrar.backendWorks($0) }, networkChanged: { await registrar.networkChanged($0) })
         recovery.attach(.retirement, wake: { await retired.backendWorks($0) }, networkChanged: { _ in await retired.networkChanged() })
-    }
-
-    /// Loads what the last run left and takes up the work: the registration, then the queue.
-    public func start() async {
-        await registrar.start()
-        await outbox.start()
-        await retired.start()
-    }
-
-    /// Stops starting work, waits briefly for what is under way, and saves what is kept.
-    /// The wakes first, so that none starts work in a part already stopped; then the
-    /// password sources, so that what waits on one ends now instead of at its deadline.
-    public func shutdown() async {
-        await recovery.stop()
-        await accounts.shutdown()
-        await outbox.shutdown()
-        await registrar.shutdown()
-        await retired.shutdown()
+        // Started: the recovery and the account keeper have nothing to take up and are there
+        // before anything asks them; then the work, the most needed first: the registration
+        // (without it nothing reaches this device), the queue, and the deletions left at
+        // old backends, which only tidy up.
+        // Stopped: the wakes first, so that none starts work in a part already stopped;
+        // then the password sources, so that what waits on one ends now instead of at its
+        // deadline; then the queue, the registration and the deletions, each cutting its
+        // work under way short at the one `ShutdownDeadline`.
+        lifecycle = ServiceGroup(startOrder: [recovery, accounts, registrar, outbox, retired],
+                                 stopOrder: [recovery, accounts, outbox, registrar, retired])
     }
 }

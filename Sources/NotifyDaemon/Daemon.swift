@@ -46,7 +46,7 @@ public final class Daemon: Sendable {
         // (main and the tests call them in sequence).
         var socket: ListeningSocket?
         var lock: StateDirectoryLock?
-        var networkWatch: (any NetworkWatch)?
+        var services: ServiceGroup?
     }
 
     public init(configuration: DaemonConfiguration, backend: (any BackendAPI)? = nil, clock: any WakeClock = SystemWakeClock(), logger: Logger) {
@@ -118,10 +118,18 @@ public final class Daemon: Sendable {
         running.lock = lock
         running.socket = socket
         self.server.withLock { $0 = server }
-        running.networkWatch = watch
         hub.attach(server)
-        await components.start()
-        server.start()
+        let accepting = AcceptingClients(server), connections = OpenConnections(server), requests = RequestsUnderWay(server)
+        let watching = WatchedNetwork(watch)
+        // Started: what is behind the socket, then the socket, so that the first command
+        // finds the registration and the queue loaded. Stopped: the socket first, so that
+        // no command comes in meanwhile; the network monitor, so that it wakes no part
+        // that stops; the parts behind the socket; then the connections, once the replies
+        // they are owed have been made, and the requests they left.
+        let services = ServiceGroup(startOrder: [requests, connections, watching, components.lifecycle, accepting],
+                                    stopOrder: [accepting, watching, components.lifecycle, connections, requests])
+        running.services = services
+        await services.start()
         logger.notice("notifyd \(NotifydVersion.described()) listening on \(socket.path)\(socket.activated ? " (socket activation)" : "")")
         configuration.serviceManager.notify("READY=1\nSTATUS=listening on \(socket.path)\nMAINPID=\(getpid())")
     }
@@ -145,15 +153,11 @@ public final class Daemon: Sendable {
     }
 
     public func stop() async {
-        guard let server = server.withLock({ $0.take() }) else { return }
+        guard server.withLock({ $0.take() }) != nil else { return }
         // Watchers learn that this is a normal stop before their connection closes.
         hub.publish(ShutdownEvent(time: Date()))
         configuration.serviceManager.notify("STOPPING=1")
-        await server.stopAccepting()
-        running.networkWatch?.stop()
-        await components.shutdown()
-        await server.closeConnections()
-        await server.finishRequests()
+        await running.services?.shutdown()
         hub.attach(nil)
         running.socket?.closeAndRemove()
         running.lock?.release()

@@ -70,6 +70,30 @@ public final class TrackedTasks: Sendable {
         return cancelled
     }
 
+    /// Starts nothing more, cancels every task started, and returns once they have ended,
+    /// or after `seconds` with some still running (one that ignores its cancellation, deep
+    /// in a call that cannot be cut short). Returns how many were still running then.
+    @discardableResult
+    public func cancelAndWait(upTo seconds: Double) async -> Int {
+        let running = stop()
+        guard !running.isEmpty else { return 0 }
+        for task in running { task.cancel() }
+        let outcome = FirstOutcome()
+        let ended = Task {
+            for task in running { await task.value }
+            outcome.settle(0)
+        }
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            guard !Task.isCancelled else { return }
+            outcome.settle(self.count)
+        }
+        let left = await outcome.value
+        deadline.cancel()
+        ended.cancel()
+        return left
+    }
+
     private func stop() -> [Task<Void, Never>] {
         state.withLock { state in
             state.stopped = true

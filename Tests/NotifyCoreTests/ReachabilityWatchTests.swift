@@ -244,11 +244,41 @@ struct ReachabilityWatchTests {
         let fixture = Fixture()
         _ = fixture.failed(Self.refused)
         #expect(await eventually { fixture.clock.sleeperCount == 1 })
-        await fixture.recovery.stop()
+        await fixture.recovery.shutdown()
         #expect(fixture.clock.sleeperCount == 0)
-        // The stop cancelled the loop: once it has ended, nothing is left that could probe.
-        #expect(await eventually { fixture.recovery.reachabilityLoops.running == 0 })
+        // The stop ended the loop before it returned: nothing is left that could probe.
+        #expect(fixture.recovery.reachabilityLoops.running == 0)
         fixture.clock.advance(by: 60)
         #expect(fixture.probe.calls.isEmpty)
+    }
+
+    /// A probe under way when the stop comes (a connect that ends in its own time) has
+    /// ended before the stop returns, and its loop with it: nothing outlives the stop.
+    @Test func stopReturnsOnceTheProbeUnderWayHasEnded() async throws {
+        let clock = ManualClock(), journal = ServiceGroupTests.Journal(), gate = TrackedTasksTests.Gate()
+        let recovery = BackendRecovery()
+        recovery.watchReachability(clock: clock) { _, _ in
+            journal.note("probe began")
+            await withTaskCancellationHandler { await gate.wait() } onCancel: { journal.note("probe cancelled") }
+            journal.note("probe ended")
+            return false
+        }
+        _ = recovery.classify(Self.refused, route: .send, backend: Self.backend)
+        recovery.setWaiting(.outbox, true)
+        #expect(await eventually { clock.sleeperCount == 1 })
+        clock.advance(by: ReachabilityWatch.longestInterval)
+        #expect(await eventually { journal.all.contains("probe began") })
+        let stopped = Task {
+            await recovery.shutdown()
+            journal.note("stop returned")
+        }
+        #expect(await eventually { journal.all.contains("probe cancelled") })
+        gate.open()
+        await stopped.value
+        #expect(journal.all == ["probe began", "probe cancelled", "probe ended", "stop returned"])
+        #expect(recovery.reachabilityLoops.running == 0)
+        clock.advance(by: ReachabilityWatch.longestInterval * 4)
+        #expect(clock.sleeperCount == 0)
+        #expect(journal.count("probe began") == 1, "a probe after the stop")
     }
 }

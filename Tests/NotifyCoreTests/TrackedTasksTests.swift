@@ -68,7 +68,7 @@ struct TrackedTasksTests {
         recovery.setWaiting(.outbox, true)
         recovery.backendAnswered("https://b.example")
         #expect(await eventually { wakes.load(ordering: .relaxed) == 1 })
-        await recovery.stop()
+        await recovery.shutdown()
         let started = recovery.wakes.started
         recovery.backendAnswered("https://b.example")
         recovery.networkChanged(.up)

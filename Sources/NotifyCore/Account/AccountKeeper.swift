@@ -14,7 +14,7 @@ import Synchronization
 /// The password source runs once at a time: callers arriving while it runs wait for that
 /// run (a `pass` or pinentry prompt appears once, not once per waiting message). Its last
 /// failure is kept for `status` until a run succeeds.
-public actor AccountKeeper {
+public actor AccountKeeper: Service {
     private let store: CredentialStore
     /// `credentials.json` is written there, and awaited, so that an fsync never holds a
     /// thread of the Swift concurrency pool.
@@ -312,6 +312,9 @@ public actor AccountKeeper {
         if let item = credentials.keyringItem, credentials.password.isEmpty { return .keyring(SecretServiceKeyring.Item(user: credentials.user, id: item)) }
         return nil
     }
+
+    /// Nothing to take up: the login was read when it was made.
+    public func start() async {}
 
     /// notifyd stops: a password command or keyring lookup still running is stopped, with
     /// what it started, and none starts again. Called first of all, so that nothing that

@@ -13,7 +13,7 @@ import NotifyProtocol
 /// nothing is dropped silently (expired and failed entries stay listed until purged).
 /// Each message is sent as the account that queued it, or held until that account logs in
 /// again: never in another account's name.
-public actor Outbox {
+public actor Outbox: Service {
     // What is not private here is shared with the extensions: Outbox+Commit.swift (a send
     // written and queued), Outbox+Commands.swift (`outbox` and `send --no-queue`),
     // Outbox+Senders.swift (the senders waiting for their answer), Outbox+Attempt.swift (one
@@ -203,7 +203,7 @@ public actor Outbox {
         let running = Array(attempts.values)
         // Bounds the wait for the attempts under way: they are cancelled at the deadline.
         let deadline = Task {
-            try? await Task.sleep(for: .seconds(2))
+            try? await Task.sleep(for: ShutdownDeadline.duration)
             for attempt in running { attempt.cancel() }
             self.stopWaitingForLanes()
         }

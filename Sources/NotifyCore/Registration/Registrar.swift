@@ -12,7 +12,7 @@ import NotifyProtocol
 ///
 /// A login made while a device token is set is a trial: the next registration pass uses
 /// the new credentials, and they are saved only once the backend did not refuse them.
-public actor Registrar {
+public actor Registrar: Service {
     /// What `status` shows, without the password.
     public struct Snapshot: Sendable {
         public var device: DeviceState
@@ -323,7 +323,7 @@ public actor Registrar {
         if let stepTask {
             // Bounds the wait for the request under way: it is cancelled at the deadline.
             let deadline = Task {
-                try? await Task.sleep(for: .seconds(2))
+                try? await Task.sleep(for: ShutdownDeadline.duration)
                 stepTask.cancel()
             }
             await stepTask.value

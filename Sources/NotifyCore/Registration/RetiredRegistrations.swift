@@ -18,7 +18,7 @@ import NotifySystem
 /// with a warning naming the id, so that it can be deleted by hand. Switching back to the
 /// old backend before the deletion happened cancels it: the registration is used again
 /// (`reclaim`).
-public actor RetiredRegistrations {
+public actor RetiredRegistrations: Service {
     /// A backend unreachable for a week has most likely been retired itself; the log then
     /// names what is left there.
     public static let giveUpAfter: Double = 7 * 86400

@@ -22,7 +22,7 @@ import Synchronization
 /// waited on the network. A request that found no route to the backend is not the
 /// backend's failure: it is judged here (`classify`), the parties wait for the network
 /// without growing their backoff, and `status` says since when notifyd is offline.
-public final class BackendRecovery: Sendable {
+public final class BackendRecovery: Service {
     public enum Party: Sendable, Hashable {
         case registrar, outbox, retirement
     }
@@ -64,8 +64,12 @@ public final class BackendRecovery: Sendable {
         self.onEvent = onEvent
     }
 
-    /// Wakes no more parties, probes no more, and returns once the wakes under way have ended.
-    public func stop() async {
+    /// Nothing to take up: parts report to it as they start.
+    public func start() async {}
+
+    /// Wakes no more parties, probes no more, and returns once the probes and the wakes
+    /// under way have ended.
+    public func shutdown() async {
         await watch?.stop()
         await wakesUnderWay.stopAndWait()
     }

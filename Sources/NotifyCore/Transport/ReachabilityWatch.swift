@@ -145,9 +145,11 @@ final class ReachabilityWatch: Sendable {
     /// watch never began, or that its loop can probe no more.
     var loops: (begun: Int, running: Int) { (state.withLock { $0.nextLoop }, loopTasks.count) }
 
-    /// Ends every loop, and returns once they have ended.
+    /// Ends every loop, and returns once they have ended: a probe under way has returned
+    /// and none starts after. A probe that ignores its cancellation holds the stop for
+    /// `ShutdownDeadline` at most.
     func stop() async {
-        await loopTasks.stopAndWait(cancellingAfter: 0)
+        await loopTasks.cancelAndWait(upTo: ShutdownDeadline.seconds)
     }
 
     private func watch(_ backend: String, loop: Int) async {
@@ -161,7 +163,8 @@ final class ReachabilityWatch: Sendable {
             } catch {
                 return
             }
-            guard let tls = current(backend, loop: loop) else { return }
+            // A sleep that ended as the stop came: no probe starts once stopping.
+            guard !Task.isCancelled, let tls = current(backend, loop: loop) else { return }
             guard anythingWaits() else {
                 let now = clock.now()
                 if end(backend, loop: loop) { state.withLock { $0.idle[backend] = (now, tls) } }

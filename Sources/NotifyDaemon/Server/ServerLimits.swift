@@ -1,3 +1,4 @@
+import NotifyCore
 import NotifyProtocol
 
 /// The bounds that keep one client from slowing or endangering the others. Each has a
@@ -24,8 +25,9 @@ public struct ServerLimits: Sendable {
     /// Seconds a connection over `outputHighWater` may go without taking a byte before
     /// it is closed.
     public var drainTimeout: Double = 30
-    /// Seconds pending replies get to go out at shutdown.
-    public var shutdownGrace: Double = 2
+    /// Seconds pending replies get to go out at shutdown, and requests still being handled
+    /// to end: the daemon's one shutdown deadline, shorter in tests.
+    public var shutdownGrace: Double = ShutdownDeadline.seconds
     /// Refused connections are logged at most once per this many seconds per reason,
     /// with a count of the others.
     public var refusalLogInterval: Double = 10
