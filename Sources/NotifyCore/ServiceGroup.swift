@@ -113,6 +113,7 @@ public final class ServiceGroup: Service {
         case .done:
             return
         case .wait:
+            // A continuation: the stop under way resumes every waiter once it has ended.
             await withCheckedContinuation { waiter in
                 let ended = state.withLock { state -> Bool in
                     if state.phase != .stopped { state.stopEnded.append(waiter) }

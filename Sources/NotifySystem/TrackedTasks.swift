@@ -50,24 +50,10 @@ public final class TrackedTasks: Sendable {
     public func stopAndWait(cancellingAfter seconds: Double) async -> Int {
         let running = stop()
         guard !running.isEmpty else { return 0 }
-        let outcome = FirstOutcome()
-        // Two tasks racing to settle one outcome: the tasks' end, or the deadline that
-        // cancels them; the loser is cancelled once the winner has settled it.
-        let ended = Task {
-            for task in running { await task.value }
-            outcome.settle(0)
-        }
-        // See above.
-        let deadline = Task {
-            try? await Task.sleep(for: .seconds(seconds))
-            guard !Task.isCancelled else { return }
+        return await awaitEnd(of: running, upTo: seconds) {
             for task in running { task.cancel() }
-            outcome.settle(self.count)
+            return self.count
         }
-        let cancelled = await outcome.value
-        deadline.cancel()
-        ended.cancel()
-        return cancelled
     }
 
     /// Starts nothing more, cancels every task started, and returns once they have ended,
@@ -78,20 +64,29 @@ public final class TrackedTasks: Sendable {
         let running = stop()
         guard !running.isEmpty else { return 0 }
         for task in running { task.cancel() }
+        return await awaitEnd(of: running, upTo: seconds) { self.count }
+    }
+
+    /// Waits until `running` have ended (0), or for `seconds`, whichever comes first: then
+    /// what `atDeadline` returns.
+    private func awaitEnd(of running: [Task<Void, Never>], upTo seconds: Double, atDeadline: @escaping @Sendable () -> Int) async -> Int {
         let outcome = FirstOutcome()
+        // Two tasks racing to settle one outcome: the tasks' end, or the deadline; the
+        // loser is cancelled once the winner has settled it.
         let ended = Task {
             for task in running { await task.value }
             outcome.settle(0)
         }
+        // See above.
         let deadline = Task {
             try? await Task.sleep(for: .seconds(seconds))
             guard !Task.isCancelled else { return }
-            outcome.settle(self.count)
+            outcome.settle(atDeadline())
         }
-        let left = await outcome.value
+        let result = await outcome.value
         deadline.cancel()
         ended.cancel()
-        return left
+        return result
     }
 
     private func stop() -> [Task<Void, Never>] {
