@@ -98,14 +98,3 @@ public struct Logger: Sendable {
     public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
     public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
 }
-
-/// A last line of defence: no code path logs a secret on purpose, and this masks the
-/// shapes a secret could take if one ever slipped into a message.
-public enum Redaction {
-    public static func redact(_ text: String) -> String {
-        var result = text
-        result = result.replacing(#/(?i)(authorization"?\s*[:=]\s*"?(?:basic|bearer)\s+)[A-Za-z0-9+\/=._~-]+/#) { "\($0.output.1)[redacted]" }
-        result = result.replacing(#/(?i)("password"\s*:\s*)"(?:[^"\\]|\\.)*"/#) { "\($0.output.1)\"[redacted]\"" }
-        return result
-    }
-}

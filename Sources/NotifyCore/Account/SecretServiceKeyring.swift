@@ -202,8 +202,7 @@ public struct SecretServiceKeyring: Sendable {
         let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
         let printed = lines.compactMap(printedSecret)
         let secrets = (printed.map(String.init) + [secret].compactMap { $0 }).filter { !$0.isEmpty }
-        var said = lines.first { printedSecret($0) == nil }.map(String.init) ?? ""
-        for secret in secrets { said = said.replacing(secret, with: "(the password)") }
+        let said = Redaction.hiding(secrets, in: lines.first { printedSecret($0) == nil }.map(String.init) ?? "", as: "(the password)")
         return PrintableText.line(String(said.prefix(512)))
     }
 

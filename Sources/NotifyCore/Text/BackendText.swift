@@ -12,7 +12,7 @@ import NotifyProtocol
 enum BackendText {
     /// The longest excerpt kept, in characters.
     static let maximumLength = 200
-    static let redacted = "[redacted]"
+    static let redacted = Redaction.marker
 
     static func excerpt(_ data: Data, account: BackendAccount) -> String {
         excerpt(String(decoding: data, as: UTF8.self), account: account)
@@ -43,58 +43,13 @@ enum BackendText {
     /// Removes `secrets` and any credential that follows an authentication scheme name
     /// (`Basic …`, `Bearer …`), whoever it belongs to.
     static func scrub(_ text: String, secrets: [String]) -> String {
-        var result = text
-        for secret in secrets {
-            result = result.replacing(secret, with: redacted)
-        }
-        for scheme in ["Basic", "Bearer", "Digest"] {
-            result = replaceCredential(after: scheme, in: result)
-        }
-        return result
-    }
-
-    /// `Basic dXNlcjpwYXNz` -> `Basic [redacted]`, in any letter case.
-    private static func replaceCredential(after scheme: String, in text: String) -> String {
-        var result = ""
-        var rest = Substring(text)
-        while let range = Self.caseInsensitiveRange(of: scheme + " ", in: rest) {
-            result += rest[..<range.upperBound]
-            rest = rest[range.upperBound...]
-            let token = rest.prefix { !$0.isWhitespace && $0 != "\"" && $0 != "," && $0 != ";" }
-            if !token.isEmpty && token != redacted {
-                result += redacted
-                rest = rest.dropFirst(token.count)
-            }
-        }
-        return result + rest
+        Redaction.hidingSchemeCredentials(in: Redaction.hiding(secrets, in: text))
     }
 
     /// What a printed line must not carry, and format characters (Unicode Cf) as well: an
     /// excerpt is a plain summary, with no invisible characters in it.
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         PrintableText.isControl(scalar) || scalar.properties.generalCategory == .format
-    }
-
-    /// Where `needle` (ASCII) first occurs in `text`, in any letter case.
-    private static func caseInsensitiveRange(of needle: String, in text: Substring) -> Range<Substring.Index>? {
-        let wanted = Array(needle.lowercased().utf8)
-        let bytes = text.utf8
-        var start = bytes.startIndex
-        while start != bytes.endIndex {
-            var index = start
-            var matched = 0
-            while matched < wanted.count, index != bytes.endIndex, Self.lowercased(bytes[index]) == wanted[matched] {
-                matched += 1
-                index = bytes.index(after: index)
-            }
-            if matched == wanted.count { return start..<index }
-            start = bytes.index(after: start)
-        }
-        return nil
-    }
-
-    private static func lowercased(_ byte: UInt8) -> UInt8 {
-        (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
     }
 
     /// A URL from the backend with any `user:password@` removed, for a message.
