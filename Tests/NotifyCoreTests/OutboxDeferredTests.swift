@@ -163,6 +163,29 @@ struct OutboxDeferredTests {
         await second.shutdown()
     }
 
+    /// A record whose id is not the one its sequence number gives (edited by hand, or
+    /// written by another tool: the queue looks such ids up by scanning) cannot be an index
+    /// entry: it is queued whole, and must come with its text and its Idempotency-Key,
+    /// as it did when every record was decoded whole.
+    @Test(arguments: [true, false])
+    func aRecordWithAnIDOfItsOwnIsSentWithItsTextAfterARestart(withAccount: Bool) async throws {
+        let setup = try await Setup()
+        let account = try #require(setup.accounts.currentKey)
+        let now = setup.clock.now()
+        // Without an account: written before accounts were recorded, adopted by the login.
+        var delivery = Delivery(sequence: 7, to: "bob", platform: .apns, message: "the text", createdAt: now,
+                                expiresAt: now.addingTimeInterval(86_400), account: withAccount ? account : nil)
+        delivery.id = "hand-made"
+        delivery.idempotencyKey = "7c1e2a44-0000-4000-8000-000000000007"
+        try OutboxStore(stateDirectory: setup.directory.path).save(delivery)
+
+        let outbox = await setup.outbox()
+        #expect(await eventually { setup.sendCount == 1 && setup.files.isEmpty })
+        #expect(setup.sent(to: "bob") == [try NotificationText.body("the text", for: .apns, escaping: .tutorial)])
+        #expect(setup.backend.sendKeys == [delivery.idempotencyKey])
+        await outbox.shutdown()
+    }
+
     @Test func theActivePartTakesEachKeysFirstAndMovesUpInOrder() {
         var queue = OutboxQueue(backoff: Backoff(initial: 10, multiplier: 2, maximum: 60), concurrency: 4)
         queue.setActiveLimits(3, perKey: 1)
