@@ -186,6 +186,31 @@ struct OutboxDeferredTests {
         await outbox.shutdown()
     }
 
+    /// Copies of one message that share a sequence number (not made so today, but a
+    /// record on disk may have been: `OutboxQueue` finds each in its active part) are
+    /// each found by id once a start keeps them as index entries.
+    @Test func deferredCopiesSharingASequenceNumberAreEachFound() {
+        var queue = OutboxQueue(backoff: Backoff(initial: 10, multiplier: 2, maximum: 60), concurrency: 4)
+        let account = AccountKey(user: "alice", backend: "b")
+        queue.setAccount(account)
+        func delivery(_ sequence: Int, _ platform: Platform) -> Delivery {
+            Delivery(sequence: sequence, to: "bob", platform: platform, message: "", createdAt: Date(timeIntervalSince1970: 0),
+                     expiresAt: Date(timeIntervalSince1970: 1000), account: account)
+        }
+        // In the order a start gives them: by sequence, then id.
+        let apns = delivery(5, .apns), fcm = delivery(5, .fcm), wns = delivery(5, .wns)
+        for copy in [delivery(4, .apns), apns, fcm, wns, delivery(6, .apns)] {
+            queue.addDeferred(copy, stored: StoredEntry(offset: 0, length: 1), bytes: 1)
+        }
+        #expect(queue.deferred.count == 5)
+        for copy in [apns, fcm, wns] { #expect(queue.delivery(copy.id)?.platform == copy.platform, "\(copy.id)") }
+        #expect(queue.cancel(fcm.id)?.platform == .fcm)
+        #expect(queue.delivery(fcm.id) == nil)
+        #expect(queue.cancel(apns.id)?.platform == .apns)
+        #expect(queue.delivery(wns.id)?.platform == .wns, "found past the removed copies before it")
+        #expect(queue.isWaitingForRetry(wns.id, now: Date(timeIntervalSince1970: 1)))
+    }
+
     @Test func theActivePartTakesEachKeysFirstAndMovesUpInOrder() {
         var queue = OutboxQueue(backoff: Backoff(initial: 10, multiplier: 2, maximum: 60), concurrency: 4)
         queue.setActiveLimits(3, perKey: 1)
