@@ -118,6 +118,21 @@ struct OutboxRecordIndexTests {
         }
     }
 
+    /// A date the writer leaves to the encoder (before 1970): the decoder reads it in the
+    /// calendar Foundation's `.iso8601` uses, which is Julian before October 1582, so the
+    /// reader must agree or leave it to the decoder.
+    @Test(arguments: ["0001-01-01T00:00:00Z", "1500-03-01T12:00:00Z", "1582-10-04T00:00:00Z", "1969-12-31T23:59:59Z"])
+    func aDateOutsideTheWritersOwnRangeIsReadAsTheDecoderReadsIt(date: String) throws {
+        let plain = String(decoding: try Self.record(Self.delivery("plain")), as: UTF8.self)
+        let written = WireDate.format(Self.created)
+        let text = plain.replacingOccurrences(of: "\"created_at\" : \"" + written + "\"", with: "\"created_at\" : \"" + date + "\"")
+        #expect(text != plain)
+        let data = Data(text.utf8)
+        let decoded = try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data).delivery()
+        guard let index = Self.index(of: data) else { return }
+        #expect(index.createdAt == decoded.createdAt, "\(date): \(index.createdAt) read, \(decoded.createdAt) decoded")
+    }
+
     /// Damaged bytes never crash the reader, and what it does read the decoder agrees with.
     @Test func damagedRecordsAreReadAsTheDecoderReadsThemOrNotAtAll() throws {
         let plain = Array(try Self.record(Self.delivery("a text with \"escapes\" and ✓")))
