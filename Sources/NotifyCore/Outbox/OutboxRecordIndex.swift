@@ -18,7 +18,7 @@ import NotifyProtocol
 /// its heap fragmented.
 ///
 /// Only the plain shape is read here: a record as `OutboxEntryRecord.write` makes it for a
-/// message that waits its first turn. Anything else (an error or retry time recorded, a
+/// message that waits its first turn, under the id its sequence number gives. Anything else (an error or retry time recorded, a
 /// notification request's tags, a key it does not know, a date in
 /// another form, a newer format) gives nil, and the record is decoded whole, as before,
 /// which also reports a damaged one; damage inside a message's text is found when the
@@ -88,7 +88,9 @@ struct OutboxRecordIndex: Equatable {
             } while take(UInt8(ascii: ","))
             guard take(UInt8(ascii: "}")), (1...OutboxEntryRecord.currentVersion).contains(version), state == DeliveryState.queued.rawValue,
                   let id, let sequence, (1...OutboxIDCounter.largestSequence).contains(sequence), let to, let platform,
-                  let created, let expires, let messageBytes else { return nil }
+                  let created, let expires, let messageBytes,
+                  // An id of its own (edited by hand) is queued whole, its text with it.
+                  id == Delivery.id(sequence: sequence, platform: platform) else { return nil }
             return OutboxRecordIndex(id: id, sequence: sequence, to: to, platform: platform, createdAt: created, expiresAt: expires,
                                      account: account, messageBytes: messageBytes)
         }
