@@ -20,9 +20,9 @@ import NotifyProtocol
 /// Only the plain shape is read here: a record as `OutboxEntryRecord.write` makes it for a
 /// message that waits its first turn, under the id its sequence number gives. Anything
 /// else (an error or retry time recorded, a notification request's tags, a key it does not
-/// know or one written twice, a date in another form, a newer format) gives nil, and the
-/// record is decoded whole, as before, which also reports a damaged one; damage inside a
-/// message's text is found when the record is read back whole at its turn.
+/// know or one written twice, a date in another form or before 1970, a newer format) gives
+/// nil, and the record is decoded whole, as before, which also reports a damaged one;
+/// damage inside a message's text is found when the record is read back whole at its turn.
 struct OutboxRecordIndex: Equatable {
     var id: String
     var sequence: Int
@@ -73,8 +73,8 @@ struct OutboxRecordIndex: Equatable {
                 switch key {
                 case "account": guard Self.once(0, &seen), let read = accountObject() else { return nil }; account = read
                 case "attempts": guard Self.once(1, &seen), number() == 0 else { return nil }
-                case "created_at": guard Self.once(2, &seen), let read = plainString().flatMap(WireDate.parse) else { return nil }; created = read
-                case "expires_at": guard Self.once(3, &seen), let read = plainString().flatMap(WireDate.parse) else { return nil }; expires = read
+                case "created_at": guard Self.once(2, &seen), let read = plainString().flatMap(Self.date) else { return nil }; created = read
+                case "expires_at": guard Self.once(3, &seen), let read = plainString().flatMap(Self.date) else { return nil }; expires = read
                 case "id": guard Self.once(4, &seen), let read = plainString() else { return nil }; id = read
                 // Read back with the text at its turn.
                 case "idempotency_key": guard Self.once(5, &seen), plainString() != nil else { return nil }
@@ -117,6 +117,13 @@ struct OutboxRecordIndex: Equatable {
             } while take(UInt8(ascii: ","))
             guard take(UInt8(ascii: "}")), let user, let backend else { return nil }
             return AccountKey(user: user, backend: backend, api: api)
+        }
+
+        /// A date as the writer writes it itself, from 1970 on (`WireDate.append`): an
+        /// earlier one was written by the encoder, whose calendar is Julian before 1582,
+        /// and is left to the decoder.
+        static func date(_ text: String) -> Date? {
+            WireDate.parse(text).flatMap { $0.timeIntervalSince1970 >= 0 ? $0 : nil }
         }
 
         /// True the first time `field` is seen; marks it seen.
