@@ -163,6 +163,54 @@ struct OutboxDeferredTests {
         await second.shutdown()
     }
 
+    /// A record whose id is not the one its sequence number gives (edited by hand, or
+    /// written by another tool: the queue looks such ids up by scanning) cannot be an index
+    /// entry: it is queued whole, and must come with its text and its Idempotency-Key,
+    /// as it did when every record was decoded whole.
+    @Test(arguments: [true, false])
+    func aRecordWithAnIDOfItsOwnIsSentWithItsTextAfterARestart(withAccount: Bool) async throws {
+        let setup = try await Setup()
+        let account = try #require(setup.accounts.currentKey)
+        let now = setup.clock.now()
+        // Without an account: written before accounts were recorded, adopted by the login.
+        var delivery = Delivery(sequence: 7, to: "bob", platform: .apns, message: "the text", createdAt: now,
+                                expiresAt: now.addingTimeInterval(86_400), account: withAccount ? account : nil)
+        delivery.id = "hand-made"
+        delivery.idempotencyKey = "7c1e2a44-0000-4000-8000-000000000007"
+        try OutboxStore(stateDirectory: setup.directory.path).save(delivery)
+
+        let outbox = await setup.outbox()
+        #expect(await eventually { setup.sendCount == 1 && setup.files.isEmpty })
+        #expect(setup.sent(to: "bob") == [try NotificationText.body("the text", for: .apns, escaping: .tutorial)])
+        #expect(setup.backend.sendKeys == [delivery.idempotencyKey])
+        await outbox.shutdown()
+    }
+
+    /// Copies of one message that share a sequence number (not made so today, but a
+    /// record on disk may have been: `OutboxQueue` finds each in its active part) are
+    /// each found by id once a start keeps them as index entries.
+    @Test func deferredCopiesSharingASequenceNumberAreEachFound() {
+        var queue = OutboxQueue(backoff: Backoff(initial: 10, multiplier: 2, maximum: 60), concurrency: 4)
+        let account = AccountKey(user: "alice", backend: "b")
+        queue.setAccount(account)
+        func delivery(_ sequence: Int, _ platform: Platform) -> Delivery {
+            Delivery(sequence: sequence, to: "bob", platform: platform, message: "", createdAt: Date(timeIntervalSince1970: 0),
+                     expiresAt: Date(timeIntervalSince1970: 1000), account: account)
+        }
+        // In the order a start gives them: by sequence, then id.
+        let apns = delivery(5, .apns), fcm = delivery(5, .fcm), wns = delivery(5, .wns)
+        for copy in [delivery(4, .apns), apns, fcm, wns, delivery(6, .apns)] {
+            queue.addDeferred(copy, stored: StoredEntry(offset: 0, length: 1), bytes: 1)
+        }
+        #expect(queue.deferred.count == 5)
+        for copy in [apns, fcm, wns] { #expect(queue.delivery(copy.id)?.platform == copy.platform, "\(copy.id)") }
+        #expect(queue.cancel(fcm.id)?.platform == .fcm)
+        #expect(queue.delivery(fcm.id) == nil)
+        #expect(queue.cancel(apns.id)?.platform == .apns)
+        #expect(queue.delivery(wns.id)?.platform == .wns, "found past the removed copies before it")
+        #expect(queue.isWaitingForRetry(wns.id, now: Date(timeIntervalSince1970: 1)))
+    }
+
     @Test func theActivePartTakesEachKeysFirstAndMovesUpInOrder() {
         var queue = OutboxQueue(backoff: Backoff(initial: 10, multiplier: 2, maximum: 60), concurrency: 4)
         queue.setActiveLimits(3, perKey: 1)

@@ -94,6 +94,45 @@ struct OutboxRecordIndexTests {
         }
     }
 
+    /// A key written twice (by hand, or by another tool): the decoder keeps the first, so
+    /// the reader must either keep the first too or leave the record to the decoder, never
+    /// read another recipient, account, id or length than the one the message is sent with.
+    @Test func aRepeatedKeyIsNotReadOtherwiseThanTheDecoderReadsIt() throws {
+        let plain = String(decoding: try Self.record(Self.delivery("plain")), as: UTF8.self)
+        let repeated = [
+            plain.replacingOccurrences(of: "\"to\" : \"bob\"", with: "\"to\" : \"bob\", \"to\" : \"eve\""),
+            plain.replacingOccurrences(of: "\"user\" : \"alice\"", with: "\"user\" : \"alice\", \"user\" : \"mallory\""),
+            plain.replacingOccurrences(of: "\"backend\" :", with: "\"api\" : \"registrations\", \"api\" : \"installations\", \"backend\" :"),
+            plain.replacingOccurrences(of: "\"platform\" : \"apns\"", with: "\"platform\" : \"apns\", \"platform\" : \"wns\""),
+            plain.replacingOccurrences(of: "\"message\" : \"plain\"", with: "\"message\" : \"plain\", \"message\" : \"a longer text\""),
+            plain.replacingOccurrences(of: "\"sequence\" : 42", with: "\"sequence\" : 42, \"sequence\" : 43"),
+        ]
+        for text in repeated {
+            #expect(text != plain)
+            let data = Data(text.utf8)
+            guard let index = Self.index(of: data) else { continue }
+            let decoded = try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data).delivery()
+            #expect(index.to == decoded.to && index.account == decoded.account && index.platform == decoded.platform, "\(text)")
+            #expect(index.sequence == decoded.sequence && index.messageBytes == decoded.message.utf8.count, "\(text)")
+            #expect(index.delivery.orderKey == decoded.orderKey, "\(text)")
+        }
+    }
+
+    /// A date the writer leaves to the encoder (before 1970): the decoder reads it in the
+    /// calendar Foundation's `.iso8601` uses, which is Julian before October 1582, so the
+    /// reader must agree or leave it to the decoder.
+    @Test(arguments: ["0001-01-01T00:00:00Z", "1500-03-01T12:00:00Z", "1582-10-04T00:00:00Z", "1969-12-31T23:59:59Z"])
+    func aDateOutsideTheWritersOwnRangeIsReadAsTheDecoderReadsIt(date: String) throws {
+        let plain = String(decoding: try Self.record(Self.delivery("plain")), as: UTF8.self)
+        let written = WireDate.format(Self.created)
+        let text = plain.replacingOccurrences(of: "\"created_at\" : \"" + written + "\"", with: "\"created_at\" : \"" + date + "\"")
+        #expect(text != plain)
+        let data = Data(text.utf8)
+        let decoded = try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data).delivery()
+        guard let index = Self.index(of: data) else { return }
+        #expect(index.createdAt == decoded.createdAt, "\(date): \(index.createdAt) read, \(decoded.createdAt) decoded")
+    }
+
     /// Damaged bytes never crash the reader, and what it does read the decoder agrees with.
     @Test func damagedRecordsAreReadAsTheDecoderReadsThemOrNotAtAll() throws {
         let plain = Array(try Self.record(Self.delivery("a text with \"escapes\" and ✓")))

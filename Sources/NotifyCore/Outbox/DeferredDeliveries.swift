@@ -122,25 +122,31 @@ public struct DeferredDeliveries: Sendable {
 
     /// Positions of the entries not removed whose sequence is `sequence` or higher, in order.
     func positions(from sequence: Int) -> LazyFilterSequence<Range<Int>> {
-        var low = head
-        var high = entries.count
-        while low < high {
-            let middle = (low + high) / 2
-            if entries[middle].sequence < sequence { low = middle + 1 } else { high = middle }
-        }
         let entries = self.entries
-        return (low..<entries.count).lazy.filter { !entries[$0].removed }
+        return (firstPosition(atOrAfter: sequence)..<entries.count).lazy.filter { !entries[$0].removed }
     }
 
-    /// Where the entry of `sequence` is, when it is here.
-    func position(of sequence: Int) -> Int? {
+    /// Where the entries of `sequence` are, in order, those removed left out: one, nearly
+    /// always, but copies of one message on disk may share a number (see
+    /// `OutboxQueue.queuedIndex`).
+    func positions(of sequence: Int) -> [Int] {
+        var positions: [Int] = []
+        var position = firstPosition(atOrAfter: sequence)
+        while position < entries.count && entries[position].sequence == sequence {
+            if !entries[position].removed { positions.append(position) }
+            position += 1
+        }
+        return positions
+    }
+
+    /// The first position, removed or not, whose sequence is `sequence` or higher.
+    private func firstPosition(atOrAfter sequence: Int) -> Int {
         var low = head
         var high = entries.count
         while low < high {
             let middle = (low + high) / 2
             if entries[middle].sequence < sequence { low = middle + 1 } else { high = middle }
         }
-        guard low < entries.count, entries[low].sequence == sequence, !entries[low].removed else { return nil }
         return low
     }
 

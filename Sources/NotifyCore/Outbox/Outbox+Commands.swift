@@ -171,7 +171,7 @@ extension Outbox {
             throw .invalidArgument("no message '\(given)' in the outbox; `notifyctl outbox` lists them")
         }
         var named = (queue.queued + queue.dead).filter { $0.sequence == number && (platform == nil || $0.pns == platform) }
-        if let position = queue.deferred.position(of: number) {
+        for position in queue.deferred.positions(of: number) {
             let delivery = queue.deferred.delivery(at: position)
             if platform == nil || delivery.pns == platform { named.append(delivery) }
         }

@@ -203,9 +203,8 @@ public struct OutboxQueue: Sendable {
 
     /// Where `id` is in `deferred`.
     func deferredPosition(of id: String) -> Int? {
-        guard !deferred.isEmpty, let sequence = Delivery.sequence(inID: id), let position = deferred.position(of: sequence) else { return nil }
-        let found = deferred.delivery(at: position)
-        return found.id == id ? position : nil
+        guard !deferred.isEmpty, let sequence = Delivery.sequence(inID: id) else { return nil }
+        return deferred.positions(of: sequence).first { deferred.delivery(at: $0).id == id }
     }
 
     /// Held or waiting deliveries of `deferred`, counted per key: (held, waiting).

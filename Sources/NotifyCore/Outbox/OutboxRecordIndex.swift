@@ -18,11 +18,11 @@ import NotifyProtocol
 /// its heap fragmented.
 ///
 /// Only the plain shape is read here: a record as `OutboxEntryRecord.write` makes it for a
-/// message that waits its first turn. Anything else (an error or retry time recorded, a
-/// notification request's tags, a key it does not know, a date in
-/// another form, a newer format) gives nil, and the record is decoded whole, as before,
-/// which also reports a damaged one; damage inside a message's text is found when the
-/// record is read back whole at its turn.
+/// message that waits its first turn, under the id its sequence number gives. Anything
+/// else (an error or retry time recorded, a notification request's tags, a key it does not
+/// know or one written twice, a date in another form or before 1970, a newer format) gives
+/// nil, and the record is decoded whole, as before, which also reports a damaged one;
+/// damage inside a message's text is found when the record is read back whole at its turn.
 struct OutboxRecordIndex: Equatable {
     var id: String
     var sequence: Int
@@ -58,6 +58,7 @@ struct OutboxRecordIndex: Equatable {
             var sequence: Int?, created: Date?, expires: Date?, messageBytes: Int?
             var account: AccountKey?
             var version = 1
+            var seen: UInt16 = 0
             skipSpace()
             guard take(UInt8(ascii: "{")) else { return nil }
             skipSpace()
@@ -68,33 +69,37 @@ struct OutboxRecordIndex: Equatable {
                 skipSpace()
                 guard take(UInt8(ascii: ":")) else { return nil }
                 skipSpace()
+                // A key written twice is left to the decoder, which keeps the first.
                 switch key {
-                case "account": guard let read = accountObject() else { return nil }; account = read
-                case "attempts": guard number() == 0 else { return nil }
-                case "created_at": guard let read = plainString().flatMap(WireDate.parse) else { return nil }; created = read
-                case "expires_at": guard let read = plainString().flatMap(WireDate.parse) else { return nil }; expires = read
-                case "id": guard let read = plainString() else { return nil }; id = read
+                case "account": guard Self.once(0, &seen), let read = accountObject() else { return nil }; account = read
+                case "attempts": guard Self.once(1, &seen), number() == 0 else { return nil }
+                case "created_at": guard Self.once(2, &seen), let read = plainString().flatMap(Self.date) else { return nil }; created = read
+                case "expires_at": guard Self.once(3, &seen), let read = plainString().flatMap(Self.date) else { return nil }; expires = read
+                case "id": guard Self.once(4, &seen), let read = plainString() else { return nil }; id = read
                 // Read back with the text at its turn.
-                case "idempotency_key": guard plainString() != nil else { return nil }
-                case "message": guard let read = stringLength() else { return nil }; messageBytes = read
-                case "platform": guard let read = plainString().flatMap(Platform.init(rawValue:)) else { return nil }; platform = read
-                case "sequence": guard let read = number() else { return nil }; sequence = read
-                case "state": guard let read = plainString() else { return nil }; state = read
-                case "to": guard let read = plainString() else { return nil }; to = read
-                case "version": guard let read = number() else { return nil }; version = read
+                case "idempotency_key": guard Self.once(5, &seen), plainString() != nil else { return nil }
+                case "message": guard Self.once(6, &seen), let read = stringLength() else { return nil }; messageBytes = read
+                case "platform": guard Self.once(7, &seen), let read = plainString().flatMap(Platform.init(rawValue:)) else { return nil }; platform = read
+                case "sequence": guard Self.once(8, &seen), let read = number() else { return nil }; sequence = read
+                case "state": guard Self.once(9, &seen), let read = plainString() else { return nil }; state = read
+                case "to": guard Self.once(10, &seen), let read = plainString() else { return nil }; to = read
+                case "version": guard Self.once(11, &seen), let read = number() else { return nil }; version = read
                 default: return nil
                 }
                 skipSpace()
             } while take(UInt8(ascii: ","))
             guard take(UInt8(ascii: "}")), (1...OutboxEntryRecord.currentVersion).contains(version), state == DeliveryState.queued.rawValue,
                   let id, let sequence, (1...OutboxIDCounter.largestSequence).contains(sequence), let to, let platform,
-                  let created, let expires, let messageBytes else { return nil }
+                  let created, let expires, let messageBytes,
+                  // An id of its own (edited by hand) is queued whole, its text with it.
+                  id == Delivery.id(sequence: sequence, platform: platform) else { return nil }
             return OutboxRecordIndex(id: id, sequence: sequence, to: to, platform: platform, createdAt: created, expiresAt: expires,
                                      account: account, messageBytes: messageBytes)
         }
 
         mutating func accountObject() -> AccountKey? {
             var user: String?, backend: String?, api = BackendDialect.registrations
+            var seen: UInt16 = 0
             guard take(UInt8(ascii: "{")) else { return nil }
             repeat {
                 skipSpace()
@@ -103,15 +108,28 @@ struct OutboxRecordIndex: Equatable {
                 guard take(UInt8(ascii: ":")) else { return nil }
                 skipSpace()
                 switch key {
-                case "api": guard let read = plainString().flatMap(BackendDialect.init(rawValue:)) else { return nil }; api = read
-                case "backend": backend = plainString()
-                case "user": user = plainString()
+                case "api": guard Self.once(0, &seen), let read = plainString().flatMap(BackendDialect.init(rawValue:)) else { return nil }; api = read
+                case "backend": guard Self.once(1, &seen) else { return nil }; backend = plainString()
+                case "user": guard Self.once(2, &seen) else { return nil }; user = plainString()
                 default: return nil
                 }
                 skipSpace()
             } while take(UInt8(ascii: ","))
             guard take(UInt8(ascii: "}")), let user, let backend else { return nil }
             return AccountKey(user: user, backend: backend, api: api)
+        }
+
+        /// A date as the writer writes it itself, from 1970 on (`WireDate.append`): an
+        /// earlier one was written by the encoder, whose calendar is Julian before 1582,
+        /// and is left to the decoder.
+        static func date(_ text: String) -> Date? {
+            WireDate.parse(text).flatMap { $0.timeIntervalSince1970 >= 0 ? $0 : nil }
+        }
+
+        /// True the first time `field` is seen; marks it seen.
+        static func once(_ field: UInt16, _ seen: inout UInt16) -> Bool {
+            defer { seen |= 1 << field }
+            return seen & (1 << field) == 0
         }
 
         mutating func skipSpace() {
