@@ -155,4 +155,13 @@ struct OutboxRecordIndexTests {
             #expect(index.messageBytes == decoded.message.utf8.count)
         }
     }
+
+    /// A batch file's `version` and `entries` written twice count as the decoder counts
+    /// them: the first of each (a newer version first is still refused; no entry read twice).
+    @Test func aBatchsKeysWrittenTwiceCountAsTheirFirst() throws {
+        let text = #"{ "version" : 3, "entries" : [ { "a" : 1 } ], "version" : 2, "entries" : [ { "b" : 2 }, { "c" : 3 } ] }"#
+        let (entries, version) = try Array(text.utf8).withUnsafeBytes { try BatchEntryRanges.layout(of: $0) }
+        #expect(version == 3)
+        #expect(entries.count == 1)
+    }
 }

@@ -64,11 +64,7 @@ struct OutboxRecordIndex: Equatable {
             skipSpace()
             if take(UInt8(ascii: "}")) { return nil }
             repeat {
-                skipSpace()
-                guard let key = plainString() else { return nil }
-                skipSpace()
-                guard take(UInt8(ascii: ":")) else { return nil }
-                skipSpace()
+                guard let key = key() else { return nil }
                 // A key written twice is left to the decoder, which keeps the first.
                 switch key {
                 case "account": guard Self.once(0, &seen), let read = accountObject() else { return nil }; account = read
@@ -102,11 +98,7 @@ struct OutboxRecordIndex: Equatable {
             var seen: UInt16 = 0
             guard take(UInt8(ascii: "{")) else { return nil }
             repeat {
-                skipSpace()
-                guard let key = plainString() else { return nil }
-                skipSpace()
-                guard take(UInt8(ascii: ":")) else { return nil }
-                skipSpace()
+                guard let key = key() else { return nil }
                 switch key {
                 case "api": guard Self.once(0, &seen), let read = plainString().flatMap(BackendDialect.init(rawValue:)) else { return nil }; api = read
                 case "backend": guard Self.once(1, &seen) else { return nil }; backend = plainString()
@@ -130,6 +122,16 @@ struct OutboxRecordIndex: Equatable {
         static func once(_ field: UInt16, _ seen: inout UInt16) -> Bool {
             defer { seen |= 1 << field }
             return seen & (1 << field) == 0
+        }
+
+        /// An object's next key, up to its value.
+        mutating func key() -> String? {
+            skipSpace()
+            guard let key = plainString() else { return nil }
+            skipSpace()
+            guard take(UInt8(ascii: ":")) else { return nil }
+            skipSpace()
+            return key
         }
 
         mutating func skipSpace() {

@@ -57,12 +57,13 @@ enum BatchEntryRanges {
             try scanner.expect(UInt8(ascii: ":"))
             scanner.skipSpace()
             let valueStart = scanner.position
-            if key == "\"entries\"" {
+            // A key written twice counts once, as its first value, as the decoder reads it.
+            if key == "\"entries\"" && ranges == nil {
                 ranges = try scanner.arrayElements()
             } else {
                 try scanner.skipValue()
             }
-            if key == "\"version\"" {
+            if key == "\"version\"" && version == nil {
                 // Anything but a plain number is a damaged file, as the decoder would find.
                 let words = scanner.text(valueStart..<scanner.position).split(whereSeparator: \.isWhitespace)
                 guard words.count == 1, let number = Int(words[0]) else { throw Malformed() }

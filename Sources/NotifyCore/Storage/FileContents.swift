@@ -34,18 +34,12 @@ public enum FileContents {
         }
     }
 
-    /// The file's bytes, or why they were not read. Reads at most `limit` + 1 bytes
-    /// whatever the file claims (a file may grow while it is read).
     /// `count` bytes of `path` from `offset`: a part of a file notifyd wrote and knows the
     /// layout of (an outbox entry in its batch). Fewer bytes there, and it is not that file.
     public static func load(_ path: String, offset: Int, count: Int) throws(Problem) -> Data {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw errno == ENOENT ? .missing : .system(errno) }
+        let (fd, size) = try openRegularFile(path)
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .system(errno) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile }
-        guard offset >= 0, count >= 0, offset + count <= Int(info.st_size) else { throw .shorter }
+        guard offset >= 0, count >= 0, offset + count <= size else { throw .shorter }
         var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
@@ -60,6 +54,8 @@ public enum FileContents {
         return Data(bytes)
     }
 
+    /// The file's bytes, or why they were not read. Reads at most `limit` + 1 bytes
+    /// whatever the file claims (a file may grow while it is read).
     public static func load(_ path: String, limit: Int) throws(Problem) -> Data {
         var bytes: [UInt8] = []
         let count = try readWhole(path, limit: limit, into: &bytes)
@@ -69,16 +65,11 @@ public enum FileContents {
     /// `load` into `buffer`, which keeps its storage from one file to the next: returns how
     /// many of its bytes are the file's.
     public static func readWhole(_ path: String, limit: Int, into bytes: inout [UInt8]) throws(Problem) -> Int {
-        // O_NONBLOCK: a FIFO in the file's place must not hang the start.
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw errno == ENOENT ? .missing : .system(errno) }
+        let (fd, size) = try openRegularFile(path)
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .system(errno) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile }
-        guard Int(info.st_size) <= limit else { throw .tooLarge(limit: limit) }
+        guard size <= limit else { throw .tooLarge(limit: limit) }
         // One more byte than the file claims, to see its end; more room only if it grew.
-        if bytes.count < Int(info.st_size) + 1 { bytes += [UInt8](repeating: 0, count: Int(info.st_size) + 1 - bytes.count) }
+        if bytes.count < size + 1 { bytes += [UInt8](repeating: 0, count: size + 1 - bytes.count) }
         var count = 0
         while true {
             if count == bytes.count {
@@ -95,6 +86,24 @@ public enum FileContents {
         }
         guard count <= limit else { throw .tooLarge(limit: limit) }
         return count
+    }
+
+    /// `path` opened for reading, and its size, if it is a regular file. O_NONBLOCK: a FIFO
+    /// in the file's place must not hang the start.
+    private static func openRegularFile(_ path: String) throws(Problem) -> (fd: Int32, size: Int) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { throw errno == ENOENT ? .missing : .system(errno) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let failure = errno
+            close(fd)
+            throw .system(failure)
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw .notARegularFile
+        }
+        return (fd, Int(info.st_size))
     }
 
     /// "1 MiB", "8 MiB", or a count of bytes.
