@@ -31,7 +31,13 @@ import Testing
         let lines = (0..<count).map { #"{"id":\#($0),"cmd":"send","to":"user\#($0 % Self.recipients)","message":"message \#($0)"}"# }
         let replies = try await daemon.exchange(lines)
         #expect(replies.count == count)
-        #expect(replies.allSatisfy { $0.contains(#""state":"delivered""#) }, "\(replies.filter { !$0.contains(#""state":"delivered""#) })")
+        // Delivered, or, for a request refused by two GOAWAYs in a row (10 requests a
+        // connection makes that possible on a loaded machine), queued for its retry after
+        // the connection was lost: never failed, and each message at the backend once.
+        let settled = replies.filter { $0.contains(#""state":"delivered""#) || $0.contains("the connection was lost") }
+        #expect(settled.count == count, "\(replies.filter { !settled.contains($0) })")
+        #expect(await eventually(30) { backend.pushes().count == count })
+        #expect(Set(backend.pushes().map(\.displayedText)).count == count, "each message once")
 
         let burst = frontEnd.requests().dropFirst(before).filter { $0.target.hasPrefix("/api/notifications") }
         #expect(burst.count == count)
@@ -81,7 +87,13 @@ import Testing
         let lines = (0..<count).map { #"{"id":\#($0),"cmd":"send","to":"user\#($0 % Self.recipients)","message":"message \#($0)"}"# }
         let replies = try await daemon.exchange(lines)
         #expect(replies.count == count)
-        #expect(replies.allSatisfy { $0.contains(#""state":"delivered""#) }, "\(replies.filter { !$0.contains(#""state":"delivered""#) })")
+        // Delivered, or, for a request refused by two GOAWAYs in a row (10 requests a
+        // connection makes that possible on a loaded machine), queued for its retry after
+        // the connection was lost: never failed, and each message at the backend once.
+        let settled = replies.filter { $0.contains(#""state":"delivered""#) || $0.contains("the connection was lost") }
+        #expect(settled.count == count, "\(replies.filter { !settled.contains($0) })")
+        #expect(await eventually(30) { backend.pushes().count == count })
+        #expect(Set(backend.pushes().map(\.displayedText)).count == count, "each message once")
 
         // nginx logs the requests it took; the refused ones are not among them. A
         // connection per `perConnection` requests, each used to the last, is one at a time;
