@@ -212,10 +212,6 @@ void ncurl_multi_limit(void *opaque, long max_host_connections) {
     curl.multi_setopt(multi, MULTI_MAX_CONCURRENT_STREAMS, (long)NCURL_STREAMS_PER_CONNECTION);
 }
 
-void ncurl_multi_host_connections(void *opaque, long connections) {
-    curl.multi_setopt(((struct pool *)opaque)->multi, MULTI_MAX_HOST_CONNECTIONS, connections);
-}
-
 static void destroy(struct transfer *transfer) {
     curl.easy_cleanup(transfer->easy);
     curl.slist_free_all(transfer->headers);

@@ -33,17 +33,11 @@ final class HTTP2FrontEnd: Sendable {
     let directory: ScratchDirectory
     let port: Int
     private let server: SpawnedProcess
-    /// `contrib/benchmarks/tls-delay-proxy.py --plain` in front of nginx, and its port.
-    private let delay: (proxy: SpawnedProcess, port: Int)?
 
-    var url: String { "https://127.0.0.1:\(delay?.port ?? port)" }
+    var url: String { "https://127.0.0.1:\(port)" }
 
-    /// Starts nginx for the backend listening on `backendPort` of 127.0.0.1. With
-    /// `requestsPerConnection`, nginx ends each client connection after that many requests
-    /// (`keepalive_requests`, 1,000 by default), with a GOAWAY that refuses any sent after them.
-    /// With `delayMilliseconds`, `url` is that far away each way, through the benchmarks' delay
-    /// proxy (a handshake then takes its round trips, as over a network).
-    init(backendPort: Int, requestsPerConnection: Int? = nil, delayMilliseconds: Double? = nil) async throws {
+    /// Starts nginx for the backend listening on `backendPort` of 127.0.0.1.
+    init(backendPort: Int) async throws {
         if let reason = Self.unavailable { throw Failure(message: reason) }
         directory = try ScratchDirectory()
         let path = directory.path
@@ -59,7 +53,6 @@ final class HTTP2FrontEnd: Sendable {
             http {
                 log_format timing '$connection $connection_requests $server_protocol $msec $request_time $status $request_uri';
                 access_log \(path)/access.log timing;
-                \(requestsPerConnection.map { "keepalive_requests \($0);" } ?? "")
                 client_body_temp_path \(path)/body;
                 proxy_temp_path \(path)/proxy;
                 fastcgi_temp_path \(path)/fastcgi;
@@ -83,17 +76,6 @@ final class HTTP2FrontEnd: Sendable {
 
             """
         try configuration.write(toFile: path + "/nginx.conf", atomically: true, encoding: .utf8)
-        if let delayMilliseconds {
-            let proxy = try await SpawnedProcess.start("/usr/bin/env", ["python3", Contrib.path("benchmarks/tls-delay-proxy.py"), "--plain",
-                                                                          "--backend", "127.0.0.1:\(port)", "--delay-ms", "\(delayMilliseconds)", "--until-signal"])
-            let said = await proxy.outputLines(atLeast: 1).first ?? ""
-            guard said.hasPrefix("listening on"), let listening = said.split(separator: ":").last.flatMap({ Int($0) }) else {
-                throw Failure(message: "tls-delay-proxy.py did not start: \(said) \(proxy.standardError)")
-            }
-            delay = (proxy, listening)
-        } else {
-            delay = nil
-        }
         server = try await SpawnedProcess.start(Self.nginx!, ["-p", path, "-c", path + "/nginx.conf"])
         let server = self.server
         let port = self.port
@@ -176,10 +158,6 @@ final class HTTP2FrontEnd: Sendable {
 
     /// Blocks until nginx is gone (killed after 10 s): call it off the pool.
     func stop() {
-        if let delay {
-            delay.proxy.signal(SIGTERM)
-            delay.proxy.waitBlocking(seconds: 10)
-        }
         server.signal(SIGTERM)
         server.waitBlocking(seconds: 10)
         directory.remove()

@@ -30,8 +30,7 @@ closed them (terminating TLS, bytes holding data, not only the client's close_no
 backend (`time.monotonic()`, the system's monotonic clock; with --plain, the last bytes of
 anything the client sent). Terminating TLS, also TLS handshakes completed (of which resumed
 sessions) and handshakes that failed; with --plain there are no such counts (the backend
-knows them). Ends at the end of standard input, or on SIGTERM; with --until-signal it reads
-no standard input and ends on SIGTERM only (for a caller with nothing to ask, as the tests).
+knows them). Ends at the end of standard input, or on SIGTERM.
 """
 import argparse, asyncio, collections, json, selectors, signal, socket, ssl, struct, sys, time
 
@@ -314,8 +313,7 @@ async def serve(args):
         elif not finished.done():
             finished.set_result(None)
 
-    if not args.until_signal:
-        loop.add_reader(sys.stdin.fileno(), command)
+    loop.add_reader(sys.stdin.fileno(), command)
     loop.add_signal_handler(signal.SIGTERM, lambda: finished.done() or finished.set_result(None))
     await finished
     server.close()
@@ -329,7 +327,6 @@ def main():
     parser.add_argument("--backend", required=True, help="HOST:PORT of the plain HTTP backend (with --plain, of the server to pass the bytes to)")
     parser.add_argument("--delay-ms", type=float, default=20.0, help="one-way delay (default 20)")
     parser.add_argument("--port", type=int, default=0, help="the port to listen on (default: any free one)")
-    parser.add_argument("--until-signal", action="store_true", help="read no standard input; end on SIGTERM only")
     args = parser.parse_args()
     if not args.plain and not (args.cert and args.key):
         parser.error("--cert and --key are needed, unless --plain")

@@ -27,10 +27,6 @@ void *ncurl_multi_new(long max_host_connections);
 /// kept alive. Transfers beyond it wait for a connection; spare idle ones are closed.
 void ncurl_multi_limit(void *multi, long max_host_connections);
 
-/// Sets only how many connections to one host `multi` may have open at once (not how many
-/// idle ones it keeps): a transfer beyond them waits for a connection to carry it.
-void ncurl_multi_host_connections(void *multi, long connections);
-
 /// One request, added to `multi`. `headers` are whole lines ("Name: value"). The reply
 /// body is kept up to `limit` bytes; past that the transfer is aborted and marked too large.
 /// With `fresh_connection`, no kept-alive connection is reused for it; otherwise one

@@ -79,7 +79,6 @@ extension CurlLoop {
         switch Self.newPool(connections: maximumConnections) {
         case .success(let pool):
             shared.withLock { _ in multi = pool }
-            hostConnections = maximumConnections
             // New, and of the size in effect: what a network change or a reload said of
             // an earlier pool, or while there was none, is true of it already.
             staleConnections = false

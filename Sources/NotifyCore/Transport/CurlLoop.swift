@@ -94,15 +94,11 @@ final class CurlLoop: @unchecked Sendable {
     /// counted for clients. Replaced with a pool of the new size once no request runs.
     var poolTooLarge = false
     /// `shared.multiplexing` as the loop last set it: the lock is taken only when it changes.
-    var multiplexing = false
-    /// The most connections to the backend's host libcurl may open, as last set on the pool:
-    /// `maximumConnections`, or fewer while the backend multiplexes (CurlLoop+Connections.swift).
-    var hostConnections: Int
+    private var multiplexing = false
 
     /// The loop starts with no pool, and opens one for the first request.
     init(maximumConnections: Int, replyLimit: Int, keepAlive: @escaping @Sendable () -> Double) {
         self.maximumConnections = maximumConnections
-        hostConnections = maximumConnections
         self.replyLimit = replyLimit
         self.keepAlive = keepAlive
         NativeThread.start(name: "notifyd-http") { [self] in run() }
@@ -223,7 +219,6 @@ final class CurlLoop: @unchecked Sendable {
             if let resize {
                 if resize < maximumConnections { poolTooLarge = true }
                 maximumConnections = resize
-                hostConnections = resize
                 if let multi { ncurl_multi_limit(multi, resize) }
             }
             for id in cancelled {
@@ -289,7 +284,6 @@ final class CurlLoop: @unchecked Sendable {
             settle(job, .failed(noPool))
             return
         }
-        fitConnections(toCarry: running.count + 1)
         let request = job.request
         let transfer = request.headers.withCStrings { headers in
             (request.body ?? Data()).withUnsafeBytes { body in
@@ -315,7 +309,6 @@ final class CurlLoop: @unchecked Sendable {
             ncurl_multi_free(old)
             multi = fresh
         }
-        hostConnections = maximumConnections
         staleConnections = false
         poolTooLarge = false
     }
@@ -325,7 +318,6 @@ final class CurlLoop: @unchecked Sendable {
         guard multiplexed != multiplexing else { return }
         multiplexing = multiplexed
         shared.withLock { $0.multiplexing = multiplexed }
-        fitConnections(toCarry: running.count)
     }
 
     /// Returns whether the next request of the job's lane started.
