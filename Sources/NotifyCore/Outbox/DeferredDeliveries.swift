@@ -113,11 +113,9 @@ public struct DeferredDeliveries: Sendable {
         keys[Int(entries[position].key)].orderKey
     }
 
-    func isRemoved(at position: Int) -> Bool { entries[position].removed }
-
     /// Positions of the entries not removed, in order.
     var positions: [Int] {
-        (head..<entries.count).filter { !entries[$0].removed }
+        positions { _ in true }
     }
 
     /// Positions of the entries not removed whose sequence is `sequence` or higher, in order.

@@ -8,6 +8,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NotifyProtocol
 
 /// A whole file read into memory, but never more than a bound: a file far larger than
 /// notifyd ever writes (a damaged disk, a sparse file someone made) is refused from its
@@ -26,7 +27,7 @@ public enum FileContents {
         public var description: String {
             switch self {
             case .missing: "it does not exist"
-            case .tooLarge(let limit): "it is larger than \(FileContents.sizeText(limit)), more than notifyd reads"
+            case .tooLarge(let limit): "it is larger than \(ByteText.describe(limit)), more than notifyd reads"
             case .notARegularFile: "it is not a regular file"
             case .shorter: "it is shorter than notifyd wrote it"
             case .system(let error): String(cString: strerror(error))
@@ -104,10 +105,5 @@ public enum FileContents {
             throw .notARegularFile
         }
         return (fd, Int(info.st_size))
-    }
-
-    /// "1 MiB", "8 MiB", or a count of bytes.
-    static func sizeText(_ bytes: Int) -> String {
-        bytes % mebibyte == 0 ? "\(bytes / mebibyte) MiB" : "\(bytes) bytes"
     }
 }
