@@ -65,6 +65,24 @@ import Testing
         await setup.end()
     }
 
+    /// `status` asked again and again while the command runs: each answer counts the
+    /// seconds it has run so far, not those of the first answer.
+    @Test func statusCountsTheSecondsAPasswordCommandHasRun() async throws {
+        let setup = try await Setup(command: { "sleep \($0)" }, timeout: "6s")
+        async let login = setup.daemon.notifyctl(["login", "alice"], stdin: Data())
+        #expect(await eventually { setup.running > 0 })
+        func secondsWaited() async -> Int? {
+            guard let output = try? await setup.daemon.notifyctl(["status"]).output,
+                  let range = output.range(of: "waiting for the password command (") else { return nil }
+            return Int(output[range.upperBound...].prefix { $0.isNumber })
+        }
+        let first = await secondsWaited()
+        #expect(first != nil, "status names the command it waits for")
+        #expect(await eventually { (await secondsWaited() ?? 0) >= (first ?? 0) + 2 }, "the count goes on")
+        _ = try await login
+        await setup.end()
+    }
+
     @Test func aReloadThatReplacesAHungCommandStopsItAndTheNextLoginWorks() async throws {
         let setup = try await Setup(command: { "sleep \($0)" })
         async let first = setup.daemon.notifyctl(["login", "alice"], stdin: Data())

@@ -130,9 +130,9 @@ struct AccountKeeperTests {
         let key = AccountKey(user: "alice", backend: Self.backend)
         let failed = await #expect(throws: CoreError.self) { try await keeper.backendAccount(for: key) }
         #expect(failed == .passwordUnavailable("the password command failed (exit status 5)"))
-        #expect(await keeper.passwordProblem == "the password command failed (exit status 5)")
+        #expect(keeper.passwordProblem == "the password command failed (exit status 5)")
         #expect(try await keeper.backendAccount(for: key).password == "secret")
-        #expect(await keeper.passwordProblem == nil)
+        #expect(keeper.passwordProblem == nil)
     }
 
     @Test func aCredentialsFileFromANewerNotifydIsRefusedNotMisread() throws {

@@ -27,20 +27,27 @@ public actor AccountKeeper: Service {
     private let passwords: PasswordProvider
     private let login: Mutex<Credentials?>
     /// The password source's run under way, the source it runs, and since when.
-    private var fetching: (source: PasswordSource, run: Task<Result<String, CoreError>, Never>, since: Date)?
+    private var fetching: (source: PasswordSource, run: Task<Result<String, CoreError>, Never>, since: Date)? {
+        didSet { let since = fetching?.since; sourceStatus.withLock { $0.runningSince = since } }
+    }
+    /// What `status` shows of the password source, read without a hop onto this actor:
+    /// why it failed last, until it works again, and since when its run under way began.
+    private let sourceStatus = Mutex<(problem: String?, runningSince: Date?)>((nil, nil))
     /// The backend URL parsed last, and from what text: the outbox asks for an account's
     /// credentials for each run of messages it hands over.
     private let parsedBackend = Mutex<(text: String, url: URL)?>(nil)
     /// Since when the password source has been running, while it runs: `status` says so
     /// rather than "talking to the backend".
-    public var passwordRunningSince: Date? { fetching?.since }
+    public nonisolated var passwordRunningSince: Date? { sourceStatus.withLock { $0.runningSince } }
     /// The session's Secret Service, through the client `password_store` runs.
     private var keyring: SecretServiceKeyring {
         SecretServiceKeyring(tool: settings[\.keyringTool], timeout: settings[\.passwordTimeout])
     }
     /// Why the password source failed last, until it works again.
-    public private(set) var passwordProblem: String? {
-        didSet { statusChanges.bump() }
+    public nonisolated var passwordProblem: String? { sourceStatus.withLock { $0.problem } }
+
+    private func setPasswordProblem(_ problem: String?) {
+        sourceStatus.withLock { $0.problem = problem }
     }
     /// The source that failed.
     private var problemSource: PasswordSource?
@@ -48,8 +55,6 @@ public actor AccountKeeper: Service {
     private var sourceInEffect: PasswordSource
     /// notifyd is stopping: no password source runs any more.
     private var stopped = false
-    /// Bumped by this keeper, the registrar and the outbox it serves, for `status`.
-    public nonisolated let statusChanges = StatusChanges()
 
     /// Loads the saved credentials; the warning says why a file could not be used.
     public init(stateDirectory: String, settings: SettingsStore, fileSystem: FileSystemCalls = .system) {
@@ -111,7 +116,6 @@ public actor AccountKeeper: Service {
         get { loggedIn }
         set {
             login.withLock { $0 = newValue }
-            statusChanges.bump()
         }
     }
 
@@ -348,8 +352,7 @@ public actor AccountKeeper: Service {
             fetching.run.cancel()
             self.fetching = nil
         }
-        if passwordProblem != nil, problemSource != source { passwordProblem = nil }
-        statusChanges.bump()
+        if passwordProblem != nil, problemSource != source { setPasswordProblem(nil) }
     }
 
     /// The password of `credentials`: the stored one, or what the password source gives,
@@ -378,9 +381,9 @@ public actor AccountKeeper: Service {
         if fetching?.run == run {
             fetching = nil
             switch result {
-            case .success: passwordProblem = nil
+            case .success: setPasswordProblem(nil)
             case .failure(let error):
-                passwordProblem = error.description
+                setPasswordProblem(error.description)
                 problemSource = source
             }
         }

@@ -43,10 +43,7 @@ public actor Outbox: Service {
     /// of them is that name, not an outage (`UnknownPlatforms`).
     let unknownPlatforms: UnknownPlatforms
 
-    /// Each change is counted for `status` (`StatusChanges`).
-    var queue: OutboxQueue {
-        didSet { accounts.statusChanges.bump() }
-    }
+    var queue: OutboxQueue
     var nextSequence = 1
     var attempts: [String: Task<Void, Never>] = [:]
     /// Deliveries whose attempt ended and whose outcome is being written: their senders

@@ -57,10 +57,7 @@ public actor Registrar: Service {
     /// Told of the platform names the backend refused registrations under, for the outbox.
     let unknownPlatforms: UnknownPlatforms
 
-    // What `status` reports: each change is counted (`StatusChanges`).
-    var device: DeviceState {
-        didSet { accounts.statusChanges.bump() }
-    }
+    var device: DeviceState
     /// The login in force, as `accounts` holds it.
     /// The login in force here: none while the one saved was made for another origin.
     var credentials: Credentials? { accounts.activeLogin }
@@ -74,9 +71,7 @@ public actor Registrar: Service {
     var passwordsKept: [String: PasswordKept] = [:]
     /// The registration generation a saved login started, for its caller to wait on.
     var loginGenerations: [String: Int] = [:]
-    var machine: RegistrationMachine {
-        didSet { accounts.statusChanges.bump() }
-    }
+    var machine: RegistrationMachine
     /// Wakes the machine at the time it asks for (`RegistrationAction.wake`).
     var wake = WakeTimer()
     var stepTask: Task<Void, Never>?
@@ -265,11 +260,11 @@ public actor Registrar: Service {
         return RegistrationOutcome(registration: machine.status, settled: machine.settledGeneration >= generation)
     }
 
-    public func snapshot() async -> Snapshot {
-        let passwordProblem = await accounts.passwordProblem
+    public func snapshot() -> Snapshot {
+        let passwordProblem = accounts.passwordProblem
         var registration = machine.status
         // What a step in flight waits for: the password command before the backend.
-        if machine.isBusy || checkTask != nil, let since = await accounts.passwordRunningSince {
+        if machine.isBusy || checkTask != nil, let since = accounts.passwordRunningSince {
             registration.message = "waiting for the password command (\(Int(Date().timeIntervalSince(since))) s)"
         }
         return Snapshot(device: device, user: credentials?.user, backend: effectiveBackend, registration: registration,
@@ -310,10 +305,6 @@ public actor Registrar: Service {
     nonisolated func classify(_ error: BackendCallError, route: BackendFailure.Route, backend: String, api: BackendDialect) -> BackendFailure {
         recovery?.classify(error, route: route, backend: backend, api: api) ?? BackendFailure.classify(error, route: route, api: api)
     }
-
-    /// Counts the changes to what `status` reports, here and in the account keeper and
-    /// the outbox that share it.
-    public nonisolated var statusChanges: StatusChanges { accounts.statusChanges }
 
     public var passwordSource: PasswordSource { accounts.passwordSource }
 
