@@ -21,6 +21,27 @@ public protocol Service: AnyObject, Sendable {
 public enum ShutdownDeadline {
     public static let duration: Duration = .seconds(2)
     public static var seconds: Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
+
+    /// Runs `work` with `deadline` to cut it short: if it has not returned by then,
+    /// `atDeadline` runs (to cancel what `work` waits on) and `work`'s task is cancelled.
+    /// Returns once `work` has returned, either way: nothing started here outlives it.
+    public static func bound(by deadline: Duration = duration, _ work: @escaping @Sendable () async -> Void,
+                             atDeadline: @escaping @Sendable () async -> Void = {}) async {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await work()
+                return true
+            }
+            group.addTask {
+                do { try await Task.sleep(for: deadline) } catch { return true }
+                return false
+            }
+            let workEndedFirst = await group.next() ?? true
+            if !workEndedFirst { await atDeadline() }
+            // The timer, or the work that overran; the group then waits for both to return.
+            group.cancelAll()
+        }
+    }
 }
 
 /// Starts its services in one declared order and shuts them down in another, each once, in
@@ -156,13 +177,6 @@ public final class ServiceGroup: Service {
             await service.shutdown()
             return
         }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await service.shutdown() }
-            group.addTask { try? await Task.sleep(for: deadline) }
-            // Whichever ends first, the other is cancelled: the timer, or the shutdown that
-            // overran; the group then waits for both to have returned.
-            await group.next()
-            group.cancelAll()
-        }
+        await ShutdownDeadline.bound(by: deadline) { await service.shutdown() }
     }
 }

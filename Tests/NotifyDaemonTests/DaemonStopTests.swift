@@ -27,4 +27,18 @@ import Testing
         #expect(fixture.daemon.recovery.wakes.started == started, "the recovery started a wake after the stop")
         #expect(wakes.load(ordering: .relaxed) == 0, "the recovery woke a part after the stop")
     }
+
+    /// A registration request the backend holds is cut short at the one deadline: the
+    /// stop does not wait for the backend, or for the request's own timeout.
+    @Test func aRegistrationRequestTheBackendHoldsIsCutShortAtTheDeadline() async throws {
+        let fixture = try await DaemonFixture(settings: .fast { $0.requestTimeout = 120 })
+        _ = try await fixture.login()
+        try fixture.backend.addFault(.init(route: .any, delay: 120, count: 1))
+        _ = try await fixture.call(SetTokenCommand(token: "ABCDEF0123", wait: false))
+        #expect(await eventually { fixture.backend.faults().isEmpty }, "the request is at the backend, held")
+        let clock = ContinuousClock()
+        let took = await clock.measure { await fixture.daemon.stop() }
+        // The deadline is 2 s; the request would be held for 120.
+        #expect(took < .seconds(60), "the stop took \(took)")
+    }
 }

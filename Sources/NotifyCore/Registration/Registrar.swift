@@ -312,13 +312,8 @@ public actor Registrar: Service {
     public func shutdown() async {
         wake.cancel()
         if let stepTask {
-            // Bounds the wait for the request under way: it is cancelled at the deadline.
-            let deadline = Task {
-                try? await Task.sleep(for: ShutdownDeadline.duration)
-                stepTask.cancel()
-            }
-            await stepTask.value
-            deadline.cancel()
+            // The request under way is cancelled at the deadline.
+            await ShutdownDeadline.bound { await stepTask.value } atDeadline: { stepTask.cancel() }
         }
         await turns.begin()
         defer { turns.end() }
