@@ -159,7 +159,7 @@ final class ScriptedHandler: RequestHandler {
         line.starts(with: Array("hand ".utf8))
     }
 
-    func immediateReply(to line: [UInt8]) -> [UInt8]? {
+    func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]? {
         let text = String(decoding: line, as: UTF8.self)
         if text.hasPrefix("now big ") { return Self.line(["now": .string(text + String(repeating: "x", count: 4096))]) }
         return text.hasPrefix("now ") ? Self.line(["now": .string(text)]) : nil

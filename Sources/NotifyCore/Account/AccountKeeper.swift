@@ -28,7 +28,11 @@ public actor AccountKeeper: Service {
     private let login: Mutex<Credentials?>
     /// The password source's run under way, the source it runs, and since when.
     private var fetching: (source: PasswordSource, run: Task<Result<String, CoreError>, Never>, since: Date)? {
-        didSet { let since = fetching?.since; sourceStatus.withLock { $0.runningSince = since } }
+        didSet {
+            let since = fetching?.since
+            sourceStatus.withLock { $0.runningSince = since }
+            statusChanges.bump()
+        }
     }
     /// What `status` shows of the password source, read without a hop onto this actor:
     /// why it failed last, until it works again, and since when its run under way began.
@@ -48,6 +52,7 @@ public actor AccountKeeper: Service {
 
     private func setPasswordProblem(_ problem: String?) {
         sourceStatus.withLock { $0.problem = problem }
+        statusChanges.bump()
     }
     /// The source that failed.
     private var problemSource: PasswordSource?
@@ -55,6 +60,8 @@ public actor AccountKeeper: Service {
     private var sourceInEffect: PasswordSource
     /// notifyd is stopping: no password source runs any more.
     private var stopped = false
+    /// Bumped by this keeper, the registrar and the outbox it serves, for `status`.
+    public nonisolated let statusChanges = StatusChanges()
 
     /// Loads the saved credentials; the warning says why a file could not be used.
     public init(stateDirectory: String, settings: SettingsStore, fileSystem: FileSystemCalls = .system) {
@@ -116,6 +123,7 @@ public actor AccountKeeper: Service {
         get { loggedIn }
         set {
             login.withLock { $0 = newValue }
+            statusChanges.bump()
         }
     }
 
@@ -353,6 +361,7 @@ public actor AccountKeeper: Service {
             self.fetching = nil
         }
         if passwordProblem != nil, problemSource != source { setPasswordProblem(nil) }
+        statusChanges.bump()
     }
 
     /// The password of `credentials`: the stored one, or what the password source gives,

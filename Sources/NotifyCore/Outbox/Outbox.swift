@@ -43,7 +43,10 @@ public actor Outbox: Service {
     /// of them is that name, not an outage (`UnknownPlatforms`).
     let unknownPlatforms: UnknownPlatforms
 
-    var queue: OutboxQueue
+    /// Each change is counted for `status` (`StatusChanges`).
+    var queue: OutboxQueue {
+        didSet { accounts.statusChanges.bump() }
+    }
     var nextSequence = 1
     var attempts: [String: Task<Void, Never>] = [:]
     /// Deliveries whose attempt ended and whose outcome is being written: their senders

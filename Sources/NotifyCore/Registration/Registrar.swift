@@ -26,6 +26,9 @@ public actor Registrar: Service {
         public var passwordInKeyring: Bool
         /// The saved login, when it is for another origin than the backend in force.
         public var strandedLogin: Credentials?
+        /// Since when the seconds in `registration.message` are counted: an answer made
+        /// from it is out of date a second later, whatever else changes.
+        public var countsSecondsSince: Date?
     }
 
     /// A login being answered: its revision, and the generation its check started at.
@@ -57,7 +60,10 @@ public actor Registrar: Service {
     /// Told of the platform names the backend refused registrations under, for the outbox.
     let unknownPlatforms: UnknownPlatforms
 
-    var device: DeviceState
+    // What `status` reports: each change is counted (`StatusChanges`).
+    var device: DeviceState {
+        didSet { accounts.statusChanges.bump() }
+    }
     /// The login in force, as `accounts` holds it.
     /// The login in force here: none while the one saved was made for another origin.
     var credentials: Credentials? { accounts.activeLogin }
@@ -65,13 +71,17 @@ public actor Registrar: Service {
     var trial: Credentials?
     var trialCommitting = false
     /// The check request of the login on trial, when no registration pass checks it.
-    var checkTask: Task<Void, Never>?
+    var checkTask: Task<Void, Never>? {
+        didSet { accounts.statusChanges.bump() }
+    }
     var loginVerdicts: [String: LoginVerdict] = [:]
     /// Where each saved login's password went, until its `login` reply takes it.
     var passwordsKept: [String: PasswordKept] = [:]
     /// The registration generation a saved login started, for its caller to wait on.
     var loginGenerations: [String: Int] = [:]
-    var machine: RegistrationMachine
+    var machine: RegistrationMachine {
+        didSet { accounts.statusChanges.bump() }
+    }
     /// Wakes the machine at the time it asks for (`RegistrationAction.wake`).
     var wake = WakeTimer()
     var stepTask: Task<Void, Never>?
@@ -261,14 +271,15 @@ public actor Registrar: Service {
     }
 
     public func snapshot() -> Snapshot {
-        let passwordProblem = accounts.passwordProblem
         var registration = machine.status
         // What a step in flight waits for: the password command before the backend.
-        if machine.isBusy || checkTask != nil, let since = accounts.passwordRunningSince {
-            registration.message = "waiting for the password command (\(Int(Date().timeIntervalSince(since))) s)"
+        let waitingSince = machine.isBusy || checkTask != nil ? accounts.passwordRunningSince : nil
+        if let waitingSince {
+            registration.message = "waiting for the password command (\(Int(Date().timeIntervalSince(waitingSince))) s)"
         }
         return Snapshot(device: device, user: credentials?.user, backend: effectiveBackend, registration: registration,
-                        passwordProblem: passwordProblem, passwordInKeyring: credentials?.keyringItem != nil, strandedLogin: accounts.strandedLogin)
+                        passwordProblem: accounts.passwordProblem, passwordInKeyring: credentials?.keyringItem != nil,
+                        strandedLogin: accounts.strandedLogin, countsSecondsSince: waitingSince)
     }
 
     public var registrationStatus: RegistrationStatus { machine.status }
@@ -305,6 +316,10 @@ public actor Registrar: Service {
     nonisolated func classify(_ error: BackendCallError, route: BackendFailure.Route, backend: String, api: BackendDialect) -> BackendFailure {
         recovery?.classify(error, route: route, backend: backend, api: api) ?? BackendFailure.classify(error, route: route, api: api)
     }
+
+    /// Counts the changes to what `status` reports, here and in the account keeper and
+    /// the outbox that share it.
+    public nonisolated var statusChanges: StatusChanges { accounts.statusChanges }
 
     public var passwordSource: PasswordSource { accounts.passwordSource }
 

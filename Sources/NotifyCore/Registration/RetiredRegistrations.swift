@@ -23,9 +23,11 @@ public actor RetiredRegistrations: Service {
     /// names what is left there.
     public static let giveUpAfter: Double = 7 * 86400
 
-    /// What `status` shows is read from here, so a deletion shows as done as soon as it
-    /// is, not once its file is written.
-    private var entries: [RetiredEntry]
+    /// Each change is counted for `status` as it is made, not once written: a `status`
+    /// answered from its copy in between would show a deletion done as still to do.
+    private var entries: [RetiredEntry] {
+        didSet { accounts.statusChanges.bump() }
+    }
     private let store: RetiredRegistrationStore
     /// The file is written there, so that an fsync never holds a thread of the pool.
     private let writer = FileWriter(name: "notifyd-retired")

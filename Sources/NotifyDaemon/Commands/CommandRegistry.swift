@@ -38,8 +38,9 @@ struct CommandRegistry: Sendable {
         /// the line is not (see `PlainSendLine.swift`), or for a command that has no such reading.
         let readPlainly: (@Sendable ([UInt8]) -> Command?)?
         /// The encoded result of a reply the socket loop makes at once, with no hop to the
-        /// concurrency pool; nil leaves the request to the handler.
-        let immediateResult: (@Sendable (CommandRouter) -> [UInt8]?)?
+        /// concurrency pool; nil leaves the request to the handler. Its argument: earlier
+        /// requests on the connection are still running.
+        let immediateResult: (@Sendable (CommandRouter, Bool) -> [UInt8]?)?
     }
 
     private var entries: [String: Entry] = [:]
@@ -63,7 +64,7 @@ struct CommandRegistry: Sendable {
         _ type: C.Type, aliases: [String] = [],
         plainly: (@Sendable ([UInt8]) -> C?)? = nil,
         joinsBatch: @escaping @Sendable (C) -> Bool = { _ in false },
-        immediateResult: (@Sendable (CommandRouter) -> [UInt8]?)? = nil,
+        immediateResult: (@Sendable (CommandRouter, Bool) -> [UInt8]?)? = nil,
         handler: @escaping @Sendable (CommandRouter, C, RequestID?, ConnectionHandle) async throws(CoreError) -> Reply
     ) {
         @Sendable func bind(_ command: C) -> Command {

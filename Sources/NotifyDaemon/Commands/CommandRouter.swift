@@ -20,9 +20,10 @@ struct CommandRouter: RequestHandler {
 
     /// Encoded once: it never changes while notifyd runs.
     let pingResult: [UInt8]
+    let statusCopy: StatusCopy
 
     init(registrar: Registrar, outbox: Outbox, recovery: BackendRecovery, retired: RetiredRegistrations, hub: EventHub, info: DaemonInfo,
-         control: DaemonControl, settings: SettingsStore) {
+         control: DaemonControl, settings: SettingsStore, verifyingStatusWith verifier: Logger? = nil) {
         self.registrar = registrar
         self.outbox = outbox
         self.recovery = recovery
@@ -33,6 +34,7 @@ struct CommandRouter: RequestHandler {
         self.settings = settings
         let result = PingResult(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid, build: NotifydVersion.build)
         pingResult = Reply.encodedResult(result) ?? Array("{}".utf8)
+        statusCopy = StatusCopy(changes: registrar.statusChanges, verifyingWith: verifier)
     }
 
     var sendPlatforms: [Platform] { settings[\.sendPlatforms] }
@@ -40,12 +42,20 @@ struct CommandRouter: RequestHandler {
     /// Every command, with its handler (see `CommandRegistry`).
     static let registry: CommandRegistry = {
         var registry = CommandRegistry()
-        registry.register(PingCommand.self, aliases: ["hello"], immediateResult: { router in router.pingResult }) { router, _, id, _ in
+        registry.register(PingCommand.self, aliases: ["hello"], immediateResult: { router, _ in router.pingResult }) { router, _, id, _ in
             .now(Reply.success(id, encodedResult: router.pingResult))
         }
-        // Made afresh from what each part holds now, every time: no copy to go stale.
-        registry.register(StatusCommand.self) { router, _, id, _ in
-            .now(Reply.success(id, await router.status()))
+        // Kept while nothing it reports changed; not ahead of an earlier command still running.
+        registry.register(StatusCommand.self, immediateResult: { router, afterRunningCommands in
+            afterRunningCommands ? nil : router.statusCopy.current
+        }) { router, _, id, _ in
+            let madeAt = router.statusCopy.changesNow
+            let (status, countsSeconds) = await router.status()
+            guard let encoded = Reply.encodedResult(status) else { return .now(Reply.unencodable(id)) }
+            router.statusCopy.verify(encoded, madeAt: madeAt)
+            // One that counts the seconds of a wait is out of date a second later: not kept.
+            if !countsSeconds { router.statusCopy.keep(encoded, madeAt: madeAt) }
+            return .now(Reply.success(id, encodedResult: encoded))
         }
         registry.register(LoginCommand.self) { router, command, id, _ throws(CoreError) in
             let pending = try await router.registrar.login(user: command.user, password: command.password, backend: command.backend)
@@ -119,14 +129,16 @@ struct CommandRouter: RequestHandler {
     }
 
     /// The commands answered on the socket loop with no hop to the concurrency pool (`ping`
-    /// and `hello`): what health checks send most, and the loop's own measure.
-    func immediateReply(to line: [UInt8]) -> [UInt8]? {
+    /// and `hello`, and `status` while nothing it reports changed and no earlier command on
+    /// the connection is still running): what scripts and health checks send most, and
+    /// the loop's own measure.
+    func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]? {
         guard let shape = try? JSONShape.check(line), let cmd = shape.cmdRange else { return nil }
         // An "id" key written with escapes is not where the shape looks: the decoder finds it.
         if shape.idRange == nil && line.contains(UInt8(ascii: "\\")) { return nil }
         let name = line[cmd]
         guard let entry = Self.registry.immediate.first(where: { name.elementsEqual($0.quotedName) })?.entry,
-              let result = entry.immediateResult?(self) else { return nil }
+              let result = entry.immediateResult?(self, afterRunningCommands) else { return nil }
         return Reply.success(shape.idRange.map { RequestID(json: line[$0]) }, encodedResult: result)
     }
 
@@ -195,7 +207,8 @@ struct CommandRouter: RequestHandler {
         }
     }
 
-    fileprivate func status() async -> StatusResult {
+    /// The result, and whether it counts the seconds of a wait under way.
+    fileprivate func status() async -> (StatusResult, countsSeconds: Bool) {
         let snapshot = await registrar.snapshot()
         let retired = await retiredRegistrations.summary.map { old in
             var old = old
@@ -205,7 +218,7 @@ struct CommandRouter: RequestHandler {
         let source = settings[\.passwordSource]
         let passwordSource = source.name
         let restartNeeded = control.restartNeeded
-        return StatusResult(
+        let result = StatusResult(
             daemon: .init(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid, socket: info.socketPath,
                           stateDirectory: info.stateDirectory, startedAt: info.startedAt, passwordSource: passwordSource,
                           restartNeeded: restartNeeded.isEmpty ? nil : restartNeeded),
@@ -219,6 +232,7 @@ struct CommandRouter: RequestHandler {
             retiredRegistrations: retired.isEmpty ? nil : retired,
             loginElsewhere: snapshot.strandedLogin.map { StatusResult.LoginElsewhere(user: $0.user, origin: $0.origin ?? "?") },
             backendAPI: settings[\.backendAPI])
+        return (result, snapshot.countsSecondsSince != nil)
     }
 }
 

@@ -27,6 +27,9 @@ final class ClientConnection {
     private var owed: [UInt64: [UInt8]] = [:]
     private var nextSequence: UInt64 = 0
     private var nextToWrite: UInt64 = 0
+    /// Requests handed to the runner whose replies have not arrived: commands that may
+    /// still be changing what a later request on this connection would see.
+    private(set) var commandsRunning = 0
 
     private var output: [UInt8] = []
     private var written = 0
@@ -142,6 +145,7 @@ final class ClientConnection {
     func dispatch(_ line: [UInt8]) {
         batch.append(RequestRunner.Request(sequence: nextSequence, line: line))
         nextSequence += 1
+        commandsRunning += 1
     }
 
     func startBatch() {
@@ -182,6 +186,7 @@ final class ClientConnection {
 
     func replyArrived(sequence: UInt64, bytes: [UInt8]) {
         guard sequence >= nextToWrite else { return }
+        commandsRunning -= 1
         owed[sequence] = bytes
         moveOwedRepliesToOutput()
     }

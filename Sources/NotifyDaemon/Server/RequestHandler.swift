@@ -7,8 +7,9 @@ protocol RequestHandler: Sendable {
     func handle(_ request: Request, from connection: ConnectionHandle) async -> Reply
     /// The reply to a line that needs no actor and no waiting (`ping`), made on the loop
     /// thread at once; nil sends the line to `handle`. Must be quick: every connection
-    /// waits while it runs.
-    func immediateReply(to line: [UInt8]) -> [UInt8]?
+    /// waits while it runs. `afterRunningCommands`: earlier requests on the connection
+    /// are still running, so a reply about the daemon's state must wait for them.
+    func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]?
     /// True when handling `request` only hands work over, at once (a send, to the outbox):
     /// the waits of the requests read before it may then start after it, so that the
     /// sends of one read share one write to disk. Before any other request they start
@@ -17,7 +18,7 @@ protocol RequestHandler: Sendable {
 }
 
 extension RequestHandler {
-    func immediateReply(to line: [UInt8]) -> [UInt8]? { nil }
+    func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]? { nil }
     func joinsBatch(_ request: Request) -> Bool { false }
 }
 

@@ -240,7 +240,7 @@ extension SocketServer {
                     tookLines = true
                     switch line {
                     case .request(let bytes):
-                        if let reply = server.handler.immediateReply(to: bytes) {
+                        if let reply = server.handler.immediateReply(to: bytes, afterRunningCommands: connection.commandsRunning > 0) {
                             connection.answer(reply)
                         } else {
                             connection.dispatch(bytes)
