@@ -22,9 +22,10 @@ public enum ShutdownDeadline {
     public static let duration: Duration = .seconds(2)
     public static var seconds: Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
 
-    /// Runs `work` with `deadline` to cut it short: if it has not returned by then,
-    /// `atDeadline` runs (to cancel what `work` waits on) and `work`'s task is cancelled.
-    /// Returns once `work` has returned, either way: nothing started here outlives it.
+    /// Runs `work` with `deadline` to cut it short: if it has not returned by then, or the
+    /// caller is cancelled first (a deadline around this one passed), `atDeadline` runs (to
+    /// cancel what `work` waits on) and `work`'s task is cancelled. Returns once `work` has
+    /// returned, either way: nothing started here outlives it.
     public static func bound(by deadline: Duration = duration, _ work: @escaping @Sendable () async -> Void,
                              atDeadline: @escaping @Sendable () async -> Void = {}) async {
         await withTaskGroup(of: Bool.self) { group in
@@ -33,7 +34,7 @@ public enum ShutdownDeadline {
                 return true
             }
             group.addTask {
-                do { try await Task.sleep(for: deadline) } catch { return true }
+                try? await Task.sleep(for: deadline)
                 return false
             }
             let workEndedFirst = await group.next() ?? true

@@ -113,4 +113,43 @@ struct ServiceGroupTests {
         #expect(await eventually { stopped.load(ordering: .relaxed) }, "the stop waited past the deadline")
         #expect(journal.all.suffix(5) == ["stop a", "cancelled a", "stopped a", "stop b", "stopped b"])
     }
+
+    /// Work that ends first is not cut short: its deadline's action never runs.
+    @Test func aBoundedWaitThatEndsInTimeIsLeftAlone() async {
+        let cutShort = Atomic<Bool>(false)
+        await ShutdownDeadline.bound(by: .seconds(3600)) {} atDeadline: { cutShort.store(true, ordering: .relaxed) }
+        let wasCutShort = cutShort.load(ordering: .relaxed)
+        #expect(!wasCutShort)
+    }
+
+    /// At the deadline, what the work waits on is cancelled, and the wait returns once the
+    /// work has.
+    @Test func aBoundedWaitIsCutShortAtItsDeadline() async {
+        let gate = Gate(), workEnded = Atomic<Bool>(false)
+        await ShutdownDeadline.bound(by: .milliseconds(50)) {
+            await gate.wait()
+            workEnded.store(true, ordering: .relaxed)
+        } atDeadline: { gate.open() }
+        let ended = workEnded.load(ordering: .relaxed)
+        #expect(ended, "returned before the work did")
+    }
+
+    /// A caller cancelled (the deadline of a stop around it passed) cuts the work short at
+    /// once, not at its own deadline: a part's stop inside the group's is not left waiting.
+    @Test func aCancelledCallerCutsTheWorkShortAtOnce() async {
+        let gate = Gate(), started = Gate(), ended = Atomic<Bool>(false)
+        let waiting = Task {
+            await ShutdownDeadline.bound(by: .seconds(3600)) {
+                started.open()
+                await gate.wait()
+            } atDeadline: { gate.open() }
+            ended.store(true, ordering: .relaxed)
+        }
+        await started.wait()
+        waiting.cancel()
+        #expect(await eventually { ended.load(ordering: .relaxed) }, "the work was not cut short")
+        gate.open()
+        await waiting.value
+    }
 }
+
