@@ -160,7 +160,7 @@ extension Outbox {
             if queue.isInFlight(delivery.id) {
                 withdrawn.insert(delivery.id)
                 // Handed to the backend, or about to be: a lane's next one may still be held back.
-                if lanes[delivery.orderKey].map({ !$0.toHand.contains { $0.id == delivery.id } }) ?? true { sent.insert(delivery.id) }
+                if !lanes.waitsToBeHanded(delivery) { sent.insert(delivery.id) }
             } else if queue.cancel(delivery.id) == nil {
                 // Its attempt is over: delivered or refused already.
                 sent.insert(delivery.id)

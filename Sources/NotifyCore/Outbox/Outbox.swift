@@ -69,11 +69,9 @@ public actor Outbox: Service {
     var stopped = false
     var deadlineTimer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
     var commits = GroupCommit()
-    /// Each key's lane while it has deliveries in flight (Outbox+Lanes.swift).
-    var lanes: [String: Lane] = [:]
-    var nextLane: UInt64 = 0
-    /// Shutdown waiting for the lanes to be empty.
-    var lanesEmptied: [CheckedContinuation<Void, Never>] = []
+    /// Each key's lane while it has deliveries in flight, where the transport keeps lanes
+    /// (Outbox+Lanes.swift).
+    var lanes = OutboxLanes()
     let answers = LaneAnswers()
     var commitTask: Task<Void, Never>?
 
@@ -248,7 +246,7 @@ public actor Outbox: Service {
         if !expired.isEmpty { recordExpired(expired) }
         promote()
         let keepsLanes = backend.keepsLanes
-        let ready = queue.takeReady(now: now, depth: keepsLanes ? Self.laneDepth : 1, unchained: keepsLanes ? brokenLanes : [],
+        let ready = queue.takeReady(now: now, depth: keepsLanes ? Self.laneDepth : 1, unchained: keepsLanes ? lanes.brokenKeys : [],
                                     requestsPerConnection: backend.requestsPerConnection, beingWritten: outcomesBeingWritten)
         for delivery in ready {
             if keepsLanes {
