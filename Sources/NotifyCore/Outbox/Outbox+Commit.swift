@@ -158,7 +158,7 @@ extension Outbox {
         var sent = Set<String>()
         for delivery in batch {
             if queue.isInFlight(delivery.id) {
-                withdrawn.insert(delivery.id)
+                outcomes.withdraw(delivery.id)
                 // Handed to the backend, or about to be: a lane's next one may still be held back.
                 if !lanes.waitsToBeHanded(delivery) { sent.insert(delivery.id) }
             } else if queue.cancel(delivery.id) == nil {

@@ -41,7 +41,7 @@ extension Outbox {
         var known: (key: AccountKey, account: BackendAccount, login: String)?
         while let (lane, deliveries) = lanes.takeToHand(key) {
             for delivery in deliveries {
-                if lanes.isBroken(key) || stopped || withdrawn.contains(delivery.id) {
+                if lanes.isBroken(key) || stopped || outcomes.isWithdrawn(delivery.id) {
                     await finished(delivery.id, .notAttempted, lane: key)
                     continue
                 }
@@ -76,7 +76,7 @@ extension Outbox {
     }
 
     private func takeAnswers() async {
-        var outcomes: [(id: String, result: DeliveryResult, lane: String?)] = []
+        var results: [(id: String, result: DeliveryResult, lane: String?)] = []
         for answer in answers.take() {
             let result: DeliveryResult
             if let delivery = queue.delivery(answer.id) {
@@ -84,9 +84,9 @@ extension Outbox {
             } else {
                 result = .notAttempted
             }
-            outcomes.append((answer.id, result, answer.key))
+            results.append((answer.id, result, answer.key))
         }
-        await finished(outcomes)
+        await finished(results)
     }
 
     /// A delivery of the lane is back: anything but a delivery breaks it, and once none is

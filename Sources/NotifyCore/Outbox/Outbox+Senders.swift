@@ -20,19 +20,16 @@ extension Outbox {
     }
 
     /// Final statuses kept for senders still to be answered (for tests: none once all are).
-    var unansweredStatusCount: Int { finishedUnanswered.count }
+    var unansweredStatusCount: Int { outcomes.unanswered.count }
 
     private func statuses(_ ids: [String]) -> [DeliveryStatus] {
-        ids.compactMap { id in queue.delivery(id).map(status) ?? finishedUnanswered[id] }
+        ids.compactMap { id in queue.delivery(id).map(status) ?? outcomes.unanswered[id] }
     }
 
     /// The statuses a sender is told: from now on a refusal keeps them listed.
     private func answer(_ ids: [String]) -> [DeliveryStatus] {
         queue.markAnswered(ids)
-        defer {
-            for id in ids { finishedUnanswered[id] = nil }
-            finishedUnanswered.releaseStorageIfEmpty()
-        }
+        defer { outcomes.answered(ids) }
         return statuses(ids)
     }
 
@@ -63,8 +60,8 @@ extension Outbox {
     private func isSettled(_ ids: [String], untilFinal: Bool) -> Bool {
         let now = clock.now()
         return ids.allSatisfy { id in
-            if outcomesBeingWritten.contains(id) { return false }
-            if finishedUnanswered[id] != nil { return true }
+            if outcomes.isBeingWritten(id) { return false }
+            if outcomes.unanswered[id] != nil { return true }
             guard queue.delivery(id)?.state == .queued else { return true }
             return !untilFinal && queue.isWaitingForRetry(id, now: now)
         }

@@ -49,22 +49,13 @@ public actor Outbox: Service {
     }
     var nextSequence = 1
     var attempts: [String: Task<Void, Never>] = [:]
-    /// Deliveries whose attempt ended and whose outcome is being written: their senders
-    /// hear it once it is on disk (a delivered one's, at once: `finished`).
-    var outcomesBeingWritten: Set<String> = []
-    /// Writes of outcomes handed to the writer and not yet done, removals of delivered
-    /// messages among them: the outbox is not empty before they are.
-    var outcomeWrites = 0
     /// The last batch was written: the next is sent while it is (Outbox+Commit.swift).
     var writesWork = false
-    /// Deliveries on their way to the backend when their batch could not be written: never
-    /// accepted, so their outcome is dropped when it comes (see `withdraw`).
-    var withdrawn: Set<String> = []
     /// The one timer for retries and expiries.
     private var wake = WakeTimer()
-    /// The final statuses of deliveries whose senders have not had their answer yet: kept
-    /// until they have it, then forgotten, so a burst of sends leaves nothing behind.
-    var finishedUnanswered: [String: DeliveryStatus] = [:]
+    /// Attempts' outcomes on their way to their senders: being written, kept until the
+    /// sender asks, or dropped (Outbox+Outcomes.swift).
+    var outcomes = PendingOutcomes()
     var waiters = SenderWaiters()
     var stopped = false
     var deadlineTimer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
@@ -247,7 +238,7 @@ public actor Outbox: Service {
         promote()
         let keepsLanes = backend.keepsLanes
         let ready = queue.takeReady(now: now, depth: keepsLanes ? Self.laneDepth : 1, unchained: keepsLanes ? lanes.brokenKeys : [],
-                                    requestsPerConnection: backend.requestsPerConnection, beingWritten: outcomesBeingWritten)
+                                    requestsPerConnection: backend.requestsPerConnection, beingWritten: outcomes.beingWritten)
         for delivery in ready {
             if keepsLanes {
                 handToLane(delivery)
@@ -273,7 +264,7 @@ public actor Outbox: Service {
         let expired = places.map(\.delivery)
         for delivery in expired {
             logger.warning("outbox: message \(delivery.id) to \(delivery.to) expired undelivered after \(delivery.attempts == 1 ? "1 attempt" : "\(delivery.attempts) attempts")")
-            outcomesBeingWritten.insert(delivery.id)
+            outcomes.writing(delivery.id)
         }
         // Handed over now, in order with the other changes; awaited below.
         let store = self.store
@@ -293,11 +284,11 @@ public actor Outbox: Service {
         }
         writer.enqueue { for write in writes { write() } }
         // After the writes, without holding up this pass: the senders hear of an expiry
-        // only once it is on disk (`outcomesBeingWritten` keeps them waiting meanwhile).
+        // only once it is on disk (`outcomes.beingWritten` keeps them waiting meanwhile).
         Task {
             await writer.drain()
             for delivery in expired {
-                outcomesBeingWritten.remove(delivery.id)
+                outcomes.written(delivery.id)
                 if queue.delivery(delivery.id)?.status == delivery.status { report(delivery) }
             }
             pump(changed: expired.map(\.id))
