@@ -47,10 +47,7 @@ public actor Outbox: Service {
     var queue: OutboxQueue {
         didSet { accounts.statusChanges.bump() }
     }
-    var nextSequence = 1
     var attempts: [String: Task<Void, Never>] = [:]
-    /// The last batch was written: the next is sent while it is (Outbox+Commit.swift).
-    var writesWork = false
     /// The one timer for retries and expiries.
     private var wake = WakeTimer()
     /// Attempts' outcomes on their way to their senders: being written, kept until the
@@ -59,12 +56,12 @@ public actor Outbox: Service {
     var waiters = SenderWaiters()
     var stopped = false
     var deadlineTimer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
+    /// New sends gathering into batches, and the batch being written (Outbox+Commit.swift).
     var commits = GroupCommit()
     /// Each key's lane while it has deliveries in flight, where the transport keeps lanes
     /// (Outbox+Lanes.swift).
     var lanes = OutboxLanes()
     let answers = LaneAnswers()
-    var commitTask: Task<Void, Never>?
 
     public init(settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
                 logger: Logger, accounts: AccountKeeper, recovery: BackendRecovery? = nil, unknownPlatforms: UnknownPlatforms = UnknownPlatforms(),
@@ -95,7 +92,7 @@ public actor Outbox: Service {
             let (loaded, highestSequence) = await writer.value { (store.loadEntries(), store.highestSequence()) }
             let (entries, warnings) = loaded
             for warning in warnings { logger.warning(warning) }
-            nextSequence = max(highestSequence, queueLoaded(entries)) + 1
+            commits.continueSequence(after: max(highestSequence, queueLoaded(entries)))
         }
         let waiting = queue.queuedCount
         if waiting > 0 { logger.notice("outbox: \(waiting == 1 ? "1 message" : "\(waiting) messages") waiting from an earlier run") }
@@ -187,7 +184,7 @@ public actor Outbox: Service {
         // What was collected is written before the senders hear anything, so finish that,
         // and start it for sends whose senders have not asked yet.
         startCommit()
-        while let commit = commitTask { await commit.value }
+        while let commit = commits.write { await commit.value }
         wake.cancel()
         let running = Array(attempts.values)
         // Bounds the wait for the attempts under way: they are cancelled at the deadline.
