@@ -86,21 +86,18 @@ extension Outbox {
     /// dispatch timer under it stays armed), so a burst of sends answered at once would
     /// wake an idle daemon hundreds of times half a minute later.
     private func armDeadlineTimer(_ deadline: ContinuousClock.Instant) {
-        if let timer = deadlineTimer, timer.fires <= deadline { return }
-        deadlineTimer?.task.cancel()
+        guard waiters.needsTimer(for: deadline) else { return }
         // On the continuous clock, not the outbox's `WakeTimer`: a sender's timeout is real
         // time, which a test's clock must not stop.
         let task = Task {
             do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
             self.deadlinePassed()
         }
-        deadlineTimer = (deadline, task)
+        waiters.timerSet(deadline, task)
     }
 
     private func deadlinePassed() {
-        deadlineTimer = nil
-        let now = ContinuousClock.now
-        release(waiters.all.filter { $0.value.deadline <= now })
-        if let next = waiters.all.values.map(\.deadline).min() { armDeadlineTimer(next) }
+        release(waiters.timerFired(now: ContinuousClock.now))
+        if let next = waiters.earliestDeadline { armDeadlineTimer(next) }
     }
 }

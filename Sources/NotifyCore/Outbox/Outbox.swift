@@ -53,9 +53,10 @@ public actor Outbox: Service {
     /// Attempts' outcomes on their way to their senders: being written, kept until the
     /// sender asks, or dropped (Outbox+Outcomes.swift).
     var outcomes = PendingOutcomes()
+    /// The senders waiting for their answer, and the timer for their deadlines
+    /// (Outbox+Senders.swift).
     var waiters = SenderWaiters()
     var stopped = false
-    var deadlineTimer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
     /// New sends gathering into batches, and the batch being written (Outbox+Commit.swift).
     var commits = GroupCommit()
     /// Each key's lane while it has deliveries in flight, where the transport keeps lanes
@@ -196,7 +197,7 @@ public actor Outbox: Service {
         for attempt in running { await attempt.value }
         await waitForLanes()
         deadline.cancel()
-        deadlineTimer?.task.cancel()
+        waiters.cancelTimer()
         release(waiters.all)
         // What the attempts handed to the writer is on disk before notifyd exits.
         await writer.drain()
