@@ -17,7 +17,9 @@ public actor Outbox: Service {
     // What is not private here is shared with the extensions: Outbox+Commit.swift (a send
     // written and queued), Outbox+Commands.swift (`outbox` and `send --no-queue`),
     // Outbox+Senders.swift (the senders waiting for their answer), Outbox+Attempt.swift (one
-    // request to the backend) and Outbox+Lanes.swift (a recipient's requests in a row).
+    // request to the backend), Outbox+Lanes.swift (a recipient's requests in a row) and
+    // Outbox+Outcomes.swift (an attempt's outcome written and told). Each part of the state
+    // below is a value of its own that keeps its invariants; the extensions go through it.
     /// Read where each setting is used; `settingsChanged` takes up a reload.
     let settings: SettingsStore
     let store: OutboxStore
@@ -47,22 +49,25 @@ public actor Outbox: Service {
     var queue: OutboxQueue {
         didSet { accounts.statusChanges.bump() }
     }
+    /// New sends gathering into batches, and the batch being written (Outbox+Commit.swift).
+    var commits = GroupCommit()
+    /// The attempts under way where the transport keeps no lanes (`pump`): shutdown waits for them.
     var attempts: [String: Task<Void, Never>] = [:]
-    /// The one timer for retries and expiries.
-    private var wake = WakeTimer()
+    /// Each key's lane while it has deliveries in flight, where the transport keeps lanes
+    /// (Outbox+Lanes.swift).
+    var lanes = OutboxLanes()
+    /// The backend's answers to lane requests, on their way from the HTTP thread.
+    let answers = LaneAnswers()
     /// Attempts' outcomes on their way to their senders: being written, kept until the
     /// sender asks, or dropped (Outbox+Outcomes.swift).
     var outcomes = PendingOutcomes()
     /// The senders waiting for their answer, and the timer for their deadlines
     /// (Outbox+Senders.swift).
     var waiters = SenderWaiters()
+    /// The one timer for retries and expiries.
+    private var wake = WakeTimer()
+    /// Set by shutdown: no send is accepted and no attempt starts after it.
     var stopped = false
-    /// New sends gathering into batches, and the batch being written (Outbox+Commit.swift).
-    var commits = GroupCommit()
-    /// Each key's lane while it has deliveries in flight, where the transport keeps lanes
-    /// (Outbox+Lanes.swift).
-    var lanes = OutboxLanes()
-    let answers = LaneAnswers()
 
     public init(settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
                 logger: Logger, accounts: AccountKeeper, recovery: BackendRecovery? = nil, unknownPlatforms: UnknownPlatforms = UnknownPlatforms(),
