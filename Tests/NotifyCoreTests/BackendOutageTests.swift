@@ -132,6 +132,6 @@ extension Outbox {
     /// Read in one hop, so the two agree: how many are queued, and whether a send or the
     /// writing of its outcome is under way.
     var queuedAndBusy: (queued: Int, busy: Bool) {
-        (queue.queued.count, queue.inFlightCount > 0 || !outcomesBeingWritten.isEmpty)
+        (queue.queued.count, queue.inFlightCount > 0 || !outcomes.beingWritten.isEmpty)
     }
 }

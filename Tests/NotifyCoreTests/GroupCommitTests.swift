@@ -94,6 +94,37 @@ struct GroupCommitTests {
         #expect(commits.unwrittenBatch(of: [first.id, second.id]) == nil)
     }
 
+    /// One batch is written at a time: what gathers meanwhile is taken once the write
+    /// under way is over, whatever it came to, and whether it worked says whether the next
+    /// batch may go out while it is written.
+    @Test func noBatchIsTakenWhileOneIsBeingWritten() throws {
+        var commits = GroupCommit()
+        #expect(!commits.writesWork, "until a write has worked")
+        commits.collect([Self.delivery(1)])
+        let taken = commits.takeBatch()
+        let (first, batch) = try #require(taken)
+        commits.started(Task {})
+        commits.collect([Self.delivery(2)])
+        #expect(commits.takeBatch() == nil, "the first is still being written")
+        commits.written(first, batch, failure: nil)
+        #expect(commits.write == nil && commits.writesWork)
+        let takenNext = commits.takeBatch()
+        let (second, next) = try #require(takenNext)
+        #expect(next.map(\.sequence) == [2])
+        commits.started(Task {})
+        commits.written(second, next, failure: .storage("disk full"))
+        #expect(commits.write == nil && !commits.writesWork)
+    }
+
+    /// Sequences go on after the highest a start found on disk, and none is given twice.
+    @Test func sequencesFollowTheHighestOnDisk() {
+        var commits = GroupCommit()
+        #expect(commits.takeSequence() == 1)
+        commits.continueSequence(after: 41)
+        let (next, after) = (commits.takeSequence(), commits.takeSequence())
+        #expect(next == 42 && after == 43)
+    }
+
     /// The bound holds: a batch of entries made of the characters JSON escapes longest is
     /// no larger on disk than the sum of their bounds.
     @Test func anEntryIsNeverLargerOnDiskThanItsBound() throws {

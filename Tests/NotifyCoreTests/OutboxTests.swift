@@ -129,7 +129,7 @@ struct OutboxTests {
         #expect(await eventually { fixture.emptied.value == 1 })
         #expect(await fixture.outbox.queue.queued.capacity == 0)
         #expect(await fixture.outbox.waiters.all.capacity == 0)
-        #expect(await fixture.outbox.finishedUnanswered.capacity == 0)
+        #expect(await fixture.outbox.outcomes.unanswered.capacity == 0)
     }
 
     /// A wait in the background, as a sender's, with a deadline far beyond the test's.

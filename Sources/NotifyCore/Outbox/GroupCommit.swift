@@ -1,6 +1,8 @@
 /// The outbox's group commit: new deliveries gather while the previous batch is being
 /// written, then go to disk together. Batches are numbered in the order they are taken,
-/// and written one at a time, so a batch is written once `written` reached its number.
+/// and written one at a time, so a batch is written once `written` reached its number:
+/// none is taken while the write of one is under way (`started`). The copies gathered
+/// are numbered here too, in the order they arrive (`takeSequence`).
 ///
 /// A batch is one file, which notifyd reads back whole at start: it takes what gathered
 /// up to `OutboxStore.largestFile` (by `OutboxEntryRecord.sizeBound`), and the rest goes
@@ -13,6 +15,12 @@ struct GroupCommit {
     private var batchOf: [String: Int] = [:]
     private var failures: [String: CoreError] = [:]
     private var waiters: [Int: [CheckedContinuation<Void, Never>]] = [:]
+    /// The next delivery's sequence: after every one on disk (`continueSequence`).
+    private var nextSequence = 1
+    /// The write of the batch last taken, until `written`: shutdown waits for it.
+    private(set) var write: Task<Void, Never>?
+    /// The last batch was written: the next is sent while it is (Outbox+Commit.swift).
+    private(set) var writesWork = false
 
     /// The bytes of their messages' text.
     private(set) var gatheredBytes = 0
@@ -27,10 +35,22 @@ struct GroupCommit {
         for delivery in copies { batchOf[delivery.id] = nextNumber }
     }
 
+    /// Numbers a new delivery: its place in the arrival order, never given twice.
+    mutating func takeSequence() -> Int {
+        defer { nextSequence += 1 }
+        return nextSequence
+    }
+
+    /// At start: the sequences go on after `highest`, the highest on disk.
+    mutating func continueSequence(after highest: Int) {
+        nextSequence = highest + 1
+    }
+
     /// What has gathered, up to `budget` bytes of file (at least one message whatever its
-    /// size), as the next batch to write; nil when nothing has.
+    /// size), as the next batch to write; nil when nothing has, or while a batch is being
+    /// written.
     mutating func takeBatch(budget: Int = OutboxStore.largestFile) -> (Int, [Delivery])? {
-        guard !collecting.isEmpty else { return nil }
+        guard write == nil, !collecting.isEmpty else { return nil }
         var size = 0
         var taken = 0
         for message in collecting {
@@ -75,9 +95,16 @@ struct GroupCommit {
         }
     }
 
+    /// The write of the batch just taken started: no other is taken until it is `written`.
+    mutating func started(_ write: Task<Void, Never>) {
+        self.write = write
+    }
+
     /// Records the outcome of a batch and wakes those waiting for it. `alreadySent`: the
     /// deliveries of a batch that failed which had gone to the backend while it was written.
     mutating func written(_ number: Int, _ batch: [Delivery], failure: CoreError?, alreadySent: Set<String> = []) {
+        write = nil
+        writesWork = failure == nil
         writtenUpTo = number
         for delivery in batch {
             batchOf[delivery.id] = nil

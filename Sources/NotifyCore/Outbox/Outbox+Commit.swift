@@ -36,12 +36,11 @@ extension Outbox {
         let expiry = settings[\.outboxExpiry]
         var copies: [Delivery] = []
         for (platform, request) in plan.copies {
-            var delivery = Delivery(sequence: nextSequence, to: plan.to, platform: platform, message: message,
+            var delivery = Delivery(sequence: commits.takeSequence(), to: plan.to, platform: platform, message: message,
                                     createdAt: now, expiresAt: now.addingTimeInterval(expiry), account: account, request: request)
             delivery.senderWaiting = true
             delivery.idempotencyKey = Delivery.newIdempotencyKey()
             copies.append(delivery)
-            nextSequence += 1
         }
         commits.collect(copies)
         let ids = copies.map(\.id)
@@ -96,8 +95,8 @@ extension Outbox {
     /// commit writer's thread, so that sends arriving meanwhile gather for the next one;
     /// queues the batch meanwhile.
     func startCommit() {
-        guard commitTask == nil, let (number, batch) = commits.takeBatch() else { return }
-        let sentEarly = writesWork
+        guard let (number, batch) = commits.takeBatch() else { return }
+        let sentEarly = commits.writesWork
         // Those that would be deferred are added once written, with where they are on
         // disk: an index entry is read back from there. So are those behind them.
         var heldBack: Set<Int> = []
@@ -115,9 +114,9 @@ extension Outbox {
             pump(changed: [])
         }
         let (store, writer) = (self.store, self.commitWriter)
-        // Kept in `commitTask`: one batch is written at a time, and shutdown waits for it;
-        // its senders wait for the batch, not for this task.
-        commitTask = Task {
+        // Kept in `commits` (`GroupCommit.write`): one batch is written at a time, and
+        // shutdown waits for it; its senders wait for the batch, not for this task.
+        let write = Task {
             let result = await writer.value { () -> Result<[StoredEntry], CoreError> in
                 do throws(CoreError) {
                     return .success(try store.save(batch: batch))
@@ -127,19 +126,17 @@ extension Outbox {
             }
             self.finishCommit(number, batch, result, sentEarly: sentEarly, heldBack: heldBack)
         }
+        commits.started(write)
     }
 
     private func finishCommit(_ number: Int, _ batch: [Delivery], _ result: Result<[StoredEntry], CoreError>, sentEarly: Bool, heldBack: Set<Int>) {
-        commitTask = nil
         switch result {
         case .failure(let failure):
-            writesWork = false
             logger.error("outbox: \(failure.description); \(batch.count == 1 ? "1 message" : "\(batch.count) messages") not accepted")
             // Those held back were never queued: nothing to take back.
             let queued = batch.enumerated().filter { !heldBack.contains($0.offset) }.map(\.element)
             commits.written(number, batch, failure: failure, alreadySent: sentEarly ? withdraw(queued) : [])
         case .success(let places):
-            writesWork = true
             for (index, delivery) in batch.enumerated() where !sentEarly || heldBack.contains(index) {
                 queue.add(delivery, stored: index < places.count ? places[index] : nil)
             }
@@ -158,9 +155,9 @@ extension Outbox {
         var sent = Set<String>()
         for delivery in batch {
             if queue.isInFlight(delivery.id) {
-                withdrawn.insert(delivery.id)
+                outcomes.withdraw(delivery.id)
                 // Handed to the backend, or about to be: a lane's next one may still be held back.
-                if lanes[delivery.orderKey].map({ !$0.toHand.contains { $0.id == delivery.id } }) ?? true { sent.insert(delivery.id) }
+                if !lanes.waitsToBeHanded(delivery) { sent.insert(delivery.id) }
             } else if queue.cancel(delivery.id) == nil {
                 // Its attempt is over: delivered or refused already.
                 sent.insert(delivery.id)

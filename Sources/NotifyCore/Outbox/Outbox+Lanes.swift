@@ -12,52 +12,26 @@ import NotifyProtocol
 /// between two messages. A lane breaks at the first message not accepted, and what was
 /// handed over after it comes back unsent, to go again in order.
 extension Outbox {
-    /// One key's lane: what waits to be handed over, and what is in flight in it.
-    struct Lane {
-        var id: UInt64
-        var toHand: [Delivery] = []
-        var feeding = false
-        var inFlight = 0
-        /// A message of the lane was not accepted, or could not be handed over: nothing
-        /// more goes into it, and the key waits until its messages in flight are back.
-        var broken = false
-    }
-
     /// Deliveries in flight per key at most, when lanes are kept.
     static let laneDepth = 16
-
-    /// The keys whose lane broke: no more follow in them.
-    var brokenLanes: Set<String> {
-        Set(lanes.lazy.filter(\.value.broken).map(\.key))
-    }
 
     /// Puts a delivery `takeReady` started into its key's lane, behind those before it.
     func handToLane(_ delivery: Delivery) {
         let key = delivery.orderKey
-        var lane = lanes[key] ?? newLane()
-        lane.inFlight += 1
+        let (lane, feeding) = lanes.enter(key)
         // No feeder is handing over the lane's earlier deliveries (or waiting for their
         // credentials), and this one's credentials are at hand: it goes to the backend in
         // this turn of the outbox, with no task and no hop on the way (a send's request
         // then leaves before its batch starts being written). Otherwise it goes behind them.
-        if !lane.feeding, let account = delivery.account.flatMap(accounts.readyAccount(for:)),
+        if !feeding, let account = delivery.account.flatMap(accounts.readyAccount(for:)),
            case .success(let send) = prepared(delivery, as: account) {
-            lanes[key] = lane
-            hand(delivery, send, key: key, lane: lane.id)
+            hand(delivery, send, key: key, lane: lane)
             return
         }
-        lane.toHand.append(delivery)
-        let start = !lane.feeding
-        lane.feeding = true
-        lanes[key] = lane
+        let start = lanes.waitForFeeder(delivery)
         // After this turn: feeding awaits the password source, which must not hold up the
         // pass that is handing out deliveries to other lanes.
         if start { Task { await self.feed(key) } }
-    }
-
-    private func newLane() -> Lane {
-        nextLane += 1
-        return Lane(id: nextLane)
     }
 
     /// Hands the lane's deliveries to the backend in order. One feeder per lane at a time:
@@ -65,10 +39,9 @@ extension Outbox {
     private func feed(_ key: String) async {
         // The credentials asked for last, and the login they came from.
         var known: (key: AccountKey, account: BackendAccount, login: String)?
-        while let lane = lanes[key], !lane.toHand.isEmpty {
-            lanes[key]?.toHand = []
-            for delivery in lane.toHand {
-                if lanes[key]?.broken ?? true || stopped || withdrawn.contains(delivery.id) {
+        while let (lane, deliveries) = lanes.takeToHand(key) {
+            for delivery in deliveries {
+                if lanes.isBroken(key) || stopped || outcomes.isWithdrawn(delivery.id) {
                     await finished(delivery.id, .notAttempted, lane: key)
                     continue
                 }
@@ -78,16 +51,15 @@ extension Outbox {
                 switch await prepare(delivery, known: cached) {
                 case .failure(let notSent):
                     // What follows would overtake it, unless it failed for good.
-                    if !notSent.result.isRefusal { lanes[key]?.broken = true }
+                    if !notSent.result.isRefusal { lanes.markBroken(key) }
                     await finished(delivery.id, notSent.result, lane: key)
                 case .success(let send):
                     if let account = delivery.account, let login { known = (account, send.account, login) }
-                    hand(delivery, send, key: key, lane: lane.id)
+                    hand(delivery, send, key: key, lane: lane)
                 }
             }
         }
-        lanes[key]?.feeding = false
-        removeLaneIfIdle(key)
+        if let ended = lanes.feederDone(key) { backend.endLane(ended) }
     }
 
     /// Hands a prepared delivery of lane `lane` (key `key`) to the backend.
@@ -104,7 +76,7 @@ extension Outbox {
     }
 
     private func takeAnswers() async {
-        var outcomes: [(id: String, result: DeliveryResult, lane: String?)] = []
+        var results: [(id: String, result: DeliveryResult, lane: String?)] = []
         for answer in answers.take() {
             let result: DeliveryResult
             if let delivery = queue.delivery(answer.id) {
@@ -112,38 +84,25 @@ extension Outbox {
             } else {
                 result = .notAttempted
             }
-            outcomes.append((answer.id, result, answer.key))
+            results.append((answer.id, result, answer.key))
         }
-        await finished(outcomes)
+        await finished(results)
     }
 
     /// A delivery of the lane is back: anything but a delivery breaks it, and once none is
     /// in flight or waiting to be handed over it is gone.
     func laneReturned(_ key: String, _ result: DeliveryResult) {
-        guard lanes[key] != nil else { return }
-        lanes[key]?.inFlight -= 1
-        if result != .delivered { lanes[key]?.broken = true }
-        removeLaneIfIdle(key)
-    }
-
-    private func removeLaneIfIdle(_ key: String) {
-        guard let lane = lanes[key], lane.inFlight <= 0, lane.toHand.isEmpty, !lane.feeding else { return }
-        lanes[key] = nil
-        backend.endLane(lane.id)
-        guard lanes.isEmpty else { return }
-        lanes.releaseStorageIfEmpty()
-        stopWaitingForLanes()
+        if let ended = lanes.returned(key, delivered: result == .delivered) { backend.endLane(ended) }
     }
 
     /// Returns once no lane has a delivery in flight, or `stopWaitingForLanes` was called.
     func waitForLanes() async {
         guard !lanes.isEmpty else { return }
-        await withCheckedContinuation { lanesEmptied.append($0) }
+        await withCheckedContinuation { lanes.waitUntilEmpty($0) }
     }
 
     func stopWaitingForLanes() {
-        for waiter in lanesEmptied { waiter.resume() }
-        lanesEmptied = []
+        lanes.stopWaiting()
     }
 }
 

@@ -16,16 +16,15 @@ extension Outbox {
 
     /// `finished` for several outcomes that came together (a lane's answers while the
     /// outbox was busy): one hand-over to the writer for all of them, one pass after.
-    func finished(_ outcomes: [(id: String, result: DeliveryResult, lane: String?)]) async {
+    func finished(_ results: [(id: String, result: DeliveryResult, lane: String?)]) async {
         var settled: [(delivery: Delivery, done: Bool)] = []
         var unsent = false
-        for (id, result, lane) in outcomes {
+        for (id, result, lane) in results {
             attempts[id] = nil
             if let lane { laneReturned(lane, result) }
-            if withdrawn.remove(id) != nil {
+            if outcomes.dropIfWithdrawn(id) {
                 queue.finished(id, .notAttempted, now: clock.now())
                 _ = queue.cancel(id)
-                withdrawn.releaseStorageIfEmpty()
                 continue
             }
             if result == .notAttempted {
@@ -38,7 +37,7 @@ extension Outbox {
             if delivery.state == .delivered, let backend = delivery.account?.backend { recovery?.backendAnswered(backend) }
             if case .unreachable = result, let backend = delivery.account?.backend { recovery?.watchForReturn(of: backend) }
             recovery?.setWaiting(.outbox, queue.waitsOnBackend)
-            outcomesBeingWritten.insert(id)
+            outcomes.writing(id)
             // Delivered, or refused at once (the sender has the answer): nothing to keep.
             let done = delivery.state == .delivered || (delivery.state == .failed && queue.delivery(id) == nil)
             if done {
@@ -67,7 +66,7 @@ extension Outbox {
             let delivered = settled.filter { $0.done && $0.delivery.state == .delivered }.map(\.delivery)
             if !delivered.isEmpty {
                 for delivery in delivered {
-                    outcomesBeingWritten.remove(delivery.id)
+                    outcomes.written(delivery.id)
                     report(delivery)
                 }
                 releaseSettledWaiters(among: delivered.map(\.id))
@@ -95,17 +94,17 @@ extension Outbox {
             }
             removeTogether()
             let jobs = writes
-            outcomeWrites += 1
+            outcomes.writeStarted()
             await writer.value { for write in jobs { write() } }
-            outcomeWrites -= 1
+            outcomes.writeDone()
         }
         for (delivery, done) in settled where delivery.state != .delivered {
-            outcomesBeingWritten.remove(delivery.id)
+            outcomes.written(delivery.id)
             // Delivered ones were told above. A cancel, purge or expiry while it was being
             // written reported the delivery itself.
             if done || queue.delivery(delivery.id)?.status == delivery.status { report(delivery) }
         }
-        let ids = outcomes.map(\.id)
+        let ids = results.map(\.id)
         // Their senders hear these outcomes before a retry that fell due during the write starts.
         releaseSettledWaiters(among: ids)
         // Out of the queue (delivered or refused) settles its own waiters only; a retry,
@@ -117,10 +116,10 @@ extension Outbox {
 
     /// At the end of a burst: nothing under way, waiting or being written any more.
     func releaseIfEmptied() {
-        guard attempts.isEmpty && lanes.isEmpty && queue.queuedCount == 0 && outcomesBeingWritten.isEmpty && outcomeWrites == 0 else { return }
+        guard attempts.isEmpty && lanes.isEmpty && queue.queuedCount == 0 && outcomes.noneBeingWritten else { return }
         attempts.releaseStorageIfEmpty()
         queue.releaseStorageIfEmpty()
-        outcomesBeingWritten.releaseStorageIfEmpty()
+        outcomes.releaseStorageIfEmpty()
         // Every removal was written: none is left for the writer to change the index with.
         store.releaseStorageIfEmpty()
         onEmptied()
@@ -128,11 +127,7 @@ extension Outbox {
 
     func report(_ delivery: Delivery) {
         let status = delivery.status
-        if delivery.state != .queued && delivery.senderWaiting {
-            finishedUnanswered[delivery.id] = status
-            // A bound in case a sender never asks; each one does today.
-            if finishedUnanswered.count > 10_000 { finishedUnanswered.removeAll() }
-        }
+        if delivery.state != .queued && delivery.senderWaiting { outcomes.keep(status) }
         onEvent(status)
     }
 

@@ -20,19 +20,16 @@ extension Outbox {
     }
 
     /// Final statuses kept for senders still to be answered (for tests: none once all are).
-    var unansweredStatusCount: Int { finishedUnanswered.count }
+    var unansweredStatusCount: Int { outcomes.unanswered.count }
 
     private func statuses(_ ids: [String]) -> [DeliveryStatus] {
-        ids.compactMap { id in queue.delivery(id).map(status) ?? finishedUnanswered[id] }
+        ids.compactMap { id in queue.delivery(id).map(status) ?? outcomes.unanswered[id] }
     }
 
     /// The statuses a sender is told: from now on a refusal keeps them listed.
     private func answer(_ ids: [String]) -> [DeliveryStatus] {
         queue.markAnswered(ids)
-        defer {
-            for id in ids { finishedUnanswered[id] = nil }
-            finishedUnanswered.releaseStorageIfEmpty()
-        }
+        defer { outcomes.answered(ids) }
         return statuses(ids)
     }
 
@@ -63,8 +60,8 @@ extension Outbox {
     private func isSettled(_ ids: [String], untilFinal: Bool) -> Bool {
         let now = clock.now()
         return ids.allSatisfy { id in
-            if outcomesBeingWritten.contains(id) { return false }
-            if finishedUnanswered[id] != nil { return true }
+            if outcomes.isBeingWritten(id) { return false }
+            if outcomes.unanswered[id] != nil { return true }
             guard queue.delivery(id)?.state == .queued else { return true }
             return !untilFinal && queue.isWaitingForRetry(id, now: now)
         }
@@ -89,21 +86,18 @@ extension Outbox {
     /// dispatch timer under it stays armed), so a burst of sends answered at once would
     /// wake an idle daemon hundreds of times half a minute later.
     private func armDeadlineTimer(_ deadline: ContinuousClock.Instant) {
-        if let timer = deadlineTimer, timer.fires <= deadline { return }
-        deadlineTimer?.task.cancel()
+        guard waiters.needsTimer(for: deadline) else { return }
         // On the continuous clock, not the outbox's `WakeTimer`: a sender's timeout is real
         // time, which a test's clock must not stop.
         let task = Task {
             do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
             self.deadlinePassed()
         }
-        deadlineTimer = (deadline, task)
+        waiters.timerSet(deadline, task)
     }
 
     private func deadlinePassed() {
-        deadlineTimer = nil
-        let now = ContinuousClock.now
-        release(waiters.all.filter { $0.value.deadline <= now })
-        if let next = waiters.all.values.map(\.deadline).min() { armDeadlineTimer(next) }
+        release(waiters.timerFired(now: ContinuousClock.now))
+        if let next = waiters.earliestDeadline { armDeadlineTimer(next) }
     }
 }

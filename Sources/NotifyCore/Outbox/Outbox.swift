@@ -17,7 +17,9 @@ public actor Outbox: Service {
     // What is not private here is shared with the extensions: Outbox+Commit.swift (a send
     // written and queued), Outbox+Commands.swift (`outbox` and `send --no-queue`),
     // Outbox+Senders.swift (the senders waiting for their answer), Outbox+Attempt.swift (one
-    // request to the backend) and Outbox+Lanes.swift (a recipient's requests in a row).
+    // request to the backend), Outbox+Lanes.swift (a recipient's requests in a row) and
+    // Outbox+Outcomes.swift (an attempt's outcome written and told). Each part of the state
+    // below is a value of its own that keeps its invariants; the extensions go through it.
     /// Read where each setting is used; `settingsChanged` takes up a reload.
     let settings: SettingsStore
     let store: OutboxStore
@@ -47,35 +49,25 @@ public actor Outbox: Service {
     var queue: OutboxQueue {
         didSet { accounts.statusChanges.bump() }
     }
-    var nextSequence = 1
+    /// New sends gathering into batches, and the batch being written (Outbox+Commit.swift).
+    var commits = GroupCommit()
+    /// The attempts under way where the transport keeps no lanes (`pump`): shutdown waits for them.
     var attempts: [String: Task<Void, Never>] = [:]
-    /// Deliveries whose attempt ended and whose outcome is being written: their senders
-    /// hear it once it is on disk (a delivered one's, at once: `finished`).
-    var outcomesBeingWritten: Set<String> = []
-    /// Writes of outcomes handed to the writer and not yet done, removals of delivered
-    /// messages among them: the outbox is not empty before they are.
-    var outcomeWrites = 0
-    /// The last batch was written: the next is sent while it is (Outbox+Commit.swift).
-    var writesWork = false
-    /// Deliveries on their way to the backend when their batch could not be written: never
-    /// accepted, so their outcome is dropped when it comes (see `withdraw`).
-    var withdrawn: Set<String> = []
+    /// Each key's lane while it has deliveries in flight, where the transport keeps lanes
+    /// (Outbox+Lanes.swift).
+    var lanes = OutboxLanes()
+    /// The backend's answers to lane requests, on their way from the HTTP thread.
+    let answers = LaneAnswers()
+    /// Attempts' outcomes on their way to their senders: being written, kept until the
+    /// sender asks, or dropped (Outbox+Outcomes.swift).
+    var outcomes = PendingOutcomes()
+    /// The senders waiting for their answer, and the timer for their deadlines
+    /// (Outbox+Senders.swift).
+    var waiters = SenderWaiters()
     /// The one timer for retries and expiries.
     private var wake = WakeTimer()
-    /// The final statuses of deliveries whose senders have not had their answer yet: kept
-    /// until they have it, then forgotten, so a burst of sends leaves nothing behind.
-    var finishedUnanswered: [String: DeliveryStatus] = [:]
-    var waiters = SenderWaiters()
+    /// Set by shutdown: no send is accepted and no attempt starts after it.
     var stopped = false
-    var deadlineTimer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
-    var commits = GroupCommit()
-    /// Each key's lane while it has deliveries in flight (Outbox+Lanes.swift).
-    var lanes: [String: Lane] = [:]
-    var nextLane: UInt64 = 0
-    /// Shutdown waiting for the lanes to be empty.
-    var lanesEmptied: [CheckedContinuation<Void, Never>] = []
-    let answers = LaneAnswers()
-    var commitTask: Task<Void, Never>?
 
     public init(settings: SettingsStore, stateDirectory: String, backend: any BackendAPI, clock: any WakeClock = SystemWakeClock(),
                 logger: Logger, accounts: AccountKeeper, recovery: BackendRecovery? = nil, unknownPlatforms: UnknownPlatforms = UnknownPlatforms(),
@@ -106,7 +98,7 @@ public actor Outbox: Service {
             let (loaded, highestSequence) = await writer.value { (store.loadEntries(), store.highestSequence()) }
             let (entries, warnings) = loaded
             for warning in warnings { logger.warning(warning) }
-            nextSequence = max(highestSequence, queueLoaded(entries)) + 1
+            commits.continueSequence(after: max(highestSequence, queueLoaded(entries)))
         }
         let waiting = queue.queuedCount
         if waiting > 0 { logger.notice("outbox: \(waiting == 1 ? "1 message" : "\(waiting) messages") waiting from an earlier run") }
@@ -198,7 +190,7 @@ public actor Outbox: Service {
         // What was collected is written before the senders hear anything, so finish that,
         // and start it for sends whose senders have not asked yet.
         startCommit()
-        while let commit = commitTask { await commit.value }
+        while let commit = commits.write { await commit.value }
         wake.cancel()
         let running = Array(attempts.values)
         // Bounds the wait for the attempts under way: they are cancelled at the deadline.
@@ -210,7 +202,7 @@ public actor Outbox: Service {
         for attempt in running { await attempt.value }
         await waitForLanes()
         deadline.cancel()
-        deadlineTimer?.task.cancel()
+        waiters.cancelTimer()
         release(waiters.all)
         // What the attempts handed to the writer is on disk before notifyd exits.
         await writer.drain()
@@ -248,8 +240,8 @@ public actor Outbox: Service {
         if !expired.isEmpty { recordExpired(expired) }
         promote()
         let keepsLanes = backend.keepsLanes
-        let ready = queue.takeReady(now: now, depth: keepsLanes ? Self.laneDepth : 1, unchained: keepsLanes ? brokenLanes : [],
-                                    requestsPerConnection: backend.requestsPerConnection, beingWritten: outcomesBeingWritten)
+        let ready = queue.takeReady(now: now, depth: keepsLanes ? Self.laneDepth : 1, unchained: keepsLanes ? lanes.brokenKeys : [],
+                                    requestsPerConnection: backend.requestsPerConnection, beingWritten: outcomes.beingWritten)
         for delivery in ready {
             if keepsLanes {
                 handToLane(delivery)
@@ -275,7 +267,7 @@ public actor Outbox: Service {
         let expired = places.map(\.delivery)
         for delivery in expired {
             logger.warning("outbox: message \(delivery.id) to \(delivery.to) expired undelivered after \(delivery.attempts == 1 ? "1 attempt" : "\(delivery.attempts) attempts")")
-            outcomesBeingWritten.insert(delivery.id)
+            outcomes.writing(delivery.id)
         }
         // Handed over now, in order with the other changes; awaited below.
         let store = self.store
@@ -295,11 +287,11 @@ public actor Outbox: Service {
         }
         writer.enqueue { for write in writes { write() } }
         // After the writes, without holding up this pass: the senders hear of an expiry
-        // only once it is on disk (`outcomesBeingWritten` keeps them waiting meanwhile).
+        // only once it is on disk (`outcomes.beingWritten` keeps them waiting meanwhile).
         Task {
             await writer.drain()
             for delivery in expired {
-                outcomesBeingWritten.remove(delivery.id)
+                outcomes.written(delivery.id)
                 if queue.delivery(delivery.id)?.status == delivery.status { report(delivery) }
             }
             pump(changed: expired.map(\.id))

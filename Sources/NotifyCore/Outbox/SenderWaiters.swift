@@ -6,8 +6,9 @@ import Foundation
 import NotifyProtocol
 
 /// The senders waiting to hear about their deliveries, found by waiter and by delivery,
-/// so that an event about one delivery looks only at the senders waiting for it. The
-/// outbox decides when a waiter has its answer; this only keeps track of who waits.
+/// so that an event about one delivery looks only at the senders waiting for it, and the
+/// one timer for their deadlines. The outbox decides when a waiter has its answer; this
+/// only keeps track of who waits, and until when.
 struct SenderWaiters {
     struct Waiter {
         var ids: [String]
@@ -19,6 +20,8 @@ struct SenderWaiters {
     private(set) var all: [UInt64: Waiter] = [:]
     private var byDelivery: [String: [UInt64]] = [:]
     private var nextID: UInt64 = 0
+    /// One timer for all waiters, set for the earliest deadline (`Outbox.armDeadlineTimer`).
+    private var timer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
 
     mutating func add(_ waiter: Waiter) {
         let id = nextID
@@ -45,5 +48,34 @@ struct SenderWaiters {
         }
         all.releaseStorageIfEmpty()
         byDelivery.releaseStorageIfEmpty()
+    }
+
+    /// The earliest deadline of those waiting.
+    var earliestDeadline: ContinuousClock.Instant? {
+        all.values.map(\.deadline).min()
+    }
+
+    /// Whether a timer must be set for `deadline`: none is, or the one set fires later,
+    /// which is cancelled here. `timerSet` records the one set.
+    mutating func needsTimer(for deadline: ContinuousClock.Instant) -> Bool {
+        if let timer, timer.fires <= deadline { return false }
+        timer?.task.cancel()
+        return true
+    }
+
+    mutating func timerSet(_ fires: ContinuousClock.Instant, _ task: Task<Void, Never>) {
+        timer = (fires, task)
+    }
+
+    /// The timer fired: it is forgotten, and the waiters whose deadline passed by `now`
+    /// are returned (still here until the caller removes them as it answers them).
+    mutating func timerFired(now: ContinuousClock.Instant) -> [UInt64: Waiter] {
+        timer = nil
+        return all.filter { $0.value.deadline <= now }
+    }
+
+    mutating func cancelTimer() {
+        timer?.task.cancel()
+        timer = nil
     }
 }
