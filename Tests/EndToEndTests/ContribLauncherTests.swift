@@ -90,6 +90,28 @@ import Testing
         }
     }
 
+    /// What contrib/docs/security.md promises of the sandbox, each part as systemd rates
+    /// it: the overall rating above has room to lose one of them unnoticed.
+    @Test(.enabled(if: ContribTool.systemdAnalyze.shouldRun, "needs systemd-analyze (Debian package systemd)"))
+    func theSandboxKeepsEachPartThePromiseNames() async throws {
+        let analyze = try ContribTool.systemdAnalyze.require()
+        try await withContribScratch("sd") { scratch in
+            try Self.writeUnits(in: scratch)
+            let environment = ["XDG_RUNTIME_DIR": try scratch.sub("runtime"), "HOME": try scratch.sub("home"), "SYSTEMD_PAGER": "", "SYSTEMD_LOG_COLOR": "0"]
+            let result = try await runCaptured(analyze, ["security", "--offline=yes", "--user", "--no-pager", scratch.path + "/units/notifyd.service"],
+                                               environment: environment)
+            let kept = Set(result.output.split(separator: "\n").compactMap { line in
+                line.firstMatch(of: /^✓ (\S+)/).map { String($0.output.1) }
+            })
+            // Writes only its state directory; gains no privileges; only a service's system
+            // calls (none to mount, load modules, debug, reboot) and sockets.
+            for part in ["ProtectSystem=", "NoNewPrivileges=", "PrivateDevices=", "SystemCallFilter=~@mount", "SystemCallFilter=~@module",
+                         "SystemCallFilter=~@debug", "SystemCallFilter=~@reboot", "RestrictAddressFamilies=~AF_PACKET", "RestrictAddressFamilies=~…"] {
+                #expect(kept.contains(part), "systemd-analyze security no longer rates \(part) as kept:\n\(result.output)")
+            }
+        }
+    }
+
     @Test func systemdUnitsHaveTheAgreedSettings() throws {
         let socket = try Contrib.read("systemd/notifyd.socket")
         for line in ["ListenStream=%t/notifyd/notifyd.sock", "SocketMode=0600", "DirectoryMode=0700", "RemoveOnStop=yes", "WantedBy=sockets.target"] {

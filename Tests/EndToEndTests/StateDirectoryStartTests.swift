@@ -144,6 +144,12 @@ import Testing
         #expect(truncate(state + "/state.json", 200 << 20) == 0)
         let daemon = try await DaemonUnderTest(backend: nil, stateDirectory: state)
         #expect(try await daemon.notifyctl(["ping"]).status == 0)
+        #if os(Linux)
+        // Refused from its size, before a byte of it is read: its 200 MB never pass through
+        // notifyd's memory (whose peak, the kernel's VmHWM, stays well below that).
+        let peak = Self.peakMemoryKiB(of: daemon.child.pid)
+        #expect(peak.map { $0 < 100 << 10 } == true, "notifyd's peak memory: \(peak.map { "\($0) KiB" } ?? "unknown")")
+        #endif
         #expect(await daemon.stop() == 0)
         #expect(daemon.child.standardError.contains("state file \(state)/state.json could not be read (it is larger than 1 MiB, more than notifyd reads); moved it to \(state)/state.json.corrupt-"),
                 "\(daemon.child.standardError)")
@@ -152,5 +158,12 @@ import Testing
         // What replaced it is a fresh state, saved at the stop.
         #expect((FileManager.default.contents(atPath: state + "/state.json")?.count ?? 0) < 1000)
         await daemon.cleanUp()
+    }
+
+    /// The most memory `pid` has held at once, in KiB (`VmHWM` in /proc/PID/status).
+    static func peakMemoryKiB(of pid: pid_t) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+        return Int(line.dropFirst("VmHWM:".count).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
     }
 }

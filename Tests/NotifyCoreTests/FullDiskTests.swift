@@ -7,45 +7,9 @@ import NotifyTestSupport
 import Glibc
 #endif
 
-/// A full disk, for real: the state directory on a small tmpfs that the test fills up.
-/// Needs the right to mount (root or CAP_SYS_ADMIN); cancelled with a message elsewhere.
+/// A full disk, for real: the state directory on a small tmpfs (`SmallDisk`) that the
+/// test fills up. Needs the right to mount (root or CAP_SYS_ADMIN); cancelled elsewhere.
 struct FullDiskTests {
-    /// A tmpfs of `kilobytes` mounted on a fresh directory; `unmount()` when done.
-    struct SmallDisk {
-        let scratch: ScratchDirectory
-        var path: String { scratch.file("disk") }
-
-        init(kilobytes: Int) throws {
-            scratch = try ScratchDirectory()
-            try FileManager.default.createDirectory(atPath: scratch.file("disk"), withIntermediateDirectories: false)
-            let status = Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k,mode=0700", "tmpfs", scratch.file("disk")])
-            guard status == 0 else {
-                scratch.remove()
-                try Test.cancel("cannot mount a small tmpfs here (mount exited \(status); it needs root or CAP_SYS_ADMIN)")
-            }
-        }
-
-        /// Writes a file until the disk is full; removing it frees the space again.
-        func fill() {
-            let fd = open(path + "/filler", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            guard fd >= 0 else { return }
-            let chunk = [UInt8](repeating: 0, count: 4096)
-            while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
-            close(fd)
-        }
-
-        func free() { unlink(path + "/filler") }
-
-        func unmount() {
-            _ = Self.run("/bin/umount", [path])
-            scratch.remove()
-        }
-
-        private static func run(_ tool: String, _ arguments: [String]) -> Int32 {
-            (try? SpawnedProcess(tool, arguments))?.waitBlocking() ?? -1
-        }
-    }
-
     @Test func aFullDiskRefusesChangesKeepsTheGoodFilesAndRecovers() async throws {
         let disk = try SmallDisk(kilobytes: 256)
         defer { disk.unmount() }

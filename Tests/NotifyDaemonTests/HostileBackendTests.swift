@@ -67,6 +67,16 @@ import Testing
         #expect(!fixture.log.contains(String(repeating: "7", count: 100)))
     }
 
+    /// A registration reply of 1 MB, where the backend's replies are a few bytes: notifyd
+    /// reads 64 KiB of it and no further, and says why the registration failed.
+    @Test func aReplyPastTheBoundIsNotReadOnAndStatusSaysWhy() async throws {
+        let fixture = try await DaemonFixture()
+        _ = try await fixture.login()
+        try fixture.backend.addFault(.init(route: .create, status: 200, count: 1, body: String(repeating: "x", count: 1 << 20)))
+        let outcome = try await fixture.call(SetTokenCommand(token: "ABCD"))
+        #expect(outcome.registration.message?.contains("the backend's reply is larger than 64 KiB") == true, "\(outcome.registration)")
+    }
+
     /// Honoured past `retry_max` (0.2 s here), up to 30 min.
     @Test func aHugeRetryAfterIsCappedAt30MinutesAndStatusSaysSo() async throws {
         let fixture = try await DaemonFixture()

@@ -181,6 +181,21 @@ import NotifyTestSupport
         #expect(await eventually { fixture.backend.registrations().count == 1 })
     }
 
+    /// At one origin, a reload to the other API is a switch of backend all the same: the
+    /// login made for the AppBackend is not in force there (its password is not an API
+    /// key), so a send is refused with what to do rather than sent with it.
+    @Test func aReloadToTheOtherAPIAtTheSameOriginLeavesNobodyLoggedIn() async throws {
+        let fixture = try await DaemonFixture(config: "")
+        _ = try await fixture.login()
+        let backend = fixture.backend.baseURL.absoluteString
+        _ = try await fixture.reload(config: "backend = \(backend)\nbackend_api = installations\n")
+        let stranded = try await fixture.status()
+        #expect(stranded.account == nil && stranded.backendAPI == .installations)
+        let refused = try await fixture.callExpectingError(SendCommand(to: "bob", message: "hi", pns: ["apns"]))
+        #expect(refused.message.contains("is not a"), "\(refused.message)")
+        #expect(fixture.backend.pushes().isEmpty)
+    }
+
     /// Messages queued while the backend is down survive a restart and go out once.
     @Test func queuedRequestsSurviveARestartAndGoOutOnce() async throws {
         let fixture = try await Self.fixture()

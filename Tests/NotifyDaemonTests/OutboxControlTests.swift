@@ -173,4 +173,26 @@ import NotifyTestSupport
         #expect(retry.message.contains("'nope'"))
         await fixture.stop()
     }
+
+    /// `outbox cancel ID` names one message for the life of the state directory: after the
+    /// id counter was damaged, the next send does not take the id of one delivered before.
+    @Test func anIdIsNeverHandedOutTwiceEvenAfterItsCounterWasDamaged() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let state = scratch.file("state")
+        let first = try await DaemonFixture(stateDirectory: state)
+        _ = try await first.login()
+        let delivered = try await first.call(SendCommand(to: "bob", message: "one", pns: ["apns"])).deliveries
+        #expect(delivered.map(\.state) == [.delivered])
+        await first.stop()
+
+        try Data("{\"reserved".utf8).write(to: URL(fileURLWithPath: state + "/outbox-ids"))
+        let restarted = try await DaemonFixture(stateDirectory: state)
+        _ = try await restarted.login()
+        let next = try await restarted.call(SendCommand(to: "bob", message: "two", pns: ["apns"])).deliveries
+        #expect(next.count == 1 && delivered.count == 1)
+        #expect(next.first?.id != delivered.first?.id, "\(delivered.map(\.id)) then \(next.map(\.id))")
+        #expect(restarted.log.contains("outbox id counter"), "the damage is told")
+        await restarted.stop()
+    }
 }

@@ -131,19 +131,13 @@ public struct CredentialStore: Sendable {
         }
     }
 
-    /// A file others may read (a restore or a copy that lost its mode) is made 0600 again,
-    /// and said so: unlike ssh with a private key, notifyd cannot ask for the secret again,
-    /// and refusing would only stop it; but the password may have been read meanwhile, and
-    /// the warning says to change it. Throws when it cannot be made private: then it is
-    /// not used.
+    /// A file others may read is made 0600 again (`PrivateFile`), and said so, with what
+    /// to do: the password may have been read meanwhile. Throws when it cannot be made
+    /// private: then it is not used.
     private func makePrivate() throws -> String? {
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0 else { return nil }
-        let mode = String(info.st_mode & 0o777, radix: 8)
-        guard chmod(path, 0o600) == 0 else {
-            throw FileContents.Problem.system(errno)
+        try PrivateFile.makePrivate(path).map { mode in
+            "credentials file \(path) could be read by others (mode 0\(mode)); it is 0600 now, but the password in it may have been read: change it and log in again"
         }
-        return "credentials file \(path) could be read by others (mode 0\(mode)); it is 0600 now, but the password in it may have been read: change it and log in again"
     }
 
     /// Throws when the file was written by a newer notifyd, which a start must not overwrite.

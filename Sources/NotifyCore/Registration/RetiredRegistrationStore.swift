@@ -100,14 +100,12 @@ public struct RetiredRegistrationStore: Sendable {
         }
     }
 
-    /// A file others may read is made 0600 again, and said so, as `credentials.json` is: it
-    /// holds the passwords the deletions need.
+    /// A file others may read is made 0600 again (`PrivateFile`), and said so, as
+    /// `credentials.json` is: it holds the passwords the deletions need.
     private func makePrivate() throws -> String? {
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0 else { return nil }
-        let mode = String(info.st_mode & 0o777, radix: 8)
-        guard chmod(path, 0o600) == 0 else { throw FileContents.Problem.system(errno) }
-        return "\(path) could be read by others (mode 0\(mode)); it is 0600 now, but the passwords in it may have been read: change them"
+        try PrivateFile.makePrivate(path).map { mode in
+            "\(path) could be read by others (mode 0\(mode)); it is 0600 now, but the passwords in it may have been read: change them"
+        }
     }
 
     func save(_ entries: [RetiredEntry]) throws(CoreError) {
