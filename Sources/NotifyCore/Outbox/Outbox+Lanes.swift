@@ -102,7 +102,7 @@ extension Outbox {
     }
 
     func stopWaitingForLanes() {
-        lanes.stopWaiting()
+        lanes.giveUpWaiting()
     }
 }
 

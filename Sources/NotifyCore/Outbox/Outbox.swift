@@ -193,15 +193,14 @@ public actor Outbox: Service {
         while let commit = commits.write { await commit.value }
         wake.cancel()
         let running = Array(attempts.values)
-        // Bounds the wait for the attempts under way: they are cancelled at the deadline.
-        let deadline = Task {
-            try? await Task.sleep(for: ShutdownDeadline.duration)
+        // The attempts under way are cancelled at the deadline, and the lanes no longer waited for.
+        await ShutdownDeadline.bound {
+            for attempt in running { await attempt.value }
+            await self.waitForLanes()
+        } atDeadline: {
             for attempt in running { attempt.cancel() }
-            self.stopWaitingForLanes()
+            await self.stopWaitingForLanes()
         }
-        for attempt in running { await attempt.value }
-        await waitForLanes()
-        deadline.cancel()
         waiters.cancelTimer()
         release(waiters.all)
         // What the attempts handed to the writer is on disk before notifyd exits.

@@ -21,6 +21,9 @@ struct OutboxLanes {
     private var lastID: UInt64 = 0
     /// Shutdown waiting for the lanes to be empty.
     private var emptied: [CheckedContinuation<Void, Never>] = []
+    /// Shutdown's deadline passed: no wait for the lanes lasts any more, not even one
+    /// that begins after it.
+    private var waitingGivenUp = false
 
     var isEmpty: Bool { lanes.isEmpty }
 
@@ -105,17 +108,23 @@ struct OutboxLanes {
         return lane.id
     }
 
-    /// Resumes `continuation` once no lane has a delivery in flight, or `stopWaiting` is called.
+    /// Resumes `continuation` once no lane has a delivery in flight, or waiting is given up.
     mutating func waitUntilEmpty(_ continuation: CheckedContinuation<Void, Never>) {
-        if lanes.isEmpty {
+        if lanes.isEmpty || waitingGivenUp {
             continuation.resume()
         } else {
             emptied.append(continuation)
         }
     }
 
-    mutating func stopWaiting() {
+    private mutating func stopWaiting() {
         for waiter in emptied { waiter.resume() }
         emptied = []
+    }
+
+    /// Ends every wait for the lanes, now and from now on.
+    mutating func giveUpWaiting() {
+        waitingGivenUp = true
+        stopWaiting()
     }
 }
