@@ -31,10 +31,10 @@ struct DurableWriteTests {
         var settings = settings
         settings.backend = Self.backend
         let store = SettingsStore(settings)
-        let accounts = AccountKeeper(stateDirectory: directory.path, settings: store)
-        try await accounts.commit(Credentials(user: "alice", password: "alice", backend: nil))
-        let outbox = Outbox(settings: store, stateDirectory: directory.path, backend: backend, clock: clock, logger: .silent,
-                            accounts: accounts, fileSystem: recorder.calls)
+        // A login saved earlier, whose writes are not the outbox's.
+        try await AccountKeeper(stateDirectory: directory.path, settings: store).commit(Credentials(user: "alice", password: "alice", backend: nil))
+        let outbox = Components(settings: store, stateDirectory: directory.path, backend: backend, clock: clock, logger: .silent,
+                                fileSystem: recorder.calls).outbox
         await outbox.start()
         return outbox
     }

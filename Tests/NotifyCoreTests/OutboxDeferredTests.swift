@@ -23,9 +23,11 @@ struct OutboxDeferredTests {
             try await accounts.commit(Credentials(user: "alice", password: "alice", backend: nil))
         }
 
-        /// An outbox on the directory whose active part holds 4 messages, 2 per recipient past that.
+        /// An outbox on the directory whose active part holds 4 messages, 2 per recipient past
+        /// that, built as the daemon builds it: each one as after a restart, with the login
+        /// read back from the directory.
         func outbox(active: Int = 4, perKey: Int = 2) async -> Outbox {
-            let outbox = Outbox(settings: settings, stateDirectory: directory.path, backend: backend, clock: clock, logger: .silent, accounts: accounts)
+            let outbox = Components(settings: settings, stateDirectory: directory.path, backend: backend, clock: clock, logger: .silent).outbox
             await outbox.setActiveLimits(active, perKey: perKey)
             await outbox.start()
             return outbox

@@ -24,12 +24,14 @@ struct OutboxTests {
             directory = try ScratchDirectory()
             let settings = SettingsStore(.init(backend: OutboxTests.backend, policy: RegistrationPolicy(backoff: Backoff(initial: 10, multiplier: 2, maximum: 60))))
             self.settings = settings
-            accounts = AccountKeeper(stateDirectory: directory.path, settings: settings)
-            try await accounts.commit(Credentials(user: user, password: user, backend: nil))
             let emptied = CallCount()
             self.emptied = emptied
-            outbox = Outbox(settings: settings, stateDirectory: directory.path,
-                            backend: backend, clock: clock, logger: .silent, accounts: accounts, onEmptied: { emptied.add() })
+            // Built as the daemon builds it; only the outbox is started.
+            let components = Components(settings: settings, stateDirectory: directory.path, backend: backend, clock: clock, logger: .silent,
+                                        onOutboxEmptied: { emptied.add() })
+            accounts = components.accounts
+            try await accounts.commit(Credentials(user: user, password: user, backend: nil))
+            outbox = components.outbox
             await outbox.start()
         }
 

@@ -52,14 +52,11 @@ struct SlowDiskTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let recorder = FileCallRecorder(root: directory.path)
-        let settings = SettingsStore(.init(backend: DurableWriteTests.backend))
-        let accounts = AccountKeeper(stateDirectory: directory.path, settings: settings, fileSystem: recorder.calls)
-        let registrar = Registrar(settings: settings, stateDirectory: directory.path, backend: FakeBackend(),
-                                  accounts: accounts, clock: ManualClock(), logger: .silent, fileSystem: recorder.calls)
         let backend = FakeBackend()
         backend.answerNextSends([.status(503, retryAfter: nil, body: "")])
-        let outbox = Outbox(settings: settings, stateDirectory: directory.path, backend: backend, clock: ManualClock(), logger: .silent,
-                            accounts: accounts, fileSystem: recorder.calls)
+        let components = Components(settings: SettingsStore(.init(backend: DurableWriteTests.backend)), stateDirectory: directory.path,
+                                    backend: backend, clock: ManualClock(), logger: .silent, fileSystem: recorder.calls)
+        let (accounts, registrar, outbox) = (components.accounts, components.registrar, components.outbox)
         _ = try await registrar.setToken("AB", platform: .apns).generation
         try await accounts.commit(Credentials(user: "alice", password: "alice", backend: nil))
         await outbox.start()
