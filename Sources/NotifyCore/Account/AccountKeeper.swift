@@ -11,9 +11,8 @@ import Synchronization
 /// The login in force can be read without a hop onto this actor (`loggedIn`), so the
 /// registrar works from it directly instead of keeping a copy of its own.
 ///
-/// The password source runs once at a time: callers arriving while it runs wait for that
-/// run (a `pass` or pinentry prompt appears once, not once per waiting message). Its last
-/// failure is kept for `status` until a run succeeds.
+/// The password source runs once at a time, and its last failure is kept for `status`
+/// (`PasswordSourceRuns`).
 public actor AccountKeeper: Service {
     private let store: CredentialStore
     /// `credentials.json` is written there, and awaited, so that an fsync never holds a
@@ -26,42 +25,24 @@ public actor AccountKeeper: Service {
     private let settings: SettingsStore
     private let passwords: PasswordProvider
     private let login: Mutex<Credentials?>
-    /// The password source's run under way, the source it runs, and since when.
-    private var fetching: (source: PasswordSource, run: Task<Result<String, CoreError>, Never>, since: Date)? {
-        didSet {
-            let since = fetching?.since
-            sourceStatus.withLock { $0.runningSince = since }
-            statusChanges.bump()
-        }
-    }
-    /// What `status` shows of the password source, read without a hop onto this actor:
-    /// why it failed last, until it works again, and since when its run under way began.
-    private let sourceStatus = Mutex<(problem: String?, runningSince: Date?)>((nil, nil))
     /// The backend URL parsed last, and from what text: the outbox asks for an account's
     /// credentials for each run of messages it hands over.
     private let parsedBackend = Mutex<(text: String, url: URL)?>(nil)
+    /// The password source's runs, one at a time, and what `status` shows of them.
+    private let runs: PasswordSourceRuns
     /// Since when the password source has been running, while it runs: `status` says so
     /// rather than "talking to the backend".
-    public nonisolated var passwordRunningSince: Date? { sourceStatus.withLock { $0.runningSince } }
+    public nonisolated var passwordRunningSince: Date? { runs.runningSince }
     /// The session's Secret Service, through the client `password_store` runs.
     private var keyring: SecretServiceKeyring {
         SecretServiceKeyring(tool: settings[\.keyringTool], timeout: settings[\.passwordTimeout])
     }
     /// Why the password source failed last, until it works again.
-    public nonisolated var passwordProblem: String? { sourceStatus.withLock { $0.problem } }
-
-    private func setPasswordProblem(_ problem: String?) {
-        sourceStatus.withLock { $0.problem = problem }
-        statusChanges.bump()
-    }
-    /// The source that failed.
-    private var problemSource: PasswordSource?
+    public nonisolated var passwordProblem: String? { runs.problem }
     /// The source as the last reload left it.
     private var sourceInEffect: PasswordSource
-    /// notifyd is stopping: no password source runs any more.
-    private var stopped = false
     /// Bumped by this keeper, the registrar and the outbox it serves, for `status`.
-    public nonisolated let statusChanges = StatusChanges()
+    public nonisolated let statusChanges: StatusChanges
 
     /// Loads the saved credentials; the warning says why a file could not be used.
     public init(stateDirectory: String, settings: SettingsStore, fileSystem: FileSystemCalls = .system) {
@@ -69,6 +50,9 @@ public actor AccountKeeper: Service {
         self.settings = settings
         self.passwords = PasswordProvider(settings: settings)
         self.sourceInEffect = passwords.source
+        let statusChanges = StatusChanges()
+        self.statusChanges = statusChanges
+        self.runs = PasswordSourceRuns(changed: { statusChanges.bump() })
         var (credentials, warning) = store.load()
         // Saved before logins named their origin: it is the one it has been used with.
         if credentials?.origin == nil {
@@ -332,9 +316,7 @@ public actor AccountKeeper: Service {
     /// what it started, and none starts again. Called first of all, so that nothing that
     /// stops after it waits for a password that may be minutes away (`password_timeout`).
     public func shutdown() {
-        stopped = true
-        fetching?.run.cancel()
-        fetching = nil
+        runs.stop()
     }
 
     /// The backend refused the password: an external one, or one in the keyring, is
@@ -355,28 +337,18 @@ public actor AccountKeeper: Service {
         let source = passwords.source
         if source != sourceInEffect { passwords.forget() }
         sourceInEffect = source
-        if let fetching, fetching.source != source {
-            // A command replaced while it runs (one that hangs, say) is stopped, with what it started.
-            fetching.run.cancel()
-            self.fetching = nil
-        }
-        if passwordProblem != nil, problemSource != source { setPasswordProblem(nil) }
-        statusChanges.bump()
+        runs.sourceChanged(to: source)
     }
 
     /// The password of `credentials`: the stored one, or what the password source gives,
     /// or what the keyring keeps. Sources run once at a time (see the type's comment).
     private func password(of credentials: Credentials) async throws(CoreError) -> String {
         guard let source = fetchedSource(of: credentials) else { return credentials.password }
-        guard !stopped else { throw .passwordUnavailable("the password is not fetched: notifyd is stopping") }
-        let run: Task<Result<String, CoreError>, Never>
-        if let fetching, fetching.source == source {
-            run = fetching.run
-        } else {
-            let passwords = self.passwords, keyring = self.keyring
-            // A task of its own, kept in `fetching`: every caller asking for the same source
+        let passwords = self.passwords, keyring = self.keyring
+        let run = runs.run(of: source) {
+            // A task of its own, kept in `runs`: every caller asking for the same source
             // meanwhile awaits this one run, and shutdown cancels it.
-            run = Task {
+            Task {
                 do throws(CoreError) {
                     if case .keyring(let item) = source { return .success(try await Self.lookUp(item, in: keyring)) }
                     return .success(try await passwords.password(stored: credentials.password))
@@ -384,18 +356,10 @@ public actor AccountKeeper: Service {
                     return .failure(error)
                 }
             }
-            fetching = (source, run, Date())
         }
+        guard let run else { throw .passwordUnavailable("the password is not fetched: notifyd is stopping") }
         let result = await run.value
-        if fetching?.run == run {
-            fetching = nil
-            switch result {
-            case .success: setPasswordProblem(nil)
-            case .failure(let error):
-                setPasswordProblem(error.description)
-                problemSource = source
-            }
-        }
+        runs.ended(run, of: source, with: result)
         let password = try result.get()
         // Kept in memory for the login in force, as a password command's is.
         if case .keyring = source, self.credentials?.revision == credentials.revision { self.credentials?.password = password }
