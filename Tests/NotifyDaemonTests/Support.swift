@@ -98,12 +98,14 @@ final class DaemonFixture: Sendable {
 
     /// One command over a fresh connection, run off the concurrency pool. Its reply, or
     /// its error, must not show a password.
-    func call<Command: NotifyCommand>(_ command: Command) async throws -> Command.Result {
+    /// `clientTimeout`: how long the client waits for the reply, as `notifyctl` does; past
+    /// a command's own wait when that is longer.
+    func call<Command: NotifyCommand>(_ command: Command, clientTimeout: Double = 30) async throws -> Command.Result {
         if let login = command as? LoginCommand, let password = login.password { remember(password: password) }
         let path = socketPath
         do {
             let (result, raw) = try await onDedicatedThread {
-                let client = try NotifyClient(socketPath: path, timeout: 30)
+                let client = try NotifyClient(socketPath: path, timeout: clientTimeout)
                 return try client.call(command)
             }
             expectNoPassword(in: String(decoding: (try? WireCoding.line(raw)) ?? Data(), as: UTF8.self), where: "the reply to \(Command.name)")
