@@ -213,9 +213,9 @@ import NotifyTestSupport
         #expect(fixture.count(.send) == count + 1, "one refused, then each once: none went behind the refused one")
     }
 
-    /// The wait is long, not to be reached: on a loaded machine (the suite under strace, whose
-    /// one tracer takes every traced call of the test process in turn) three retries and
-    /// their writes have taken more than 20 s, and the wait then rightly ended "queued".
+    /// The wait is long, not to be reached: on a loaded machine (the whole suite under
+    /// strace, `contrib/tests/descriptors`) three retries and their writes once took more
+    /// than 20 s, and the wait then rightly ended "queued".
     @Test func waitBlocksUntilDelivered() async throws {
         let fixture = try await Self.loggedIn()
         try fixture.backend.addFault(.init(route: .send, status: 503, count: 3))
