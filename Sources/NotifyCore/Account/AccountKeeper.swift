@@ -341,7 +341,7 @@ public actor AccountKeeper: Service {
     }
 
     /// The password of `credentials`: the stored one, or what the password source gives,
-    /// or what the keyring keeps. Sources run once at a time (see the type's comment).
+    /// or what the keyring keeps. Sources run once at a time (`PasswordSourceRuns`).
     private func password(of credentials: Credentials) async throws(CoreError) -> String {
         guard let source = fetchedSource(of: credentials) else { return credentials.password }
         let passwords = self.passwords, keyring = self.keyring
