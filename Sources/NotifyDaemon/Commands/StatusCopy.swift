@@ -29,15 +29,18 @@ final class StatusCopy: Sendable {
     /// The encoded result, if nothing changed since it was made (never while verifying).
     var current: [UInt8]? {
         guard verifier == nil else { return nil }
-        let now = changes.value
-        return copy.withLock { copy in copy.flatMap { $0.madeAt == now ? $0.encoded : nil } }
+        return kept(at: changes.value)
+    }
+
+    /// The copy, if it was made at `count`.
+    private func kept(at count: UInt64) -> [UInt8]? {
+        copy.withLock { copy in copy.flatMap { $0.madeAt == count ? $0.encoded : nil } }
     }
 
     /// While verifying, compares `encoded`, made afresh from the count `count`, with the
     /// copy kept at that count, when nothing counted a change meanwhile either.
     func verify(_ encoded: [UInt8], madeAt count: UInt64) {
-        guard let verifier, changes.value == count,
-              let kept = copy.withLock({ $0.flatMap { $0.madeAt == count ? $0.encoded : nil } }), kept != encoded else { return }
+        guard let verifier, changes.value == count, let kept = kept(at: count), kept != encoded else { return }
         verifier.error("\(Self.staleMessage): kept \(String(decoding: kept, as: UTF8.self)), afresh \(String(decoding: encoded, as: UTF8.self))")
     }
 
