@@ -75,7 +75,7 @@ final class HTTP2FrontEnd: Sendable {
             }
 
             """
-        try configuration.write(toFile: path + "/nginx.conf", atomically: true, encoding: .utf8)
+        try configuration.write(toFile: path + "/nginx.conf", atomically: false, encoding: .utf8)
         server = try await SpawnedProcess.start(Self.nginx!, ["-p", path, "-c", path + "/nginx.conf"])
         let server = self.server
         let port = self.port
@@ -95,7 +95,7 @@ final class HTTP2FrontEnd: Sendable {
     private static func makeCertificates(in path: String) async throws {
         let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
         try "subjectAltName = IP:127.0.0.1\nbasicConstraints = CA:FALSE\nextendedKeyUsage = serverAuth\n"
-            .write(toFile: path + "/server.ext", atomically: true, encoding: .utf8)
+            .write(toFile: path + "/server.ext", atomically: false, encoding: .utf8)
         let steps = [
             ["req", "-x509"] + curve + ["-keyout", path + "/ca.key", "-out", path + "/ca.pem", "-days", "2", "-subj", "/CN=notifyd test CA"],
             ["req"] + curve + ["-keyout", path + "/server.key", "-out", path + "/server.csr", "-subj", "/CN=127.0.0.1"],
@@ -107,7 +107,7 @@ final class HTTP2FrontEnd: Sendable {
             guard made.status == 0 else { throw Failure(message: "openssl \(step[0]) failed: \(made.error)") }
         }
         let bundle = try String(contentsOfFile: systemBundle, encoding: .utf8) + String(contentsOfFile: path + "/ca.pem", encoding: .utf8)
-        try bundle.write(toFile: path + "/bundle.pem", atomically: true, encoding: .utf8)
+        try bundle.write(toFile: path + "/bundle.pem", atomically: false, encoding: .utf8)
     }
 
     /// A `DaemonUnderTest` launcher: notifyd runs where the system's CA bundle trusts the test CA.
