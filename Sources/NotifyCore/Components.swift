@@ -43,7 +43,7 @@ public struct Components: Sendable {
         self.backend = backend
         let accounts = AccountKeeper(stateDirectory: stateDirectory, settings: settings, fileSystem: fileSystem)
         self.accounts = accounts
-        let recovery = BackendRecovery(statusChanges: accounts.statusChanges, onEvent: onNetworkEvent)
+        let recovery = BackendRecovery(onEvent: onNetworkEvent)
         self.recovery = recovery
         let unknownPlatforms = UnknownPlatforms()
         let outbox = Outbox(settings: settings, stateDirectory: stateDirectory, backend: backend, clock: clock, logger: logger,

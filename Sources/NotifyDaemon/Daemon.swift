@@ -102,7 +102,7 @@ public final class Daemon: Sendable {
         let (network, watch) = startNetworkWatch()
         do {
             let router = CommandRouter(registrar: registrar, outbox: outbox, recovery: recovery, retired: components.retired, hub: hub, info: info,
-                                       control: control, settings: settings, verifyingStatusWith: configuration.verifiesStatusCopy ? logger : nil)
+                                       control: control, settings: settings, verifyingStatusWith: configuration.checksStatusParts ? logger : nil)
             var limits = configuration.serverLimits
             limits.descriptorsForTheDaemon = descriptorsKept(connections: settings[\.maxConnections])
             // The end of a burst of requests or sends is when the memory it freed can go back.

@@ -28,9 +28,9 @@ public struct DaemonConfiguration: Sendable {
     /// The settings in effect and how to read them again, for `reload` and SIGHUP; nil
     /// when they were not read from anywhere (a daemon built in code).
     public var settingsSource: SettingsSource?
-    /// Tests: `status` is always made afresh, and a copy that would have been answered
-    /// stale is logged as an error (`StatusCopy`).
-    public var verifiesStatusCopy = false
+    /// Tests: each `status` also checks that the parts it was made from are current, and
+    /// logs an error if not (`StatusCheck`).
+    public var checksStatusParts = false
     /// Standard error or the `log_file` in its place, opened again at each reload; nil
     /// when the log goes elsewhere (a daemon built in code).
     public var logFile: LogFile?

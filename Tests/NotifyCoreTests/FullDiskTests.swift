@@ -25,7 +25,7 @@ struct FullDiskTests {
         disk.fill()
         let refused = await #expect(throws: CoreError.self) { try await registrar.setToken("CD", platform: nil).generation }
         #expect(refused?.description.contains("the change was not saved") == true)
-        #expect(await registrar.snapshot().device.token == "AB")
+        #expect(registrar.snapshot().device.token == "AB")
         await #expect(throws: CoreError.self) { try await outbox.submit(to: "bob", message: "hi", platforms: [.apns, .fcm]) }
         #expect(await outbox.list().isEmpty, "never queued: not on disk")
         #expect(try Data(contentsOf: URL(fileURLWithPath: disk.path + "/state.json")) == goodState, "the good file is untouched")

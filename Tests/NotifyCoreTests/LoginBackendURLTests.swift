@@ -15,7 +15,7 @@ struct LoginBackendURLTests {
         await #expect(throws: CoreError.self) {
             _ = try await registrar.login(user: "alice", password: "alice", backend: "http://backend.invalid")
         }
-        #expect(await registrar.snapshot().user == nil)
+        #expect(registrar.snapshot().user == nil)
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.file("credentials.json")))
         do {
             _ = try await registrar.login(user: "alice", password: "alice", backend: "http://backend.invalid")
@@ -28,7 +28,7 @@ struct LoginBackendURLTests {
         let fixture = try RegistrarTests.Fixture()
         let registrar = registrar(fixture, allowInsecureHTTP: true)
         _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: "http://backend.invalid"), timeout: 30)
-        #expect(await registrar.snapshot().backend == "http://backend.invalid")
+        #expect(registrar.snapshot().backend == "http://backend.invalid")
     }
 
     @Test func credentialsInTheURLAreRefusedAndNotRepeated() async throws {

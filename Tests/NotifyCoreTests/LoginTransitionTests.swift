@@ -39,7 +39,7 @@ struct LoginTransitionTests {
         }
         #expect(refused == .loginRefused(user: user, status: 403, previous: "alice"))
         #expect(Self.saved(fixture) == before, "credentials.json still holds alice's good login")
-        #expect(await registrar.snapshot().user == "alice")
+        #expect(registrar.snapshot().user == "alice")
         #expect(await eventually { await registrar.registrationStatus.state == statusBefore.state })
         // The account in force still works: the next registration is made as alice.
         if token != nil {
@@ -74,7 +74,7 @@ struct LoginTransitionTests {
         #expect(user == "bob" && previous == "alice")
         #expect(failed?.description.contains("'alice' stays logged in") == true)
         #expect(Self.saved(fixture) == before)
-        #expect(await registrar.snapshot().user == "alice")
+        #expect(registrar.snapshot().user == "alice")
     }
 
     @Test func aFirstLoginThatCannotBeCheckedIsSavedAndSaysSo() async throws {
@@ -117,7 +117,7 @@ struct LoginTransitionTests {
         _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: chosen), timeout: 30)
         _ = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)
         #expect(Self.saved(fixture)?.backend == chosen)
-        #expect(await registrar.snapshot().backend == chosen)
+        #expect(registrar.snapshot().backend == chosen)
     }
 
     /// A logout that fails changes nothing: registration stays on and is kept fresh.
@@ -145,7 +145,7 @@ struct LoginTransitionTests {
         _ = await registrar.waitForOutcome(generation: try await registrar.setToken("fcm:abc", platform: .fcm).generation, timeout: 30)
         let outcome = await registrar.waitForOutcome(generation: try await registrar.setToken("<3f2a1b9c 5d7e8f00>", platform: nil).generation, timeout: 30)
         #expect(outcome.registration.state == .registered)
-        #expect(await registrar.snapshot().device.platform == .apns)
+        #expect(registrar.snapshot().device.platform == .apns)
         #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "3F2A1B9C5D7E8F00", tags: []))
     }
 }

@@ -123,7 +123,7 @@ struct OutboxDeferredTests {
         setup.backend.failEverything(nil)
         _ = try await outbox.retry(nil)
         #expect(await eventually {
-            let summary = await outbox.summary()
+            let summary = outbox.summary
             return await outbox.nothingUnderWay && summary.waiting == 0
         })
         let listed = await outbox.list()
@@ -153,7 +153,7 @@ struct OutboxDeferredTests {
         for number in 0..<3 { #expect(await Self.refusal(String(repeating: "a", count: 29) + "\(number)", on: outbox) == nil) }
         let refused = try #require(await Self.refusal(String(repeating: "b", count: 20), on: outbox))
         #expect(refused.hasPrefix("the outbox is full: 3 messages waiting for bob (3), 90 bytes of text (outbox_max_bytes = 100 bytes)"))
-        #expect(await outbox.summary().bytes == 90)
+        #expect(outbox.summary.bytes == 90)
         await outbox.shutdown()
 
         // Two of the three wait on disk as index entries after the restart: counted all the same.

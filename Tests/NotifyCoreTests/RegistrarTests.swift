@@ -131,7 +131,7 @@ struct RegistrarTests {
         #expect(refused == .loginRefused(user: "mallory", status: 403, previous: nil))
         #expect(refused?.wireError.code == .unauthorized)
         #expect(CredentialStore(directory: fixture.directory.path).load().0 == nil, "not saved")
-        #expect(await registrar.snapshot().user == nil)
+        #expect(registrar.snapshot().user == nil)
         _ = try await registrar.setTags(["news"])
         fixture.clock.advance(by: 86400)
         #expect(fixture.backend.calls.count == 1)
@@ -156,7 +156,7 @@ struct RegistrarTests {
         #expect(refused == .loginRefused(user: "bob", status: 401, previous: "alice"))
         #expect(refused?.description.contains("the credentials of 'alice' stay in force") == true)
         #expect(store.load().0 == saved)
-        #expect(await registrar.snapshot().user == "alice")
+        #expect(registrar.snapshot().user == "alice")
         #expect(await eventually { await registrar.registrationStatus.state == .registered })
     }
 
@@ -241,7 +241,7 @@ struct RegistrarTests {
         await #expect(throws: CoreError.self) { try await registrar.setTags(["has space"]) }
         await #expect(throws: CoreError.self) { try await registrar.login(user: "a:b", password: "p", backend: nil) }
         await #expect(throws: CoreError.self) { try await registrar.login(user: "alice", password: "alice", backend: "ftp://x") }
-        let snapshot = await registrar.snapshot()
+        let snapshot = registrar.snapshot()
         #expect(snapshot.device.token == nil)
         #expect(snapshot.device.tags.isEmpty)
         #expect(snapshot.user == nil)
@@ -304,7 +304,7 @@ struct RegistrarTests {
         #expect(result.user == "alice")
         _ = try await registrar.loginOutcome(login, timeout: 30)
         #expect(CredentialStore(directory: fixture.directory.path).load().0?.user == "bob")
-        #expect(await registrar.snapshot().user == "bob")
+        #expect(registrar.snapshot().user == "bob")
         #expect(await eventually { await registrar.registrationStatus.state == .registered })
         #expect(fixture.backend.users.last == "bob")
     }
@@ -322,8 +322,8 @@ struct RegistrarTests {
         let refused = await #expect(throws: CoreError.self) { try await registrar.setToken("CD", platform: nil).generation }
         #expect(refused?.description.contains("state.json") == true)
         await #expect(throws: CoreError.self) { try await registrar.setTags(["news"]) }
-        #expect(await registrar.snapshot().device.token == "AB")
-        #expect(await registrar.snapshot().device.tags.isEmpty)
+        #expect(registrar.snapshot().device.token == "AB")
+        #expect(registrar.snapshot().device.tags.isEmpty)
         await #expect(throws: CoreError.self) { try await registrar.forceRegister() }
         #expect(!fixture.backend.calls.contains(.upsert(id: "id-1", handle: "CD", tags: [])))
 

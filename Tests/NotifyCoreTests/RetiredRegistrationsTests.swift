@@ -36,8 +36,8 @@ struct RetiredRegistrationsTests {
         fixture.backend.failNextDelete(.status(503, retryAfter: nil, body: ""))
         let retired = fixture.retired()
         await retired.retire(id: "id-1", backend: Self.old, credentials: Self.alice)
-        #expect(await eventually { await retired.summary.first?.failures == 1 })
-        let entry = try #require(await retired.summary.first)
+        #expect(await eventually { retired.summary.first?.failures == 1 })
+        let entry = try #require(retired.summary.first)
         #expect(entry.error == "the backend is unavailable for now (HTTP 503)")
         let next = try #require(entry.nextAttemptAt)
         #expect(next > fixture.clock.now() && next <= fixture.clock.now().addingTimeInterval(5))
@@ -46,10 +46,10 @@ struct RetiredRegistrationsTests {
         #expect(saved.contains("id-1") && saved.contains("alice-password"), "what the deletion needs, in a 0600 file")
 
         let again = fixture.retired()
-        #expect(await again.summary.map(\.id) == ["id-1"], "kept across a restart")
+        #expect(again.summary.map(\.id) == ["id-1"], "kept across a restart")
         await again.start()
         fixture.clock.advance(by: 5)
-        #expect(await eventually { await again.summary.isEmpty })
+        #expect(await eventually { again.summary.isEmpty })
         #expect(fixture.deletions == 2)
         #expect(await eventually { !FileManager.default.fileExists(atPath: fixture.file) })
         await again.shutdown()
@@ -67,12 +67,11 @@ struct RetiredRegistrationsTests {
         fixture.backend.holdNext("delete")
         await retired.retire(id: "id-1", backend: Self.old, credentials: Self.alice)
         #expect(await eventually { fixture.backend.isHolding })
-        let before = fixture.accounts.statusChanges.value
+        #expect(retired.summary.map(\.id) == ["id-1"])
         recorder.holdNext("unlink retired-registrations.json")
         fixture.backend.release()
         #expect(await eventually { recorder.isHolding }, "the file's removal is held")
-        #expect(await retired.summary.isEmpty)
-        #expect(fixture.accounts.statusChanges.value > before, "the deletion is a change while its file is still being written")
+        #expect(retired.summary.isEmpty, "the deletion is shown done while its file is still being written")
         recorder.release()
         await retired.shutdown()
         #expect(!FileManager.default.fileExists(atPath: fixture.file))
@@ -84,7 +83,7 @@ struct RetiredRegistrationsTests {
         fixture.backend.failNextDelete(.status(403, retryAfter: nil, body: ""))
         let retired = fixture.retired()
         await retired.retire(id: "id-1", backend: Self.old, credentials: Self.alice)
-        #expect(await eventually { await retired.summary.isEmpty })
+        #expect(await eventually { retired.summary.isEmpty })
         #expect(fixture.deletions == 1)
         await retired.shutdown()
     }
@@ -96,15 +95,15 @@ struct RetiredRegistrationsTests {
         let retired = fixture.retired()
         await retired.retire(id: "id-1", backend: Self.old, credentials: Self.alice)
         var attempts = 0
-        while await !retired.summary.isEmpty, attempts < 1000 {
+        while !retired.summary.isEmpty, attempts < 1000 {
             let done = fixture.deletions
             #expect(await eventually { fixture.deletions > done || fixture.clock.sleeperCount == 1 })
-            guard let next = await retired.summary.first?.nextAttemptAt else { break }
+            guard let next = retired.summary.first?.nextAttemptAt else { break }
             fixture.clock.advance(by: max(0.001, next.timeIntervalSince(fixture.clock.now())))
             _ = await eventually { fixture.deletions > done }
             attempts += 1
         }
-        #expect(await eventually { await retired.summary.isEmpty }, "given up")
+        #expect(await eventually { retired.summary.isEmpty }, "given up")
         let elapsed = fixture.clock.now().timeIntervalSince(Date(timeIntervalSince1970: 1_800_000_000))
         #expect(elapsed >= RetiredRegistrations.giveUpAfter && elapsed < RetiredRegistrations.giveUpAfter + 1800)
         // Each wait between half and all of 30 min: at retry_max (5 min) it would be four times as many.
@@ -118,10 +117,10 @@ struct RetiredRegistrationsTests {
         fixture.backend.failNextDelete(.status(503, retryAfter: nil, body: ""))
         let retired = fixture.retired()
         await retired.retire(id: "id-1", backend: Self.old, credentials: Self.alice)
-        #expect(await eventually { await retired.summary.first?.failures == 1 })
+        #expect(await eventually { retired.summary.first?.failures == 1 })
         #expect(await retired.reclaim(backend: "https://another.example", api: .registrations) == nil)
         #expect(await retired.reclaim(backend: Self.old, api: .registrations) == "id-1")
-        #expect(await retired.summary.isEmpty)
+        #expect(retired.summary.isEmpty)
         fixture.clock.advance(by: 3600)
         // Another registration retired now is deleted after any deletion already due: once
         // it is, one of id-1 would have come first.

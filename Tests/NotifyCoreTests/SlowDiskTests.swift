@@ -85,7 +85,7 @@ struct SlowDiskTests {
         recorder.release()
         _ = try await token.value
         _ = try await tags.value
-        let device = await registrar.snapshot().device
+        let device = registrar.snapshot().device
         #expect(device.token == "AB" && device.tags == ["sports"])
         let saved = StateStore(directory: directory.path).load().0
         #expect(saved.token == "AB" && saved.tags == ["sports"])

@@ -30,7 +30,7 @@ final class DaemonFixture: Sendable {
     /// `config`, the settings come from a config file instead, as `main` reads them, and
     /// `reload(config:)` can change them; the file names the fixture's backend first.
     init(settings: RuntimeSettings = .fast, backendOptions: DevBackend.Options = .init(quiet: true), stateDirectory: String? = nil,
-         startBackend: Bool = true, sharing: DevBackendServer? = nil, config: String? = nil, verifyingStatusCopy: Bool = true) async throws {
+         startBackend: Bool = true, sharing: DevBackendServer? = nil, config: String? = nil, checkingStatusParts: Bool = true) async throws {
         let started = try StartedFixtures.forNewFixture()
         directory = "/tmp/nd-test-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -45,9 +45,9 @@ final class DaemonFixture: Sendable {
         settings.backend = startBackend || sharing != nil ? backend.baseURL.absoluteString : "http://127.0.0.1:9"
         var configuration = DaemonConfiguration(socket: SocketLocation(path: socketPath, source: .flag), stateDirectory: self.stateDirectory,
                                                 settings: settings)
-        // Every status the tests ask for checks that no change forgot to count itself
-        // (StatusCopyTests turn it off, to test the copy itself being answered).
-        configuration.verifiesStatusCopy = verifyingStatusCopy
+        // Every status the tests ask for checks that no change forgot to publish its part
+        // (StatusTests turn it off, to test the answer made on the socket loop itself).
+        configuration.checksStatusParts = checkingStatusParts
         if let config {
             let path = directory + "/config"
             try Self.write(config, backend: settings.backend, to: path)
@@ -87,7 +87,7 @@ final class DaemonFixture: Sendable {
     func stop() async {
         await daemon.stop()
         expectNoPassword(in: log, where: "the log")
-        #expect(!log.contains(StatusCopy.staleMessage), "a change to what status reports did not count itself (StatusChanges)")
+        #expect(!log.contains(StatusCheck.staleMessage), "a change to what status reports did not publish its part (StatusPart)")
         // Waiting for the backend's threads and removing files block: not on the pool.
         let (backend, ownsBackend, directory) = (backend, ownsBackend, directory)
         _ = try? await offThePool {

@@ -41,8 +41,6 @@ public actor AccountKeeper: Service {
     public nonisolated var passwordProblem: String? { runs.problem }
     /// The source as the last reload left it.
     private var sourceInEffect: PasswordSource
-    /// Bumped by this keeper, the registrar and the outbox it serves, for `status`.
-    public nonisolated let statusChanges: StatusChanges
 
     /// Loads the saved credentials; the warning says why a file could not be used.
     public init(stateDirectory: String, settings: SettingsStore, fileSystem: FileSystemCalls = .system) {
@@ -50,9 +48,7 @@ public actor AccountKeeper: Service {
         self.settings = settings
         self.passwords = PasswordProvider(settings: settings)
         self.sourceInEffect = passwords.source
-        let statusChanges = StatusChanges()
-        self.statusChanges = statusChanges
-        self.runs = PasswordSourceRuns(changed: { statusChanges.bump() })
+        self.runs = PasswordSourceRuns()
         var (credentials, warning) = store.load()
         // Saved before logins named their origin: it is the one it has been used with.
         if credentials?.origin == nil {
@@ -105,10 +101,7 @@ public actor AccountKeeper: Service {
 
     private var credentials: Credentials? {
         get { loggedIn }
-        set {
-            login.withLock { $0 = newValue }
-            statusChanges.bump()
-        }
+        set { login.withLock { $0 = newValue } }
     }
 
     /// The account a message queued now belongs to.

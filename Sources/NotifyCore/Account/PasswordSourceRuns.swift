@@ -22,12 +22,8 @@ final class PasswordSourceRuns: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Told of each change `status` shows (`StatusChanges`).
-    private let changed: @Sendable () -> Void
 
-    init(changed: @escaping @Sendable () -> Void) {
-        self.changed = changed
-    }
+    init() {}
 
     /// Why the source failed last, until a run succeeds or another source is in effect.
     var problem: String? { state.withLock { $0.problem?.text } }
@@ -37,30 +33,26 @@ final class PasswordSourceRuns: Sendable {
 
     /// The run under way of `source`, or a new one `start` makes; nil once stopping.
     func run(of source: PasswordSource, start: () -> Run) -> Run? {
-        let (run, began) = state.withLock { state -> (Run?, Bool) in
-            guard !state.stopped else { return (nil, false) }
-            if let current = state.current, current.source == source { return (current.run, false) }
+        state.withLock { state -> Run? in
+            guard !state.stopped else { return nil }
+            if let current = state.current, current.source == source { return current.run }
             let run = start()
             state.current = (source, run, Date())
-            return (run, true)
+            return run
         }
-        if began { changed() }
-        return run
     }
 
     /// `run` of `source` ended with `result`: its failure is kept, or a success clears the
     /// last one. A run no longer the current one (stopped meanwhile) changes nothing.
     func ended(_ run: Run, of source: PasswordSource, with result: Result<String, CoreError>) {
-        let wasCurrent = state.withLock { state -> Bool in
-            guard state.current?.run == run else { return false }
+        state.withLock { state in
+            guard state.current?.run == run else { return }
             state.current = nil
             switch result {
             case .success: state.problem = nil
             case .failure(let error): state.problem = (error.description, source)
             }
-            return true
         }
-        if wasCurrent { changed() }
     }
 
     /// A reload put `source` in effect: a run of another source is stopped (one that hangs,
@@ -73,7 +65,6 @@ final class PasswordSourceRuns: Sendable {
             return current.run
         }
         stoppedRun?.cancel()
-        changed()
     }
 
     /// notifyd stops: the run under way is stopped, and none starts again.
@@ -84,6 +75,5 @@ final class PasswordSourceRuns: Sendable {
             return state.current?.run
         }
         run?.cancel()
-        changed()
     }
 }

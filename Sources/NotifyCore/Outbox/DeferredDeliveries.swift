@@ -51,6 +51,8 @@ public struct DeferredDeliveries: Sendable {
     public private(set) var bytes = 0
     /// The earliest expiry of an entry, or later (nil: none).
     private(set) var expiryFloor: Date?
+    /// The entries per account (for `status`).
+    private(set) var tallies = AccountTallies()
 
     public init() {}
 
@@ -77,6 +79,7 @@ public struct DeferredDeliveries: Sendable {
         let key = intern(delivery)
         if keys[Int(key)].count == 0 { keys[Int(key)].first = entries.count }
         keys[Int(key)].count += 1
+        tallies.add(keys[Int(key)].account)
         entries.append(Entry(sequence: delivery.sequence, created: Self.seconds(delivery.createdAt, up: false),
                              expires: Self.seconds(delivery.expiresAt, up: true), offset: stored.offset, length: stored.length,
                              key: key, bytes: UInt32(clamping: size), senderWaiting: delivery.senderWaiting))
@@ -174,6 +177,7 @@ public struct DeferredDeliveries: Sendable {
         entries[position].removed = true
         let key = Int(entries[position].key)
         keys[key].count -= 1
+        tallies.remove(keys[key].account)
         if keys[key].first == position { keys[key].first = position + 1 }
         count -= 1
         bytes -= Int(entries[position].bytes)
@@ -194,6 +198,7 @@ public struct DeferredDeliveries: Sendable {
             head = 0
             removedCount = 0
             expiryFloor = nil
+            tallies.removeAll()
         } else if removedCount >= 1024 && removedCount * 2 >= entries.count {
             sweep()
         }

@@ -142,23 +142,19 @@ extension Outbox {
         return purged.count
     }
 
-    /// Counts for `status`: waiting, held (for refused credentials, or for an account not
-    /// logged in now), failed or expired; the next attempt.
-    public func summary() -> OutboxSummary {
-        var held = 0
-        var waiting = 0
-        var next: Date?
-        for delivery in queue.queued {
-            if queue.paused || queue.isHeld(delivery) {
-                held += 1
-            } else {
-                waiting += 1
-                if let at = delivery.nextAttemptAt, next.map({ at < $0 }) ?? true { next = at }
-            }
-        }
-        let deferred = queue.deferredCounts()
-        return OutboxSummary(waiting: waiting + deferred.waiting, held: held + deferred.held, failed: queue.dead.count,
-                             nextAttemptAt: next, limit: settings[\.outboxMax], bytes: queue.queuedBytes, bytesLimit: settings[\.outboxMaxBytes])
+    /// What `status` shows: waiting, held (for refused credentials, or for an account not
+    /// logged in now), failed or expired; the next attempt; the bounds. Read without a hop
+    /// onto the outbox.
+    public nonisolated var summary: OutboxSummary {
+        let counts = countsShown.current
+        return OutboxSummary(waiting: counts.waiting, held: counts.held, failed: counts.failed, nextAttemptAt: counts.nextAttemptAt,
+                             limit: settings[\.outboxMax], bytes: counts.bytes, bytesLimit: settings[\.outboxMaxBytes])
+    }
+
+    /// Whether the counts `status` reads are those found by looking at every delivery
+    /// (checked by the tests' daemons).
+    public func countsShownAreCurrent() -> Bool {
+        countsShown.current == queue.countsByLooking
     }
 
     /// The delivery `given` names: its id, or the id's number as people read it off the

@@ -45,10 +45,12 @@ public actor Outbox: Service {
     /// of them is that name, not an outage (`UnknownPlatforms`).
     let unknownPlatforms: UnknownPlatforms
 
-    /// Each change is counted for `status` (`StatusChanges`).
+    /// Each change publishes the counts `status` shows (`countsShown`).
     var queue: OutboxQueue {
-        didSet { accounts.statusChanges.bump() }
+        didSet { countsShown.publish(queue.counts) }
     }
+    /// What `status` shows of the queue, read without a hop onto the outbox (`StatusPart`).
+    nonisolated let countsShown: StatusPart<OutboxCounts>
     /// New sends gathering into batches, and the batch being written (Outbox+Commit.swift).
     var commits = GroupCommit()
     /// The attempts under way where the transport keeps no lanes (`pump`): shutdown waits for them.
@@ -83,7 +85,9 @@ public actor Outbox: Service {
         self.onEmptied = onEmptied
         self.recovery = recovery
         self.unknownPlatforms = unknownPlatforms
-        self.queue = OutboxQueue(backoff: settings[\.retry], concurrency: settings[\.maxConnections], seed: UInt64.random(in: 0...UInt64.max))
+        let queue = OutboxQueue(backoff: settings[\.retry], concurrency: settings[\.maxConnections], seed: UInt64.random(in: 0...UInt64.max))
+        self.queue = queue
+        self.countsShown = StatusPart(queue.counts)
         settings.subscribe { [weak self] in await self?.settingsChanged() }
     }
 
@@ -163,7 +167,7 @@ public actor Outbox: Service {
         guard queue.paused || changed else { return }
         queue.resume()
         queue.setAccount(account)
-        let held = queue.queued.filter(queue.isHeld).count + queue.deferredCounts().held
+        let held = queue.counts.held
         logger.notice("outbox: credentials changed\(account.map { ", sending as \($0.user)" } ?? "")\(held == 0 ? "" : held == 1 ? "; 1 message of another account held" : "; \(held) messages of another account held")")
         pump()
     }

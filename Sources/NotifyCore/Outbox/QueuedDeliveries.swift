@@ -27,6 +27,8 @@ public struct QueuedDeliveries: RandomAccessCollection, Sendable {
     private(set) var inFlightCount = 0
     /// The bytes of the queued deliveries' messages.
     private(set) var bytes = 0
+    /// The queued deliveries per account, with their next attempts (for `status`).
+    private(set) var tallies = AccountTallies()
 
     /// What an emptied slot holds: no storage of its own to keep alive.
     private static let hole = Delivery(sequence: 0, to: "", platform: .apns, message: "",
@@ -45,8 +47,13 @@ public struct QueuedDeliveries: RandomAccessCollection, Sendable {
             let slot = head + position
             let key = slots[slot].orderKey
             let size = slots[slot].message.utf8.count
+            let (account, nextAttempt) = (slots[slot].account, slots[slot].nextAttemptAt)
             yield &slots[slot]
             bytes += slots[slot].message.utf8.count - size
+            if slots[slot].nextAttemptAt != nextAttempt || slots[slot].account != account {
+                tallies.remove(account, nextAttempt: nextAttempt)
+                tallies.add(slots[slot].account, nextAttempt: slots[slot].nextAttemptAt)
+            }
             if slots[slot].orderKey != key {
                 removeKey(key, inFlight: inFlight[slot])
                 addKey(slots[slot].orderKey, inFlight: inFlight[slot])
@@ -67,6 +74,7 @@ public struct QueuedDeliveries: RandomAccessCollection, Sendable {
     mutating func insert(_ delivery: Delivery, at position: Int) {
         addKey(delivery.orderKey, inFlight: false)
         bytes += delivery.message.utf8.count
+        tallies.add(delivery.account, nextAttempt: delivery.nextAttemptAt)
         let slot: Int
         if position == 0 && head > 0 {
             head -= 1
@@ -93,6 +101,7 @@ public struct QueuedDeliveries: RandomAccessCollection, Sendable {
         let slot = head + position
         removeKey(slots[slot].orderKey, inFlight: inFlight[slot])
         bytes -= slots[slot].message.utf8.count
+        tallies.remove(slots[slot].account, nextAttempt: slots[slot].nextAttemptAt)
         guard position == 0 else {
             inFlight.remove(at: slot)
             return slots.remove(at: slot)
@@ -120,6 +129,7 @@ public struct QueuedDeliveries: RandomAccessCollection, Sendable {
             if shouldBeRemoved(slots[slot], inFlight[slot]) {
                 removeKey(slots[slot].orderKey, inFlight: inFlight[slot])
                 bytes -= slots[slot].message.utf8.count
+                tallies.remove(slots[slot].account, nextAttempt: slots[slot].nextAttemptAt)
             } else {
                 kept.append(slots[slot])
                 keptInFlight.append(inFlight[slot])
@@ -163,6 +173,7 @@ public struct QueuedDeliveries: RandomAccessCollection, Sendable {
         head = 0
         keyCounts.releaseStorageIfEmpty()
         inFlightPerKey.releaseStorageIfEmpty()
+        tallies.removeAll()
     }
 
     private mutating func addKey(_ key: String, inFlight: Bool) {

@@ -26,9 +26,6 @@ public actor Registrar: Service {
         public var passwordInKeyring: Bool
         /// The saved login, when it is for another origin than the backend in force.
         public var strandedLogin: Credentials?
-        /// Since when the seconds in `registration.message` are counted: an answer made
-        /// from it is out of date a second later, whatever else changes.
-        public var countsSecondsSince: Date?
     }
 
     /// A login being answered: its revision, and the generation its check started at.
@@ -60,9 +57,11 @@ public actor Registrar: Service {
     /// Told of the platform names the backend refused registrations under, for the outbox.
     let unknownPlatforms: UnknownPlatforms
 
-    // What `status` reports: each change is counted (`StatusChanges`).
+    // `status` shows a part made from `device`, `machine` and `checkTask`, published anew
+    // when any of them is set (Registrar+Status.swift).
+    nonisolated let statusShown: StatusPart<StatusShown>
     var device: DeviceState {
-        didSet { accounts.statusChanges.bump() }
+        didSet { publishStatus() }
     }
     /// The login in force, as `accounts` holds it.
     /// The login in force here: none while the one saved was made for another origin.
@@ -72,7 +71,7 @@ public actor Registrar: Service {
     var trialCommitting = false
     /// The check request of the login on trial, when no registration pass checks it.
     var checkTask: Task<Void, Never>? {
-        didSet { accounts.statusChanges.bump() }
+        didSet { publishStatus() }
     }
     var loginVerdicts: [String: LoginVerdict] = [:]
     /// Where each saved login's password went, until its `login` reply takes it.
@@ -80,7 +79,7 @@ public actor Registrar: Service {
     /// The registration generation a saved login started, for its caller to wait on.
     var loginGenerations: [String: Int] = [:]
     var machine: RegistrationMachine {
-        didSet { accounts.statusChanges.bump() }
+        didSet { publishStatus() }
     }
     /// Wakes the machine at the time it asks for (`RegistrationAction.wake`).
     var wake = WakeTimer()
@@ -130,9 +129,11 @@ public actor Registrar: Service {
         if let stateWarning { logger.warning(stateWarning) }
         if let credentialsWarning = accounts.loadWarning { logger.warning(credentialsWarning) }
         self.device = state
-        self.machine = RegistrationMachine(
+        let machine = RegistrationMachine(
             inputs: Self.inputs(device: state, account: credentials, settings: settings.current),
             record: state.registration, policy: settings[\.policy], seed: UInt64.random(in: 0...UInt64.max))
+        self.machine = machine
+        self.statusShown = StatusPart(StatusShown(device: state, machine: machine, checkTask: nil))
         unknownPlatforms.update(state.registration.refusedPlatforms)
         settings.subscribe { [weak self] in await self?.settingsChanged() }
     }
@@ -270,18 +271,6 @@ public actor Registrar: Service {
         return RegistrationOutcome(registration: machine.status, settled: machine.settledGeneration >= generation)
     }
 
-    public func snapshot() -> Snapshot {
-        var registration = machine.status
-        // What a step in flight waits for: the password command before the backend.
-        let waitingSince = machine.isBusy || checkTask != nil ? accounts.passwordRunningSince : nil
-        if let waitingSince {
-            registration.message = "waiting for the password command (\(Int(Date().timeIntervalSince(waitingSince))) s)"
-        }
-        return Snapshot(device: device, user: credentials?.user, backend: effectiveBackend, registration: registration,
-                        passwordProblem: accounts.passwordProblem, passwordInKeyring: credentials?.keyringItem != nil,
-                        strandedLogin: accounts.strandedLogin, countsSecondsSince: waitingSince)
-    }
-
     public var registrationStatus: RegistrationStatus { machine.status }
 
     /// The backend at `backend` answered another request: a retry waiting on it goes now.
@@ -316,10 +305,6 @@ public actor Registrar: Service {
     nonisolated func classify(_ error: BackendCallError, route: BackendFailure.Route, backend: String, api: BackendDialect) -> BackendFailure {
         recovery?.classify(error, route: route, backend: backend, api: api) ?? BackendFailure.classify(error, route: route, api: api)
     }
-
-    /// Counts the changes to what `status` reports, here and in the account keeper and
-    /// the outbox that share it.
-    public nonisolated var statusChanges: StatusChanges { accounts.statusChanges }
 
     public var passwordSource: PasswordSource { accounts.passwordSource }
 

@@ -23,11 +23,13 @@ public actor RetiredRegistrations: Service {
     /// names what is left there.
     public static let giveUpAfter: Double = 7 * 86400
 
-    /// Each change is counted for `status` as it is made, not once written: a `status`
-    /// answered from its copy in between would show a deletion done as still to do.
+    /// Each change publishes what `status` shows of them as it is made, not once written:
+    /// a `status` in between would show a deletion done as still to do.
     private var entries: [RetiredEntry] {
-        didSet { accounts.statusChanges.bump() }
+        didSet { summaryShown.publish(Self.summary(of: entries)) }
     }
+    /// What `status` shows, read without a hop onto this actor (`StatusPart`).
+    public nonisolated let summaryShown: StatusPart<[RetiredRegistration]>
     private let store: RetiredRegistrationStore
     /// The file is written there, so that an fsync never holds a thread of the pool.
     private let writer = FileWriter(name: "notifyd-retired")
@@ -54,6 +56,7 @@ public actor RetiredRegistrations: Service {
         let (entries, warning) = store.load()
         if let warning { logger.warning(warning) }
         self.entries = entries
+        self.summaryShown = StatusPart(Self.summary(of: entries))
         self.backend = backend
         self.accounts = accounts
         self.settings = settings
@@ -78,11 +81,19 @@ public actor RetiredRegistrations: Service {
     var keyringItems: Set<String> { Set(entries.compactMap(\.keyringItem)) }
 
     /// What `status` shows.
-    public var summary: [RetiredRegistration] {
+    public nonisolated var summary: [RetiredRegistration] { summaryShown.current }
+
+    private static func summary(of entries: [RetiredEntry]) -> [RetiredRegistration] {
         entries.map { entry in
             RetiredRegistration(backend: entry.backend, id: entry.id, user: entry.user, since: entry.retiredAt, failures: entry.failures,
                                 nextAttemptAt: entry.nextAttemptAt, error: entry.lastError, api: entry.api)
         }
+    }
+
+    /// Whether the summary `status` reads is the one the entries give (checked by the
+    /// tests' daemons).
+    public func summaryShownIsCurrent() -> Bool {
+        summaryShown.current == Self.summary(of: entries)
     }
 
     /// The registration `id` at `backend` is no longer this device's: it is deleted there

@@ -51,16 +51,13 @@ public final class BackendRecovery: Service {
     private let state = Mutex(State())
     /// Set once, by `watchReachability`.
     private let reachability = Mutex<ReachabilityWatch?>(nil)
-    private let statusChanges: StatusChanges?
     private let onEvent: @Sendable (NetworkEvent) -> Void
 
     /// The wakes started and not yet ended, which `stop` waits for.
     private let wakesUnderWay = TrackedTasks()
 
-    /// `statusChanges` is told of every change `status` shows; `onEvent` gets a `network`
-    /// event for each.
-    public init(statusChanges: StatusChanges? = nil, onEvent: @escaping @Sendable (NetworkEvent) -> Void = { _ in }) {
-        self.statusChanges = statusChanges
+    /// `onEvent` gets a `network` event for each change `status` shows of the network.
+    public init(onEvent: @escaping @Sendable (NetworkEvent) -> Void = { _ in }) {
         self.onEvent = onEvent
     }
 
@@ -99,8 +96,7 @@ public final class BackendRecovery: Service {
             clock: clock, probe: probe,
             anythingWaits: { [weak self] in self?.state.withLock { !$0.waiting.isEmpty } ?? false },
             changed: { [weak self] backend, watched, earliest in self?.watchChanged(backend, watched: watched, earliest: earliest) },
-            returned: { [weak self] backend in self?.backendAnswered(backend) },
-            intervalChanged: { [weak self] in self?.statusChanges?.bump() })
+            returned: { [weak self] backend in self?.backendAnswered(backend) })
         reachability.withLock { $0 = watch }
     }
 
@@ -119,7 +115,6 @@ public final class BackendRecovery: Service {
             state.unreachable = earliest
             onEvent(NetworkEvent(time: Date(), change: watched ? .backendUnreachable : .backendReachable, network: state.status))
         }
-        statusChanges?.bump()
     }
 
     /// A party now waits on `backend`, which could not be reached: it is watched. Its
@@ -149,11 +144,7 @@ public final class BackendRecovery: Service {
 
     /// A monitor watches the network (nil: none could be started).
     public func networkWatched(by monitor: String?) {
-        let changed = state.withLock { state -> Bool in
-            defer { state.network.monitor = monitor }
-            return state.network.monitor != monitor
-        }
-        if changed { statusChanges?.bump() }
+        state.withLock { $0.network.monitor = monitor }
     }
 
     /// Whether a default route that can carry packets exists, as the monitor last saw.
@@ -184,7 +175,6 @@ public final class BackendRecovery: Service {
             state.offline[party] = since
             let after = state.status
             guard before != after else { return }
-            statusChanges?.bump()
             // Under the lock, so that watchers see offline and online in the order they happened.
             if (before.offlineSince == nil) != (after.offlineSince == nil) {
                 onEvent(NetworkEvent(time: Date(), change: after.offlineSince == nil ? .online : .offline, network: after))

@@ -60,8 +60,6 @@ final class ReachabilityWatch: Sendable {
     private let anythingWaits: @Sendable () -> Bool
     private let changed: @Sendable (_ backend: String, _ watched: Bool, _ earliest: Earliest?) -> Void
     private let returned: @Sendable (_ backend: String) -> Void
-    /// Told when a watch's probes move further apart: what `status` shows of it changed.
-    private let intervalChanged: @Sendable () -> Void
 
     /// The backend watched longest: since when, and the interval between its probes now.
     typealias Earliest = (since: Date, interval: Double)
@@ -71,14 +69,12 @@ final class ReachabilityWatch: Sendable {
     /// watch's lock (so in order; it must not call back); `returned` when a probe reached
     /// it, and must end its watch (`reached`).
     init(clock: any WakeClock, probe: @escaping Probe, anythingWaits: @escaping @Sendable () -> Bool,
-         changed: @escaping @Sendable (String, Bool, Earliest?) -> Void, returned: @escaping @Sendable (String) -> Void,
-         intervalChanged: @escaping @Sendable () -> Void = {}) {
+         changed: @escaping @Sendable (String, Bool, Earliest?) -> Void, returned: @escaping @Sendable (String) -> Void) {
         self.clock = clock
         self.probe = probe
         self.anythingWaits = anythingWaits
         self.changed = changed
         self.returned = returned
-        self.intervalChanged = intervalChanged
     }
 
     /// A request found no connection to `backend`: watch it, unless already watched (a TLS
@@ -176,13 +172,11 @@ final class ReachabilityWatch: Sendable {
                 return
             }
             let grown = min(step * 2, Self.longestInterval)
-            let shown = state.withLock { state -> Bool in
-                guard state.watched[backend]?.loop == loop else { return false }
+            state.withLock { state in
+                guard state.watched[backend]?.loop == loop else { return }
                 state.watched[backend]?.interval = grown
-                return grown != step
             }
             step = grown
-            if shown { intervalChanged() }
         }
     }
 

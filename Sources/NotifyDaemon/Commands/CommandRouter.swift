@@ -20,7 +20,10 @@ struct CommandRouter: RequestHandler {
 
     /// Encoded once: it never changes while notifyd runs.
     let pingResult: [UInt8]
-    let statusCopy: StatusCopy
+    /// The tests' daemons: each `status` also checks that the parts it was made from are
+    /// those their owners' state gives, and logs an error if not (`StatusCheck`).
+    let statusCheck: StatusCheck?
+    let lastStatusEncoded = LastStatusEncoded()
 
     init(registrar: Registrar, outbox: Outbox, recovery: BackendRecovery, retired: RetiredRegistrations, hub: EventHub, info: DaemonInfo,
          control: DaemonControl, settings: SettingsStore, verifyingStatusWith verifier: Logger? = nil) {
@@ -34,7 +37,7 @@ struct CommandRouter: RequestHandler {
         self.settings = settings
         let result = PingResult(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid, build: NotifydVersion.build)
         pingResult = Reply.encodedResult(result) ?? Array("{}".utf8)
-        statusCopy = StatusCopy(changes: registrar.statusChanges, verifyingWith: verifier)
+        statusCheck = verifier.map { StatusCheck(logger: $0) }
     }
 
     var sendPlatforms: [Platform] { settings[\.sendPlatforms] }
@@ -45,16 +48,12 @@ struct CommandRouter: RequestHandler {
         registry.register(PingCommand.self, aliases: ["hello"], immediateResult: { router, _ in router.pingResult }) { router, _, id, _ in
             .now(Reply.success(id, encodedResult: router.pingResult))
         }
-        // Kept while nothing it reports changed; not ahead of an earlier command still running.
+        // Made from the parts on the loop; not ahead of an earlier command still running.
         registry.register(StatusCommand.self, immediateResult: { router, afterRunningCommands in
-            afterRunningCommands ? nil : router.statusCopy.current
+            afterRunningCommands || router.statusCheck != nil ? nil : router.encodedStatus
         }) { router, _, id, _ in
-            let madeAt = router.statusCopy.changesNow
-            let (status, countsSeconds) = await router.status()
-            guard let encoded = Reply.encodedResult(status) else { return .now(Reply.unencodable(id)) }
-            router.statusCopy.verify(encoded, madeAt: madeAt)
-            // One that counts the seconds of a wait is out of date a second later: not kept.
-            if !countsSeconds { router.statusCopy.keep(encoded, madeAt: madeAt) }
+            guard let encoded = router.encodedStatus else { return .now(Reply.unencodable(id)) }
+            await router.statusCheck?.check(router)
             return .now(Reply.success(id, encodedResult: encoded))
         }
         registry.register(LoginCommand.self) { router, command, id, _ throws(CoreError) in
@@ -129,9 +128,8 @@ struct CommandRouter: RequestHandler {
     }
 
     /// The commands answered on the socket loop with no hop to the concurrency pool (`ping`
-    /// and `hello`, and `status` while nothing it reports changed and no earlier command on
-    /// the connection is still running): what scripts and health checks send most, and
-    /// the loop's own measure.
+    /// and `hello`, and `status` while no earlier command on the connection is still
+    /// running): what scripts and health checks send most, and the loop's own measure.
     func immediateReply(to line: [UInt8], afterRunningCommands: Bool) -> [UInt8]? {
         guard let shape = try? JSONShape.check(line), let cmd = shape.cmdRange else { return nil }
         // An "id" key written with escapes is not where the shape looks: the decoder finds it.
@@ -205,34 +203,6 @@ struct CommandRouter: RequestHandler {
             extra(&outcome)
             return Reply.success(id, outcome)
         }
-    }
-
-    /// The result, and whether it counts the seconds of a wait under way.
-    fileprivate func status() async -> (StatusResult, countsSeconds: Bool) {
-        let snapshot = await registrar.snapshot()
-        let retired = await retiredRegistrations.summary.map { old in
-            var old = old
-            old.unreachableSince = recovery.unreachableSince(old.backend)
-            return old
-        }
-        let source = settings[\.passwordSource]
-        let passwordSource = source.name
-        let restartNeeded = control.restartNeeded
-        let result = StatusResult(
-            daemon: .init(version: NotifydVersion.current, protocol: ProtocolVersion.current, pid: info.pid, socket: info.socketPath,
-                          stateDirectory: info.stateDirectory, startedAt: info.startedAt, passwordSource: passwordSource,
-                          restartNeeded: restartNeeded.isEmpty ? nil : restartNeeded),
-            backend: snapshot.backend,
-            account: snapshot.user.map {
-                StatusResult.Account(user: $0, passwordSource: snapshot.passwordInKeyring && source == .stored ? "keyring" : passwordSource,
-                                     passwordProblem: snapshot.passwordProblem)
-            },
-            device: .init(token: snapshot.device.token, platform: snapshot.device.platform, tags: snapshot.device.tags),
-            registration: snapshot.registration, outbox: await outbox.summary(), network: recovery.networkStatus(of: snapshot.backend),
-            retiredRegistrations: retired.isEmpty ? nil : retired,
-            loginElsewhere: snapshot.strandedLogin.map { StatusResult.LoginElsewhere(user: $0.user, origin: $0.origin ?? "?") },
-            backendAPI: settings[\.backendAPI])
-        return (result, snapshot.countsSecondsSince != nil)
     }
 }
 

@@ -6,47 +6,11 @@ import NotifyProtocol
 import Testing
 import NotifyTestSupport
 
-/// `status` answered from a copy on the socket loop: only while nothing it reports has
-/// changed. Each check below asks twice before a change (the second answer comes from
-/// the copy), makes the change, and asks again: a change the copy missed would show the
-/// old value.
-@Suite(.stopsFixtures) struct StatusCopyTests {
-    @Test func aCopyServesOnlyWhileNothingChanged() {
-        let changes = StatusChanges()
-        let copy = StatusCopy(changes: changes)
-        #expect(copy.current == nil)
-        let made = copy.changesNow
-        copy.keep([1], madeAt: made)
-        #expect(copy.current == [1])
-        changes.bump()
-        #expect(copy.current == nil)
-        copy.keep([2], madeAt: changes.value)
-        // A slower answer, made before the change, arrives last: it is not kept.
-        copy.keep([1], madeAt: made)
-        #expect(copy.current == [2])
-    }
-
-    /// The tests' daemons make every status afresh and compare it with the copy kept at the
-    /// same count: a copy that would have been answered stale is an error in the log.
-    @Test func aCopyThatWouldHaveBeenStaleIsLogged() {
-        let changes = StatusChanges()
-        let lines = LogCapture()
-        let copy = StatusCopy(changes: changes, verifyingWith: Logger(level: .debug) { level, message in lines.append("\(level.name): \(message)") })
-        copy.keep(Array(#"{"user":"alice"}"#.utf8), madeAt: changes.value)
-        #expect(copy.current == nil, "while verifying, nothing is answered from the copy")
-        // Made afresh at the same count: the same, or a change that did not count itself.
-        copy.verify(Array(#"{"user":"alice"}"#.utf8), madeAt: changes.value)
-        #expect(!lines.text.contains(StatusCopy.staleMessage))
-        copy.verify(Array(#"{"user":"bob"}"#.utf8), madeAt: changes.value)
-        #expect(lines.text.contains(StatusCopy.staleMessage))
-        // A change that counted itself meanwhile is no sign of one that did not.
-        let before = changes.value
-        changes.bump()
-        copy.verify(Array(#"{"user":"carol"}"#.utf8), madeAt: before)
-        #expect(lines.text.components(separatedBy: StatusCopy.staleMessage).count == 2)
-    }
-
-    /// Asks twice, so that the second answer comes from the copy if one is kept.
+/// `status` made on the socket loop from the parts their owners publish (`StatusPart`):
+/// each check below asks twice before a change, makes the change, and asks again; a part
+/// not published with its change would show the old value.
+@Suite(.stopsFixtures) struct StatusTests {
+    /// Asks twice: nothing changed in between, so the two must agree.
     static func status(_ fixture: DaemonFixture) async throws -> StatusResult {
         let first = try await fixture.status()
         let second = try await fixture.status()
@@ -56,7 +20,7 @@ import NotifyTestSupport
 
     @Test func everyChangeShowsInTheNextStatus() async throws {
         // Retries far apart, so nothing changes in the background between two asks.
-        let fixture = try await DaemonFixture(settings: .fast { $0.retry = Backoff(initial: 600, multiplier: 2, maximum: 600) }, verifyingStatusCopy: false)
+        let fixture = try await DaemonFixture(settings: .fast { $0.retry = Backoff(initial: 600, multiplier: 2, maximum: 600) }, checkingStatusParts: false)
         #expect(try await Self.status(fixture).account == nil)
         _ = try await fixture.login()
         #expect(try await Self.status(fixture).account?.user == "alice")
@@ -79,7 +43,7 @@ import NotifyTestSupport
     }
 
     @Test func aPasswordSourceThatFailsShowsInTheNextStatus() async throws {
-        let fixture = try await DaemonFixture(settings: .fast { $0.passwordSource = .command("exit 3") }, verifyingStatusCopy: false)
+        let fixture = try await DaemonFixture(settings: .fast { $0.passwordSource = .command("exit 3") }, checkingStatusParts: false)
         #expect(try await Self.status(fixture).account == nil)
         _ = try await fixture.call(SetTokenCommand(token: "ABCD"))
         _ = try await fixture.call(LoginCommand(user: "alice", password: nil))
@@ -89,7 +53,7 @@ import NotifyTestSupport
     /// Requests on one connection take effect in order: a `status` sent right behind a
     /// change, before its reply, reports the change.
     @Test func aStatusPipelinedBehindAChangeReportsIt() async throws {
-        let fixture = try await DaemonFixture(verifyingStatusCopy: false)
+        let fixture = try await DaemonFixture(checkingStatusParts: false)
         _ = try await fixture.login()
         _ = try await fixture.call(SetTokenCommand(token: "ABCDEF0123", wait: true))
         _ = try await Self.status(fixture)
@@ -107,7 +71,7 @@ import NotifyTestSupport
     /// The answers made on the loop echo the id however its key is written.
     @Test(arguments: ["ping", "status"])
     func anIdWhoseKeyIsEscapedIsEchoed(command: String) async throws {
-        let fixture = try await DaemonFixture(verifyingStatusCopy: false)
+        let fixture = try await DaemonFixture(checkingStatusParts: false)
         _ = try await Self.status(fixture)
         let connection = try RawConnection(path: fixture.socketPath)
         try connection.send(#"{"cmd":"\#(command)","\u0069d":7}"# + "\n")
