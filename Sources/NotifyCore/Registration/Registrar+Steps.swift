@@ -9,25 +9,30 @@ import NotifyProtocol
 /// and what their results tell the machine and the login being checked.
 extension Registrar {
     func perform(_ step: RegistrationStep) {
-        guard let credentials = trial ?? credentials else {
-            // Logged out while the step was being decided; tell the machine nothing was sent.
-            Task { await self.finished(step, .failed(.transient(retryAfter: nil, reason: "not logged in")), with: nil) }
-            return
-        }
+        let credentials = trial ?? credentials
         let backendText = step.backend
-        guard let url = URL(string: backendText) else {
-            // Told after this turn, as a request's result is: `finished` takes a turn.
-            Task { await self.finished(step, .failed(.rejected(status: 0, detail: "invalid backend URL \(backendText)")), with: credentials) }
-            return
+        let url = URL(string: backendText)
+        if let credentials, url != nil {
+            logger.info(Self.describe(step, user: credentials.user))
+            stepRevision = credentials.revision
         }
-        logger.info(Self.describe(step, user: credentials.user))
-        stepRevision = credentials.revision
         let backend = self.backend
         let settings = self.settings
         let accounts = self.accounts
         // A task of its own, kept in `stepTask`: the request outlives this call, which the
-        // machine made in a turn, and shutdown waits for it (bounded) or cancels it.
+        // machine made in a turn, and shutdown waits for it (bounded) or cancels it. A step
+        // that cannot be sent is told from it too, after this turn, as a request's result
+        // is: `finished` takes a turn.
         stepTask = Task {
+            guard let credentials else {
+                // Logged out while the step was being decided; tell the machine nothing was sent.
+                await self.finished(step, .failed(.transient(retryAfter: nil, reason: "not logged in")), with: nil)
+                return
+            }
+            guard let url else {
+                await self.finished(step, .failed(.rejected(status: 0, detail: "invalid backend URL \(backendText)")), with: credentials)
+                return
+            }
             var account: BackendAccount
             do {
                 // The step's backend: a registration is deleted where it was made, and only
