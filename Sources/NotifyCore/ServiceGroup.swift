@@ -135,16 +135,9 @@ public final class ServiceGroup: Service {
         case .done:
             return
         case .wait:
-            // A continuation: the stop under way resumes every waiter once it has ended.
-            await withCheckedContinuation { waiter in
-                let ended = state.withLock { state -> Bool in
-                    if state.phase != .stopped { state.stopEnded.append(waiter) }
-                    return state.phase == .stopped
-                }
-                if ended { waiter.resume() }
-            }
+            await waitUntil({ $0.phase == .stopped }, joining: \.stopEnded)
         case .stop(let waitForStart):
-            if waitForStart { await startEnded() }
+            if waitForStart { await waitUntil({ !$0.starting }, joining: \.startEnded) }
             let started = state.withLock { $0.started }
             for service in stopOrder where started.contains(ObjectIdentifier(service)) {
                 await Self.shutDown(service, within: deadline)
@@ -158,14 +151,16 @@ public final class ServiceGroup: Service {
         }
     }
 
-    /// Returns once the start under way has ended (it starts nothing more once stopping).
-    private func startEnded() async {
+    /// Returns once `ended` holds of the state: at once, or when the start or the stop under
+    /// way that makes it hold resumes the waiters it keeps in `waiters`.
+    private func waitUntil(_ ended: (State) -> Bool, joining waiters: WritableKeyPath<State, [CheckedContinuation<Void, Never>]>) async {
+        // A continuation: resumed once, by the start or the stop that ends (see above).
         await withCheckedContinuation { waiter in
-            let ended = state.withLock { state -> Bool in
-                if state.starting { state.startEnded.append(waiter) }
-                return !state.starting
+            let now = state.withLock { state -> Bool in
+                if !ended(state) { state[keyPath: waiters].append(waiter) }
+                return ended(state)
             }
-            if ended { waiter.resume() }
+            if now { waiter.resume() }
         }
     }
 

@@ -84,16 +84,21 @@ final class SocketServer: Sendable {
 
     /// Stops accepting; the listening fd is left to its owner.
     func stopAccepting() async {
-        await withCheckedContinuation { waiter in
-            if !inbox.post(.stopAccepting(waiter)) { waiter.resume() }
-        }
+        await askLoop { .stopAccepting($0) }
     }
 
     /// Reads no more requests, writes the replies already owed (for at most `grace`
     /// seconds), then closes every connection and ends the loop.
     func closeConnections() async {
+        await askLoop { [grace = limits.shutdownGrace] in .drain(grace: grace, $0) }
+    }
+
+    /// Hands the loop `message`, which carries a waiter the loop resumes once it has done
+    /// what the message asks; at once if the loop has ended.
+    private func askLoop(_ message: (CheckedContinuation<Void, Never>) -> LoopInbox.Message) async {
+        // A continuation: the bridge back from the loop's thread, resumed once, by it or here.
         await withCheckedContinuation { waiter in
-            if !inbox.post(.drain(grace: limits.shutdownGrace, waiter)) { waiter.resume() }
+            if !inbox.post(message(waiter)) { waiter.resume() }
         }
     }
 
