@@ -19,9 +19,9 @@ struct AccountTallies: Sendable {
     /// The earliest next attempt of a delivery of `account`.
     func nextAttempt(of account: AccountKey?) -> Date? { nextAttempts[account]?.keys.min() }
 
-    mutating func add(_ account: AccountKey?, nextAttempt: Date? = nil, count: Int = 1) {
-        counts[account, default: 0] += count
-        if let nextAttempt { nextAttempts[account, default: [:]][nextAttempt, default: 0] += count }
+    mutating func add(_ account: AccountKey?, nextAttempt: Date? = nil) {
+        counts[account, default: 0] += 1
+        if let nextAttempt { nextAttempts[account, default: [:]][nextAttempt, default: 0] += 1 }
     }
 
     mutating func remove(_ account: AccountKey?, nextAttempt: Date? = nil) {

@@ -8,8 +8,6 @@ import NotifyProtocol
 /// The registrar's side of `RegistrationMachine`: its inputs, applying what it asks for,
 /// saving state, the wake-up timer and the callers waiting on an outcome.
 extension Registrar {
-    var effectiveBackend: String? { credentials?.backend ?? settings[\.backend] }
-
     var stateToSave: DeviceState {
         var state = device
         state.registration = machine.record
