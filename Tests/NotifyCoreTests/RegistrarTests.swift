@@ -46,6 +46,35 @@ struct RegistrarTests {
         #expect(fixture.backend.calls == [.create(handle: "ABCD"), .upsert(id: "id-1", handle: "ABCD", tags: [])])
     }
 
+    /// Callers waiting on outcomes share one timer, set for the earliest deadline: each
+    /// wait ends at its own deadline, and once none waits the timer is gone, so an answered
+    /// `--wait` leaves nothing to wake an idle daemon later.
+    @Test func waitsEndAtTheirOwnDeadlinesAndLeaveNoTimerBehind() async throws {
+        // A debounce of 10 s on the test's clock: nothing settles until the test moves it.
+        let fixture = try Fixture(policy: RegistrationPolicy(refreshInterval: 3600, debounce: 10, maximumDebounce: 10))
+        let registrar = fixture.registrar()
+        _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
+        let generation = try await registrar.setToken("AB", platform: .apns).generation
+        let started = ContinuousClock.now
+        async let short = registrar.waitForOutcome(generation: generation, timeout: 0.2)
+        async let long = registrar.waitForOutcome(generation: generation, timeout: 1)
+        let shortOutcome = await short
+        let shortEnded = ContinuousClock.now - started
+        #expect(!shortOutcome.settled)
+        #expect(shortEnded >= .milliseconds(200))
+        #expect(await registrar.waiterTimer.firesAt != nil, "the longer wait still has its deadline")
+        #expect(await !long.settled)
+        #expect(ContinuousClock.now - started >= .seconds(1), "ended at its own deadline, not the shorter one's")
+        #expect(await registrar.waiterTimer.firesAt == nil)
+
+        // Answered well before its deadline: the timer goes with the last waiter.
+        async let answered = registrar.waitForOutcome(generation: generation, timeout: 300)
+        #expect(await eventually { await registrar.waiterTimer.firesAt != nil })
+        fixture.clock.advance(by: 10)
+        #expect(await answered.settled)
+        #expect(await registrar.waiterTimer.firesAt == nil, "no waiter left: no timer to wake the daemon in 300 s")
+    }
+
     @Test func aBurstOfTokensEndsWithTheLastOneAndFewRequests() async throws {
         let fixture = try Fixture(policy: RegistrationPolicy(refreshInterval: 3600, debounce: 0.05, maximumDebounce: 1))
         let registrar = fixture.registrar()

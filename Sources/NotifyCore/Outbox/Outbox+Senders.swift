@@ -81,19 +81,11 @@ extension Outbox {
         }
     }
 
-    /// One timer for all waiters, set for the earliest deadline. A timer per waiter would
-    /// not do: a cancelled Task.sleep still wakes the process when its time comes (the
-    /// dispatch timer under it stays armed), so a burst of sends answered at once would
-    /// wake an idle daemon hundreds of times half a minute later.
+    /// One timer for all waiters, set for the earliest deadline (`DeadlineTimer`), on the
+    /// continuous clock, not the outbox's `WakeTimer`: a sender's timeout is real time,
+    /// which a test's clock must not stop.
     private func armDeadlineTimer(_ deadline: ContinuousClock.Instant) {
-        guard waiters.needsTimer(for: deadline) else { return }
-        // On the continuous clock, not the outbox's `WakeTimer`: a sender's timeout is real
-        // time, which a test's clock must not stop.
-        let task = Task {
-            do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
-            self.deadlinePassed()
-        }
-        waiters.timerSet(deadline, task)
+        waiters.timer.arm(for: deadline) { await self.deadlinePassed() }
     }
 
     private func deadlinePassed() {

@@ -205,7 +205,7 @@ public actor Outbox: Service {
             for attempt in running { attempt.cancel() }
             await self.stopWaitingForLanes()
         }
-        waiters.cancelTimer()
+        waiters.timer.cancel()
         release(waiters.all)
         // What the attempts handed to the writer is on disk before notifyd exits.
         await writer.drain()

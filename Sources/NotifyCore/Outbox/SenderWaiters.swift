@@ -21,7 +21,7 @@ struct SenderWaiters {
     private var byDelivery: [String: [UInt64]] = [:]
     private var nextID: UInt64 = 0
     /// One timer for all waiters, set for the earliest deadline (`Outbox.armDeadlineTimer`).
-    private var timer: (fires: ContinuousClock.Instant, task: Task<Void, Never>)?
+    var timer = DeadlineTimer()
 
     mutating func add(_ waiter: Waiter) {
         let id = nextID
@@ -55,27 +55,10 @@ struct SenderWaiters {
         all.values.map(\.deadline).min()
     }
 
-    /// Whether a timer must be set for `deadline`: none is, or the one set fires later,
-    /// which is cancelled here. `timerSet` records the one set.
-    mutating func needsTimer(for deadline: ContinuousClock.Instant) -> Bool {
-        if let timer, timer.fires <= deadline { return false }
-        timer?.task.cancel()
-        return true
-    }
-
-    mutating func timerSet(_ fires: ContinuousClock.Instant, _ task: Task<Void, Never>) {
-        timer = (fires, task)
-    }
-
     /// The timer fired: it is forgotten, and the waiters whose deadline passed by `now`
     /// are returned (still here until the caller removes them as it answers them).
     mutating func timerFired(now: ContinuousClock.Instant) -> [UInt64: Waiter] {
-        timer = nil
+        timer.fired()
         return all.filter { $0.value.deadline <= now }
-    }
-
-    mutating func cancelTimer() {
-        timer?.task.cancel()
-        timer = nil
     }
 }

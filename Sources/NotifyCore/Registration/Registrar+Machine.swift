@@ -102,14 +102,27 @@ extension Registrar {
         let id = nextWaiterID
         nextWaiterID += 1
         // A continuation: the waiter is resumed by whichever comes first, the outcome
-        // (`releaseWaiters`) or its timeout (the task below), each removing it once.
+        // (`releaseWaiters`) or its deadline (`waitersTimedOut`), each removing it once.
         return await withCheckedContinuation { continuation in
-            waiters[id] = Waiter(awaited: awaited, continuation: continuation)
-            Task {
-                try? await Task.sleep(for: .seconds(timeout))
-                self.expireWaiter(id)
-            }
+            let deadline = ContinuousClock.now + .seconds(timeout)
+            waiters[id] = Waiter(awaited: awaited, continuation: continuation, deadline: deadline)
+            armWaiterTimer(deadline)
         }
+    }
+
+    /// One timer for every waiter's deadline (`DeadlineTimer`).
+    private func armWaiterTimer(_ deadline: ContinuousClock.Instant) {
+        waiterTimer.arm(for: deadline) { await self.waitersTimedOut() }
+    }
+
+    private func waitersTimedOut() {
+        waiterTimer.fired()
+        let now = ContinuousClock.now
+        for (id, waiter) in waiters where waiter.deadline <= now {
+            waiters[id] = nil
+            waiter.continuation.resume(returning: nil)
+        }
+        if let next = waiters.values.map(\.deadline).min() { armWaiterTimer(next) }
     }
 
     /// Returns once the change under way, if any, is saved: an outcome a caller is told
@@ -124,11 +137,8 @@ extension Registrar {
             waiters[id] = nil
             waiter.continuation.resume(returning: machine.status)
         }
-    }
-
-    func expireWaiter(_ id: UInt64) {
-        guard let waiter = waiters.removeValue(forKey: id) else { return }
-        waiter.continuation.resume(returning: nil)
+        // No waiter left: nothing for the timer to wake the daemon for.
+        if waiters.isEmpty { waiterTimer.cancel() }
     }
 
     func scheduleWake(at date: Date) {

@@ -87,6 +87,8 @@ public actor Registrar: Service {
     /// The login the backend call in flight uses.
     var stepRevision: String?
     var waiters: [UInt64: Waiter] = [:]
+    /// Ends the waits of `waiters` at their deadlines.
+    var waiterTimer = DeadlineTimer()
     var nextWaiterID: UInt64 = 0
     var lastPublished: RegistrationStatus?
 
@@ -105,6 +107,7 @@ public actor Registrar: Service {
         /// Resumed with the status as it was when the outcome became known (a retry due
         /// soon may have begun by the time the waiter runs), nil when the wait ran out.
         var continuation: CheckedContinuation<RegistrationStatus?, Never>
+        var deadline: ContinuousClock.Instant
     }
 
     public init(
@@ -318,6 +321,7 @@ public actor Registrar: Service {
         await turns.begin()
         defer { turns.end() }
         await persist()
+        waiterTimer.cancel()
         for (id, waiter) in waiters {
             waiters[id] = nil
             waiter.continuation.resume(returning: nil)
