@@ -48,7 +48,9 @@ extension Registrar {
             registration.message = "waiting for the password command (\(Int(Date().timeIntervalSince(waitingSince))) s)"
         }
         let credentials = accounts.activeLogin
-        return Snapshot(device: shown.device, user: credentials?.user, backend: credentials?.backend ?? settings[\.backend],
+        // Nobody logged in: the configured backend, as for a login naming none.
+        let backend = credentials.flatMap(accounts.backend(of:)) ?? settings[\.backend]
+        return Snapshot(device: shown.device, user: credentials?.user, backend: backend,
                         registration: registration, passwordProblem: accounts.passwordProblem,
                         passwordInKeyring: credentials?.keyringItem != nil, strandedLogin: accounts.strandedLogin)
     }
