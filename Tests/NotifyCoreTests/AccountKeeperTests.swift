@@ -104,14 +104,20 @@ struct AccountKeeperTests {
         #expect(unread.readyAccount(for: bob) == nil)
     }
 
+    /// A keeper whose password source is `command`, with alice logged in (no password of
+    /// her own), and her account's key.
+    static func aliceWithPasswordCommand(_ command: String, in directory: ScratchDirectory) async throws -> (AccountKeeper, AccountKey) {
+        let keeper = AccountKeeper(stateDirectory: directory.path,
+                                   settings: SettingsStore(.init(backend: backend, passwordSource: .command(command))))
+        try await keeper.commit(Credentials(user: "alice", password: "", backend: nil))
+        return (keeper, AccountKey(user: "alice", backend: backend))
+    }
+
     @Test func concurrentCallersShareOneRunOfThePasswordCommand() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let runs = directory.file("runs")
-        let keeper = AccountKeeper(stateDirectory: directory.path,
-                                   settings: SettingsStore(.init(backend: Self.backend, passwordSource: .command("echo run >> \(runs); sleep 0.2; echo secret"))))
-        try await keeper.commit(Credentials(user: "alice", password: "", backend: nil))
-        let key = AccountKey(user: "alice", backend: Self.backend)
+        let (keeper, key) = try await Self.aliceWithPasswordCommand("echo run >> \(runs); sleep 0.2; echo secret", in: directory)
         let passwords = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<5 { group.addTask { try await keeper.backendAccount(for: key).password } }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -124,10 +130,7 @@ struct AccountKeeperTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let flag = directory.file("flag")
-        let keeper = AccountKeeper(stateDirectory: directory.path,
-                                   settings: SettingsStore(.init(backend: Self.backend, passwordSource: .command("if [ -e \(flag) ]; then echo secret; else touch \(flag); exit 5; fi"))))
-        try await keeper.commit(Credentials(user: "alice", password: "", backend: nil))
-        let key = AccountKey(user: "alice", backend: Self.backend)
+        let (keeper, key) = try await Self.aliceWithPasswordCommand("if [ -e \(flag) ]; then echo secret; else touch \(flag); exit 5; fi", in: directory)
         let failed = await #expect(throws: CoreError.self) { try await keeper.backendAccount(for: key) }
         #expect(failed == .passwordUnavailable("the password command failed (exit status 5)"))
         #expect(keeper.passwordProblem == "the password command failed (exit status 5)")
@@ -141,10 +144,7 @@ struct AccountKeeperTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let release = directory.file("release")
-        let keeper = AccountKeeper(stateDirectory: directory.path,
-                                   settings: SettingsStore(.init(backend: Self.backend, passwordSource: .command("while [ ! -e \(release) ]; do sleep 0.05; done; echo secret"))))
-        try await keeper.commit(Credentials(user: "alice", password: "", backend: nil))
-        let key = AccountKey(user: "alice", backend: Self.backend)
+        let (keeper, key) = try await Self.aliceWithPasswordCommand("while [ ! -e \(release) ]; do sleep 0.05; done; echo secret", in: directory)
         #expect(keeper.passwordRunningSince == nil)
         async let fetched = keeper.backendAccount(for: key)
         #expect(await eventually { keeper.passwordRunningSince != nil })
