@@ -72,43 +72,42 @@ import Testing
         }
     }
 
+    /// `systemd-analyze security` of the user unit as installed, offline, with `options`.
+    static func analyzeSecurity(_ options: [String] = []) async throws -> (status: Int32, output: String, error: String) {
+        let analyze = try ContribTool.systemdAnalyze.require()
+        return try await withContribScratch("sd") { scratch in
+            try writeUnits(in: scratch)
+            let environment = ["XDG_RUNTIME_DIR": try scratch.sub("runtime"), "HOME": try scratch.sub("home"), "SYSTEMD_PAGER": "", "SYSTEMD_LOG_COLOR": "0"]
+            return try await runCaptured(analyze, ["security", "--offline=yes", "--user"] + options + ["--no-pager", scratch.path + "/units/notifyd.service"],
+                                         environment: environment)
+        }
+    }
+
     /// The sandbox, as systemd rates it: 4.0 ("OK") or better. contrib/tests/user-manager
     /// shows notifyd still works in it under a real user manager.
     @Test(.enabled(if: ContribTool.systemdAnalyze.shouldRun, "needs systemd-analyze (Debian package systemd)"))
     func systemdServiceIsRatedOKBySystemdAnalyzeSecurity() async throws {
-        let analyze = try ContribTool.systemdAnalyze.require()
-        try await withContribScratch("sd") { scratch in
-            try Self.writeUnits(in: scratch)
-            let environment = ["XDG_RUNTIME_DIR": try scratch.sub("runtime"), "HOME": try scratch.sub("home"), "SYSTEMD_PAGER": "", "SYSTEMD_LOG_COLOR": "0"]
-            let result = try await runCaptured(analyze, ["security", "--offline=yes", "--user", "--threshold=40", "--no-pager", scratch.path + "/units/notifyd.service"],
-                                               environment: environment)
-            let rating = try #require(result.output.firstMatch(of: /Overall exposure level for notifyd.service: ([0-9.]+) (\S+)/),
-                                      "systemd-analyze security: \(result.output)\(result.error)")
-            let exposure = try #require(Double(rating.output.1))
-            #expect(exposure <= 4.0, "exposure \(exposure) \(rating.output.2):\n\(result.output)")
-            #expect(result.status == 0, "systemd-analyze security --threshold=40: \(result.error)")
-        }
+        let result = try await Self.analyzeSecurity(["--threshold=40"])
+        let rating = try #require(result.output.firstMatch(of: /Overall exposure level for notifyd.service: ([0-9.]+) (\S+)/),
+                                  "systemd-analyze security: \(result.output)\(result.error)")
+        let exposure = try #require(Double(rating.output.1))
+        #expect(exposure <= 4.0, "exposure \(exposure) \(rating.output.2):\n\(result.output)")
+        #expect(result.status == 0, "systemd-analyze security --threshold=40: \(result.error)")
     }
 
     /// What contrib/docs/security.md promises of the sandbox, each part as systemd rates
     /// it: the overall rating above has room to lose one of them unnoticed.
     @Test(.enabled(if: ContribTool.systemdAnalyze.shouldRun, "needs systemd-analyze (Debian package systemd)"))
     func theSandboxKeepsEachPartThePromiseNames() async throws {
-        let analyze = try ContribTool.systemdAnalyze.require()
-        try await withContribScratch("sd") { scratch in
-            try Self.writeUnits(in: scratch)
-            let environment = ["XDG_RUNTIME_DIR": try scratch.sub("runtime"), "HOME": try scratch.sub("home"), "SYSTEMD_PAGER": "", "SYSTEMD_LOG_COLOR": "0"]
-            let result = try await runCaptured(analyze, ["security", "--offline=yes", "--user", "--no-pager", scratch.path + "/units/notifyd.service"],
-                                               environment: environment)
-            let kept = Set(result.output.split(separator: "\n").compactMap { line in
-                line.firstMatch(of: /^✓ (\S+)/).map { String($0.output.1) }
-            })
-            // Writes only its state directory; gains no privileges; only a service's system
-            // calls (none to mount, load modules, debug, reboot) and sockets.
-            for part in ["ProtectSystem=", "NoNewPrivileges=", "PrivateDevices=", "SystemCallFilter=~@mount", "SystemCallFilter=~@module",
-                         "SystemCallFilter=~@debug", "SystemCallFilter=~@reboot", "RestrictAddressFamilies=~AF_PACKET", "RestrictAddressFamilies=~…"] {
-                #expect(kept.contains(part), "systemd-analyze security no longer rates \(part) as kept:\n\(result.output)")
-            }
+        let result = try await Self.analyzeSecurity()
+        let kept = Set(result.output.split(separator: "\n").compactMap { line in
+            line.firstMatch(of: /^✓ (\S+)/).map { String($0.output.1) }
+        })
+        // Writes only its state directory; gains no privileges; only a service's system
+        // calls (none to mount, load modules, debug, reboot) and sockets.
+        for part in ["ProtectSystem=", "NoNewPrivileges=", "PrivateDevices=", "SystemCallFilter=~@mount", "SystemCallFilter=~@module",
+                     "SystemCallFilter=~@debug", "SystemCallFilter=~@reboot", "RestrictAddressFamilies=~AF_PACKET", "RestrictAddressFamilies=~…"] {
+            #expect(kept.contains(part), "systemd-analyze security no longer rates \(part) as kept:\n\(result.output)")
         }
     }
 
