@@ -11,20 +11,12 @@ import NotifySystem
 /// read again and every setting but `state_dir` takes effect, or, when anything is wrong
 /// with it, nothing changes and every problem is named.
 extension Daemon {
-    /// One reload at a time: a second one waits for the first, then reads the files again.
+    /// One reload at a time, in the order they came: a second one waits for the first,
+    /// then reads the files again.
     public func reload() async -> ReloadResult {
-        let next = reloads.withLock { previous -> Task<ReloadResult, Never> in
-            let earlier = previous
-            // A task, chained to the one before: reloads run one at a time, in order, and
-            // each caller awaits its own.
-            let next = Task {
-                _ = await earlier?.value
-                return await self.reloadNow()
-            }
-            previous = next
-            return next
-        }
-        return await next.value
+        await reloads.begin()
+        defer { reloads.end() }
+        return await reloadNow()
     }
 
     private func reloadNow() async -> ReloadResult {

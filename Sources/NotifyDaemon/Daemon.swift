@@ -30,23 +30,21 @@ public final class Daemon: Sendable {
     var backend: any BackendAPI { components.backend }
     let logger: Logger
     private let hub: EventHub
-    private let running: Running
+    private let running = Mutex<Running?>(nil)
     /// The socket server between `start` and `stop`, which a reload resizes too.
     let server = Mutex<SocketServer?>(nil)
     let control: DaemonControl
     /// Reloads one after another, never interleaved.
-    let reloads = Mutex<Task<ReloadResult, Never>?>(nil)
+    let reloads = Turns()
     /// When the configuration in effect was read, and whether at the start (just before
     /// this daemon was made) or at a reload: what a reload that changed nothing reports.
     let settingsRead = Mutex<(at: Date, atStart: Bool)>((Date(), true))
 
     /// What exists only between `start` and `stop`.
-    private final class Running: @unchecked Sendable {
-        // Safe: written once in `start` and read in `stop`, which callers never run concurrently
-        // (main and the tests call them in sequence).
-        var socket: ListeningSocket?
-        var lock: StateDirectoryLock?
-        var services: ServiceGroup?
+    private struct Running {
+        let socket: ListeningSocket
+        let lock: StateDirectoryLock
+        let services: ServiceGroup
     }
 
     public init(configuration: DaemonConfiguration, backend: (any BackendAPI)? = nil, clock: any WakeClock = SystemWakeClock(), logger: Logger) {
@@ -54,7 +52,6 @@ public final class Daemon: Sendable {
         self.logger = logger
         let hub = EventHub()
         self.hub = hub
-        self.running = Running()
         let settings = SettingsStore(configuration.settings, text: configuration.settingsSource?.current.values ?? [:])
         // First, so that what the others log as they take new settings has the new level.
         settings.subscribe { logger.setLevel(settings[\.logLevel]) }
@@ -109,14 +106,12 @@ public final class Daemon: Sendable {
             server = try SocketServer(listener: socket.fd, handler: router, limits: limits, logger: logger,
                                       network: network, whenQuiet: MallocArenas.releaseFreePages)
         } catch {
-            network?.close()
+            // The network monitor was the server's to close.
             watch?.stop()
             socket.closeAndRemove()
             lock.release()
             throw .startup("\(error)")
         }
-        running.lock = lock
-        running.socket = socket
         self.server.withLock { $0 = server }
         hub.attach(server)
         let accepting = AcceptingClients(server), connections = OpenConnections(server), requests = RequestsUnderWay(server)
@@ -128,7 +123,7 @@ public final class Daemon: Sendable {
         // they are owed have been made, and the requests they left.
         let services = ServiceGroup(startOrder: [requests, connections, watching, components.lifecycle, accepting],
                                     stopOrder: [accepting, watching, components.lifecycle, connections, requests])
-        running.services = services
+        running.withLock { $0 = Running(socket: socket, lock: lock, services: services) }
         await services.start()
         logger.notice("notifyd \(NotifydVersion.described()) listening on \(socket.path)\(socket.activated ? " (socket activation)" : "")")
         configuration.serviceManager.notify("READY=1\nSTATUS=listening on \(socket.path)\nMAINPID=\(getpid())")
@@ -157,16 +152,24 @@ public final class Daemon: Sendable {
         // Watchers learn that this is a normal stop before their connection closes.
         hub.publish(ShutdownEvent(time: Date()))
         configuration.serviceManager.notify("STOPPING=1")
-        await running.services?.shutdown()
+        guard let running = running.withLock({ $0.take() }) else { return }
+        await running.services.shutdown()
         hub.attach(nil)
-        running.socket?.closeAndRemove()
-        running.lock?.release()
+        running.socket.closeAndRemove()
+        running.lock.release()
         logger.notice("notifyd stopped")
     }
 }
 
 /// Lets the control closures, made before `self` is complete, reach the daemon later.
-private final class ReloadTarget: @unchecked Sendable {
-    // Safe: written once, in `Daemon.init`, before any command can run.
-    weak var daemon: Daemon?
+private final class ReloadTarget: Sendable {
+    private struct Reference {
+        weak var daemon: Daemon?
+    }
+    private let reference = Mutex(Reference())
+
+    var daemon: Daemon? {
+        get { reference.withLock { $0.daemon } }
+        set { reference.withLock { $0.daemon = newValue } }
+    }
 }

@@ -21,7 +21,7 @@ final class ServerUnderTest: Sendable {
     var quietMoments: [ContinuousClock.Instant] { quietCalls.all }
 
     /// `peerUID` stands in for the system's word on who connected.
-    init(limits: ServerLimits, network: NetworkMonitor? = nil, peerUID: @escaping @Sendable (Int32) -> UInt32? = { UnixSocket.peerUID($0) }) throws {
+    init(limits: ServerLimits, network: sending NetworkMonitor? = nil, peerUID: @escaping @Sendable (Int32) -> UInt32? = { UnixSocket.peerUID($0) }) throws {
         directory = "/tmp/nd-loop-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/s.sock"
@@ -44,7 +44,7 @@ final class ServerUnderTest: Sendable {
     }
 
     /// Runs `body` and always stops the server afterwards.
-    static func with<T>(_ limits: ServerLimits, network: NetworkMonitor? = nil, peerUID: @escaping @Sendable (Int32) -> UInt32? = { UnixSocket.peerUID($0) },
+    static func with<T>(_ limits: ServerLimits, network: sending NetworkMonitor? = nil, peerUID: @escaping @Sendable (Int32) -> UInt32? = { UnixSocket.peerUID($0) },
                         _ body: (ServerUnderTest) async throws -> T) async throws -> T {
         let server = try ServerUnderTest(limits: limits, network: network, peerUID: peerUID)
         do {

@@ -29,7 +29,7 @@ struct NetworkReport: Sendable {
 /// Nothing from netlink is trusted: only the kernel's datagrams are read, each is taken
 /// apart by `NetlinkParser`, a bounded number per pass, and what cannot be read is dropped
 /// with a debug line.
-final class NetworkMonitor: @unchecked Sendable {
+final class NetworkMonitor {
     // @unchecked: made before the loop starts, then used by the loop's thread alone.
     private let netlink: Int32?
     private let clock: Int32?

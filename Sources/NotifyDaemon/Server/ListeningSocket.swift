@@ -13,7 +13,7 @@ import Darwin
 
 /// The daemon's listening socket at a path it created, and the identity of the file it
 /// bound, so that on exit it removes its own socket and never one that replaced it.
-struct ListeningSocket {
+struct ListeningSocket: Sendable {
     let fd: Int32
     let path: String
     /// Handed over by systemd or launchd: theirs to create and remove, never unlinked here.

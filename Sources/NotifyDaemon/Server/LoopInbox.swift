@@ -11,8 +11,7 @@ import NotifySystem
 /// one byte down a pipe that the loop polls, written only when the inbox goes from empty
 /// to not empty, so a burst of replies costs one wake-up.
 final class LoopInbox: Sendable {
-    enum Message: @unchecked Sendable {
-        // @unchecked: continuations are resumed exactly once, by the loop thread.
+    enum Message: Sendable {
         /// Replies by their request's sequence number on the connection.
         case replies(connection: Int, [(UInt64, [UInt8])])
         case watch(connection: Int)

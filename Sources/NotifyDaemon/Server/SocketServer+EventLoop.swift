@@ -19,6 +19,8 @@ extension SocketServer {
     final class EventLoop: @unchecked Sendable {
         // @unchecked: created on the starting thread and then used by the loop thread alone.
         let server: SocketServer
+        /// Its descriptors are polled with the clients', its burst's end is one of the deadlines.
+        let network: NetworkMonitor?
         var connections: [Int: ClientConnection] = [:]
         var nextNumber = 1
         var accepting = true
@@ -33,8 +35,9 @@ extension SocketServer {
         var limits: ServerLimits { server.limits }
         var logger: Logger { server.logger }
 
-        init(server: SocketServer) {
+        init(server: SocketServer, network: NetworkMonitor?) {
             self.server = server
+            self.network = network
             refusals = RefusalLog(interval: server.limits.refusalLogInterval)
         }
 
@@ -64,7 +67,7 @@ extension SocketServer {
                     polled.append(connection)
                 }
                 let firstNetwork = fds.count
-                for fd in server.network?.descriptors ?? [] { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+                for fd in network?.descriptors ?? [] { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
                 let ready = fds.withUnsafeMutableBufferPointer { buffer in
                     poll(buffer.baseAddress, nfds_t(buffer.count), pollTimeout(now: now))
                 }
@@ -90,7 +93,7 @@ extension SocketServer {
                     guard connections[connection.number] === connection else { continue }
                     serve(connection, revents: fds[first + index].revents, scratch: scratch, now: after)
                 }
-                if let network = server.network {
+                if let network = network {
                     for index in firstNetwork..<fds.count where fds[index].revents != 0 {
                         network.readable(fds[index].fd, scratch: scratch, now: after)
                     }
@@ -114,7 +117,7 @@ extension SocketServer {
             }
             for waiter in drainWaiters { waiter.resume() }
             drainWaiters = []
-            server.network?.close()
+            network?.close()
         }
 
         /// Milliseconds until the next deadline, or -1: nothing to wait for, no wake-ups.
@@ -124,7 +127,7 @@ extension SocketServer {
             if let drainDeadline { deadlines.append(drainDeadline) }
             if let refusalsDue = refusals.nextDeadline { deadlines.append(refusalsDue) }
             if let quietDue { deadlines.append(quietDue) }
-            if let networkDue = server.network?.deadline { deadlines.append(networkDue) }
+            if let networkDue = network?.deadline { deadlines.append(networkDue) }
             guard let next = deadlines.min() else { return -1 }
             return Int32(max(0, min((next - now) * 1000, 60_000)).rounded(.up))
         }

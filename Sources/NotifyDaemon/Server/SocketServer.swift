@@ -38,22 +38,28 @@ final class SocketServer: Sendable {
     let clientLimit = Atomic<Int>(1)
     /// Who is at the other end of an accepted socket, or nil when the system will not say.
     let peerUID: @Sendable (Int32) -> UInt32?
-    /// Its descriptors are polled with the clients', its burst's end is one of the deadlines.
-    let network: NetworkMonitor?
+    /// Handed to the loop at `start`, whose thread alone uses it from then on.
+    private let network: Mutex<NetworkMonitor?>
 
     /// `whenQuiet` runs on the loop's thread once activity has stopped for
     /// `limits.quietPeriod`; an idle loop never calls it. `peerUID` is the system's answer
     /// except in tests, which play peers that no unprivileged process can be.
     init(listener: Int32, handler: any RequestHandler, limits: ServerLimits, logger: Logger,
-         network: NetworkMonitor? = nil, whenQuiet: @escaping @Sendable () -> Void = {},
+         network: sending NetworkMonitor? = nil, whenQuiet: @escaping @Sendable () -> Void = {},
          peerUID: @escaping @Sendable (Int32) -> UInt32? = { UnixSocket.peerUID($0) }) throws {
         self.listener = listener
-        self.network = network
         self.handler = handler
         self.logger = logger
         self.whenQuiet = whenQuiet
         self.peerUID = peerUID
-        self.inbox = try LoopInbox()
+        do {
+            self.inbox = try LoopInbox()
+        } catch {
+            // Its owner from here on, even when there is no loop to hand it to.
+            network?.close()
+            throw error
+        }
+        self.network = Mutex(network)
         self.openFiles = OpenFileLimit.raise()
         self.limits = limits
         keepForTheDaemon(limits.descriptorsForTheDaemon)
@@ -75,7 +81,7 @@ final class SocketServer: Sendable {
     }
 
     func start() {
-        let loop = EventLoop(server: self)
+        let loop = EventLoop(server: self, network: network.withLock { $0.take() })
         NativeThread.start(name: "notifyd-sockets") {
             loop.run()
             loop.end()

@@ -12,7 +12,7 @@ import Darwin
 
 /// An advisory lock on the state directory, so two daemons on different sockets cannot
 /// both write the same state. The kernel drops it when the process dies, even by SIGKILL.
-final class StateDirectoryLock {
+final class StateDirectoryLock: Sendable {
     private let fd: Int32
 
     init(directory: String) throws(DaemonError) {
