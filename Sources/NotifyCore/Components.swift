@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyProtocol
+import NotifySystem
 
 /// The parts behind notifyd's socket and how they are joined, built in one place for the
 /// daemon and for the tests, so that a test of the parts tests the daemon's own wiring:

@@ -8,6 +8,8 @@ public final class TrackedTasks: Sendable {
         var next = 0
         var running: [Int: Task<Void, Never>] = [:]
         var stopped = false
+        /// Callers waiting for the last task to end, by number.
+        var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
     }
     private let state = Mutex(State())
 
@@ -23,7 +25,13 @@ public final class TrackedTasks: Sendable {
             // Made and kept under the lock, so that its own removal comes after.
             state.running[id] = Task { [self] in
                 await work()
-                _ = self.state.withLock { $0.running.removeValue(forKey: id) }
+                let waiting = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                    state.running.removeValue(forKey: id)
+                    guard state.running.isEmpty else { return [] }
+                    defer { state.waiting = [:] }
+                    return Array(state.waiting.values)
+                }
+                for waiter in waiting { waiter.resume() }
             }
             return true
         }
@@ -40,7 +48,8 @@ public final class TrackedTasks: Sendable {
 
     /// Starts nothing more, and returns once every task started has ended.
     public func stopAndWait() async {
-        for task in stop() { await task.value }
+        stop()
+        await untilNoneRuns()
     }
 
     /// Starts nothing more, and returns once every task started has ended, or after
@@ -50,10 +59,12 @@ public final class TrackedTasks: Sendable {
     public func stopAndWait(cancellingAfter seconds: Double) async -> Int {
         let running = stop()
         guard !running.isEmpty else { return 0 }
-        return await awaitEnd(of: running, upTo: seconds) {
-            for task in running { task.cancel() }
-            return self.count
-        }
+        let cancelled = Atomic<Int>(0)
+        await ShutdownDeadline.bound(by: .seconds(seconds), { await self.untilNoneRuns() }, atDeadline: {
+            for task in self.stop() { task.cancel() }
+            cancelled.store(self.count, ordering: .relaxed)
+        })
+        return cancelled.load(ordering: .relaxed)
     }
 
     /// Starts nothing more, cancels every task started, and returns once they have ended,
@@ -64,63 +75,39 @@ public final class TrackedTasks: Sendable {
         let running = stop()
         guard !running.isEmpty else { return 0 }
         for task in running { task.cancel() }
-        return await awaitEnd(of: running, upTo: seconds) { self.count }
+        await ShutdownDeadline.bound(by: .seconds(seconds)) { await self.untilNoneRuns() }
+        return count
     }
 
-    /// Waits until `running` have ended (0), or for `seconds`, whichever comes first: then
-    /// what `atDeadline` returns.
-    private func awaitEnd(of running: [Task<Void, Never>], upTo seconds: Double, atDeadline: @escaping @Sendable () -> Int) async -> Int {
-        let outcome = FirstOutcome()
-        // Two tasks racing to settle one outcome: the tasks' end, or the deadline; the
-        // loser is cancelled once the winner has settled it.
-        let ended = Task {
-            for task in running { await task.value }
-            outcome.settle(0)
+    /// Returns once no task runs, or once the caller is cancelled: a wait on a task that
+    /// ignores its cancellation must not hold the caller's deadline (`ShutdownDeadline`).
+    private func untilNoneRuns() async {
+        let number = state.withLock { state in
+            defer { state.next += 1 }
+            return state.next
         }
-        // See above.
-        let deadline = Task {
-            try? await Task.sleep(for: .seconds(seconds))
-            guard !Task.isCancelled else { return }
-            outcome.settle(atDeadline())
+        await withTaskCancellationHandler {
+            // A continuation: resumed once, by the last task to end, by the cancellation
+            // below, or here when neither is to come.
+            await withCheckedContinuation { waiter in
+                let now = state.withLock { state -> Bool in
+                    // A cancellation before this point has run its handler already.
+                    if state.running.isEmpty || Task.isCancelled { return true }
+                    state.waiting[number] = waiter
+                    return false
+                }
+                if now { waiter.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiting.removeValue(forKey: number) }?.resume()
         }
-        let result = await outcome.value
-        deadline.cancel()
-        ended.cancel()
-        return result
     }
 
+    @discardableResult
     private func stop() -> [Task<Void, Never>] {
         state.withLock { state in
             state.stopped = true
             return Array(state.running.values)
-        }
-    }
-}
-
-/// The first of two answers, for whoever waits on it.
-private final class FirstOutcome: Sendable {
-    private let state = Mutex<(waiter: CheckedContinuation<Int, Never>?, value: Int?)>((nil, nil))
-
-    func settle(_ value: Int) {
-        let waiter = state.withLock { state -> CheckedContinuation<Int, Never>? in
-            guard state.value == nil else { return nil }
-            state.value = value
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume(returning: value)
-    }
-
-    var value: Int {
-        get async {
-            // A continuation: `settle`, from whichever task ends first, resumes it once.
-            await withCheckedContinuation { waiter in
-                let settled = state.withLock { state -> Int? in
-                    if state.value == nil { state.waiter = waiter }
-                    return state.value
-                }
-                if let settled { waiter.resume(returning: settled) }
-            }
         }
     }
 }

@@ -3,6 +3,7 @@ import NotifyTestSupport
 import Synchronization
 import Testing
 @testable import NotifyCore
+import NotifySystem
 
 /// The group that starts and stops notifyd's parts: its orders, a stop once, nothing
 /// started once a stop began, and a stop that hangs held to the deadline.

@@ -29,6 +29,18 @@ struct TrackedTasksTests {
         }
     }
 
+    /// What `wait` returned, or nil when it has not returned in 10 s: a wait that never
+    /// ends fails the test instead of holding it.
+    static func returned(_ wait: @escaping @Sendable () async -> Int) async -> Int? {
+        let result = Mutex<Int?>(nil)
+        Task {
+            let value = await wait()
+            result.withLock { $0 = value }
+        }
+        _ = await eventually { result.withLock { $0 } != nil }
+        return result.withLock { $0 }
+    }
+
     @Test func aStopWaitsForWhatRunsAndStartsNothingAfter() async throws {
         let tasks = TrackedTasks(), gate = Gate(), ended = Atomic<Int>(0)
         for _ in 0..<3 {
@@ -53,10 +65,40 @@ struct TrackedTasksTests {
             await gate.wait()
             sawCancellation.store(Task.isCancelled, ordering: .relaxed)
         }
-        let cancelled = await tasks.stopAndWait(cancellingAfter: 0.1)
+        let cancelled = await Self.returned { await tasks.stopAndWait(cancellingAfter: 0.1) }
         #expect(cancelled == 1)
         gate.open()
         #expect(await eventually { sawCancellation.load(ordering: .relaxed) })
+    }
+
+    /// A task that ignores its cancellation holds `cancelAndWait` for the bound only, and
+    /// is counted as still running then.
+    @Test func aTaskThatIgnoresItsCancellationHoldsTheWaitForTheBoundOnly() async throws {
+        let tasks = TrackedTasks(), gate = Gate(), ended = Atomic<Int>(0)
+        tasks.start { await gate.wait(); ended.add(1, ordering: .relaxed) }
+        tasks.start { ended.add(1, ordering: .relaxed) }
+        #expect(await eventually { ended.load(ordering: .relaxed) == 1 })
+        #expect(await Self.returned { await tasks.cancelAndWait(upTo: 0.1) } == 1)
+        gate.open()
+        #expect(await eventually { tasks.count == 0 })
+        #expect(await Self.returned { await tasks.cancelAndWait(upTo: 0.1) } == 0, "nothing runs: at once")
+    }
+
+    /// A caller cancelled while it waits (the deadline of a stop around it passed) is let
+    /// go at once, whatever the tasks do.
+    @Test func aCancelledCallerStopsWaitingAtOnce() async throws {
+        let tasks = TrackedTasks(), gate = Gate(), waitEnded = Atomic<Bool>(false)
+        tasks.start { await gate.wait() }
+        let waiting = Task {
+            await tasks.stopAndWait()
+            waitEnded.store(true, ordering: .relaxed)
+        }
+        #expect(await eventually { tasks.isStopping })
+        waiting.cancel()
+        #expect(await eventually { waitEnded.load(ordering: .relaxed) })
+        #expect(tasks.count == 1, "the task still runs: only the wait ended")
+        gate.open()
+        #expect(await eventually { tasks.count == 0 })
     }
 
     /// Once the recovery is stopped (the daemon's stop, first), a backend's answer or a

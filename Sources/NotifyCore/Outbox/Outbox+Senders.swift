@@ -85,11 +85,11 @@ extension Outbox {
     /// continuous clock, not the outbox's `WakeTimer`: a sender's timeout is real time,
     /// which a test's clock must not stop.
     private func armDeadlineTimer(_ deadline: ContinuousClock.Instant) {
-        waiters.timer.arm(for: deadline) { await self.deadlinePassed() }
+        waiters.timer.arm(for: deadline) { await self.deadlinePassed(at: $0) }
     }
 
-    private func deadlinePassed() {
-        release(waiters.timerFired(now: ContinuousClock.now))
+    private func deadlinePassed(at deadline: ContinuousClock.Instant) {
+        release(waiters.timerFired(at: deadline, now: ContinuousClock.now))
         if let next = waiters.earliestDeadline { armDeadlineTimer(next) }
     }
 }

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyProtocol
+import NotifySystem
 
 /// Sends notifications through the backend and keeps what it could not send yet.
 ///
@@ -67,7 +68,7 @@ public actor Outbox: Service {
     /// (Outbox+Senders.swift).
     var waiters = SenderWaiters()
     /// The one timer for retries and expiries.
-    private var wake = WakeTimer()
+    private var wake = WakeTimer<Date>()
     /// Set by shutdown: no send is accepted and no attempt starts after it.
     var stopped = false
 

@@ -57,8 +57,8 @@ struct SenderWaiters {
 
     /// The timer fired: it is forgotten, and the waiters whose deadline passed by `now`
     /// are returned (still here until the caller removes them as it answers them).
-    mutating func timerFired(now: ContinuousClock.Instant) -> [UInt64: Waiter] {
-        timer.fired()
+    mutating func timerFired(at deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) -> [UInt64: Waiter] {
+        timer.fired(at: deadline)
         return all.filter { $0.value.deadline <= now }
     }
 }

@@ -112,11 +112,11 @@ extension Registrar {
 
     /// One timer for every waiter's deadline (`DeadlineTimer`).
     private func armWaiterTimer(_ deadline: ContinuousClock.Instant) {
-        waiterTimer.arm(for: deadline) { await self.waitersTimedOut() }
+        waiterTimer.arm(for: deadline) { await self.waitersTimedOut(at: $0) }
     }
 
-    private func waitersTimedOut() {
-        waiterTimer.fired()
+    private func waitersTimedOut(at deadline: ContinuousClock.Instant) {
+        waiterTimer.fired(at: deadline)
         let now = ContinuousClock.now
         for (id, waiter) in waiters where waiter.deadline <= now {
             waiters[id] = nil

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyProtocol
+import NotifySystem
 
 /// Drives `RegistrationMachine`: owns the device state, makes the backend calls the machine
 /// asks for (with the credentials `AccountKeeper` holds), keeps its one wake-up timer, saves
@@ -82,7 +83,7 @@ public actor Registrar: Service {
         didSet { publishStatus() }
     }
     /// Wakes the machine at the time it asks for (`RegistrationAction.wake`).
-    var wake = WakeTimer()
+    var wake = WakeTimer<Date>()
     var stepTask: Task<Void, Never>?
     /// The login the backend call in flight uses.
     var stepRevision: String?

@@ -46,7 +46,7 @@ public actor RetiredRegistrations: Service {
     private var deleting: RetiredEntry?
     private var deletion: Task<Void, Never>?
     /// Wakes the next deletion waiting its backoff.
-    private var wake = WakeTimer()
+    private var wake = WakeTimer<Date>()
     private var stopped = false
     private var random = SplitMix64(seed: UInt64.random(in: 0...UInt64.max))
 

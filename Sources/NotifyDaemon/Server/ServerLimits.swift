@@ -1,5 +1,6 @@
 import NotifyCore
 import NotifyProtocol
+import NotifySystem
 
 /// The bounds that keep one client from slowing or endangering the others. Each has a
 /// defined behaviour at its edge, documented in contrib/docs/protocol.md.
