@@ -124,13 +124,13 @@ import Testing
         defer { server.stop() }
         let transport = Self.transport()
         defer { transport.invalidate() }
-        #expect(transport.keepsLanes)
+        let lanes = try #require(transport.lanes, "libcurl keeps lanes")
         let outcomes = Mutex<[Int: String]>([:])
         func request(_ number: Int) -> HTTPRequest {
             HTTPRequest(method: "POST", url: URL(string: server.url.absoluteString + "?n=\(number)")!, headers: [], body: Data())
         }
         func hand(_ number: Int, lane: UInt64) {
-            transport.perform(request(number), lane: lane) { outcome in
+            lanes.perform(request(number), lane: lane) { outcome in
                 let name = switch outcome {
                 case .response(let status, _, _, _): "\(status)"
                 case .notAttempted: "not sent"
@@ -149,7 +149,7 @@ import Testing
         hand(8, lane: 2)
         #expect(await eventually { outcomes.withLock { $0.count } == 8 })
         #expect(outcomes.withLock { [$0[7], $0[8]] } == ["not sent", "200"])
-        transport.endLane(1)
+        lanes.endLane(1)
         hand(9, lane: 1)
         #expect(await eventually { outcomes.withLock { $0[9] } == "200" })
     }
@@ -169,9 +169,10 @@ import Testing
         defer { server.stop() }
         let transport = Self.transport()
         defer { transport.invalidate() }
+        let lanes = try #require(transport.lanes, "libcurl keeps lanes")
         let told = Mutex<[Int]>([])
         for number in 1...2 {
-            transport.perform(Self.post(server), lane: 1) { _ in told.withLock { $0.append(number) } }
+            lanes.perform(Self.post(server), lane: 1) { _ in told.withLock { $0.append(number) } }
         }
         #expect(await eventually { told.withLock { $0 } == [1] }, "the first is told while the second hangs")
         hang.signal()
@@ -189,19 +190,20 @@ import Testing
         defer { server.stop() }
         let transport = Self.transport()
         defer { transport.invalidate() }
+        let lanes = try #require(transport.lanes, "libcurl keeps lanes")
         // The HTTP thread is held in a caller's hand-off while the break and the end come.
         let holding = Atomic<Bool>(false)
         let release = DispatchSemaphore(value: 0)
-        transport.perform(Self.post(server), lane: 1) { _ in
+        lanes.perform(Self.post(server), lane: 1) { _ in
             holding.store(true, ordering: .sequentiallyConsistent)
             release.wait()
         }
         #expect(await eventually { holding.load(ordering: .sequentiallyConsistent) })
-        transport.breakLane(2)
-        transport.endLane(2)
+        lanes.breakLane(2)
+        lanes.endLane(2)
         release.signal()
         let outcome = Mutex<String?>(nil)
-        transport.perform(Self.post(server), lane: 2) { result in
+        lanes.perform(Self.post(server), lane: 2) { result in
             outcome.withLock { $0 = if case .response(let status, _, _, _) = result { "\(status)" } else { "\(result)" } }
         }
         #expect(await eventually { outcome.withLock { $0 } != nil })

@@ -51,7 +51,7 @@ public enum BackendCallError: Error, Equatable, Sendable {
     case unreachable(String, noRoute: Bool, connecting: Bool = false)
     /// A 2xx whose body is not what the route promises.
     case invalidResponse(String)
-    /// Not sent: an earlier request of its lane failed (see `BackendAPI.keepsLanes`).
+    /// Not sent: an earlier request of its lane failed (see `BackendLanes`).
     case notAttempted
     /// The backend answered `status`, and the other API's routes answer there: it is the
     /// other kind of backend (`suggestion` says which setting fixes it).
@@ -86,16 +86,9 @@ public protocol BackendAPI: Sendable {
     /// Whether the backend at `backend` (a base URL) can be connected to, at no cost to it
     /// above the transport: no HTTP request. `tls`: with a TLS handshake.
     func probe(_ backend: String, tls: Bool) async -> Bool
-    /// True when `sendNotification(…lane:then:)` keeps its lanes' order: a request
-    /// starts only once the one before it in its lane was accepted, straight from the HTTP
-    /// thread; after a failure the rest of the lane fails with `notAttempted`, unsent.
-    var keepsLanes: Bool { get }
-    /// Hands a notification over now, behind those of `lane` handed over before it;
-    /// `then` is called with the outcome, on the HTTP thread.
-    func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?, lane: UInt64,
-                          then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void)
-    /// Forgets a lane none of whose requests is under way or will be handed over.
-    func endLane(_ lane: UInt64)
+    /// Where sends keep lanes (libcurl's thread, `BackendLanes`); nil where the caller
+    /// must send one request of a lane at a time.
+    var lanes: (any BackendLanes)? { get }
     /// Requests one connection carries at once: 1 over HTTP/1.1, more over HTTP/2, where
     /// `max_connections` counts connections, each with this many requests in flight.
     var requestsPerConnection: Int { get }
@@ -105,19 +98,23 @@ extension BackendAPI {
     public func networkChanged() {}
     public var probes: Bool { false }
     public func probe(_ backend: String, tls: Bool) async -> Bool { false }
-    public var keepsLanes: Bool { false }
+    public var lanes: (any BackendLanes)? { nil }
     public var requestsPerConnection: Int { 1 }
-
-    /// Without lanes: the caller sends one request of a lane at a time.
-    public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?, lane: UInt64,
-                                 then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void) {
-        Task { then(await sendNotification(pns: pns, toTag: toTag, body: body, account: account, idempotencyKey: idempotencyKey)) }
-    }
 
     /// A send without a key (a direct `send --no-queue`, a test).
     public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount) async -> Result<Void, BackendCallError> {
         await sendNotification(pns: pns, toTag: toTag, body: body, account: account, idempotencyKey: nil)
     }
+}
 
-    public func endLane(_ lane: UInt64) {}
+/// Sends that keep their lanes' order: a request starts only once the one before it in its
+/// lane was accepted, straight from the HTTP thread; after a failure the rest of the lane
+/// fails with `notAttempted`, unsent.
+public protocol BackendLanes: Sendable {
+    /// Hands a notification over now, behind those of `lane` handed over before it;
+    /// `then` is called with the outcome, on the HTTP thread.
+    func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?, lane: UInt64,
+                          then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void)
+    /// Forgets a lane none of whose requests is under way or will be handed over.
+    func endLane(_ lane: UInt64)
 }

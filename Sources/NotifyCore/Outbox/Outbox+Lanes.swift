@@ -6,7 +6,7 @@ import Foundation
 import NotifyProtocol
 
 /// Messages to one recipient and platform keep their order, so they go one request at a
-/// time. Where the backend keeps lanes (libcurl's thread, `BackendAPI.keepsLanes`), the
+/// time. Where the backend keeps lanes (libcurl's thread, `BackendAPI.lanes`), the
 /// next ones are handed over before the one under way is answered, and the HTTP thread
 /// starts each as soon as the one before it was accepted: no hop through the outbox
 /// between two messages. A lane breaks at the first message not accepted, and what was
@@ -16,7 +16,7 @@ extension Outbox {
     static let laneDepth = 16
 
     /// Puts a delivery `takeReady` started into its key's lane, behind those before it.
-    func handToLane(_ delivery: Delivery) {
+    func handToLane(_ delivery: Delivery, _ backendLanes: any BackendLanes) {
         let key = delivery.orderKey
         let (lane, feeding) = lanes.enter(key)
         // No feeder is handing over the lane's earlier deliveries (or waiting for their
@@ -25,18 +25,18 @@ extension Outbox {
         // then leaves before its batch starts being written). Otherwise it goes behind them.
         if !feeding, let account = delivery.account.flatMap(accounts.readyAccount(for:)),
            case .success(let send) = prepared(delivery, as: account) {
-            hand(delivery, send, key: key, lane: lane)
+            hand(delivery, send, key: key, lane: lane, to: backendLanes)
             return
         }
         let start = lanes.waitForFeeder(delivery)
         // After this turn: feeding awaits the password source, which must not hold up the
         // pass that is handing out deliveries to other lanes.
-        if start { Task { await self.feed(key) } }
+        if start { Task { await self.feed(key, to: backendLanes) } }
     }
 
     /// Hands the lane's deliveries to the backend in order. One feeder per lane at a time:
     /// the one await (for credentials) cannot let a later delivery overtake.
-    private func feed(_ key: String) async {
+    private func feed(_ key: String, to backendLanes: any BackendLanes) async {
         // The credentials asked for last, and the login they came from.
         var known: (key: AccountKey, account: BackendAccount, login: String)?
         while let (lane, deliveries) = lanes.takeToHand(key) {
@@ -55,18 +55,18 @@ extension Outbox {
                     await finished(delivery.id, notSent.result, lane: key)
                 case .success(let send):
                     if let account = delivery.account, let login { known = (account, send.account, login) }
-                    hand(delivery, send, key: key, lane: lane)
+                    hand(delivery, send, key: key, lane: lane, to: backendLanes)
                 }
             }
         }
-        if let ended = lanes.feederDone(key) { backend.endLane(ended) }
+        if let ended = lanes.feederDone(key) { backendLanes.endLane(ended) }
     }
 
     /// Hands a prepared delivery of lane `lane` (key `key`) to the backend.
-    private func hand(_ delivery: Delivery, _ send: PreparedSend, key: String, lane: UInt64) {
+    private func hand(_ delivery: Delivery, _ send: PreparedSend, key: String, lane: UInt64, to backendLanes: any BackendLanes) {
         let id = delivery.id
         let answers = self.answers
-        backend.sendNotification(pns: send.pns, toTag: delivery.to, body: send.body, account: send.account,
+        backendLanes.sendNotification(pns: send.pns, toTag: delivery.to, body: send.body, account: send.account,
                                  idempotencyKey: delivery.sendKey, lane: lane) { result in
             // One task for the answers that come while the outbox is busy.
             if answers.post(.init(id: id, key: key, result: result, account: send.account)) {
@@ -92,7 +92,7 @@ extension Outbox {
     /// A delivery of the lane is back: anything but a delivery breaks it, and once none is
     /// in flight or waiting to be handed over it is gone.
     func laneReturned(_ key: String, _ result: DeliveryResult) {
-        if let ended = lanes.returned(key, delivered: result == .delivered) { backend.endLane(ended) }
+        if let ended = lanes.returned(key, delivered: result == .delivered) { backendLanes?.endLane(ended) }
     }
 
     /// Returns once no lane has a delivery in flight, or `stopWaitingForLanes` was called.

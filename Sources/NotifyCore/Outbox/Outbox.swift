@@ -31,6 +31,8 @@ public actor Outbox: Service {
     /// sends is written (a delivery's own changes all come after its batch is on disk).
     let writer = FileWriter(name: "notifyd-outbox")
     let backend: any BackendAPI
+    /// The backend's lanes, where it keeps them (`Outbox+Lanes.swift`).
+    let backendLanes: (any BackendLanes)?
     let clock: any WakeClock
     let logger: Logger
     let accounts: AccountKeeper
@@ -79,6 +81,7 @@ public actor Outbox: Service {
         self.settings = settings
         self.store = OutboxStore(stateDirectory: stateDirectory, calls: fileSystem)
         self.backend = backend
+        self.backendLanes = backend.lanes
         self.clock = clock
         self.logger = logger
         self.accounts = accounts
@@ -243,12 +246,12 @@ public actor Outbox: Service {
         let expired = queue.expireKeepingPlaces(now: now)
         if !expired.isEmpty { recordExpired(expired) }
         promote()
-        let keepsLanes = backend.keepsLanes
+        let keepsLanes = backendLanes != nil
         let ready = queue.takeReady(now: now, depth: keepsLanes ? Self.laneDepth : 1, unchained: keepsLanes ? lanes.brokenKeys : [],
                                     requestsPerConnection: backend.requestsPerConnection, beingWritten: outcomes.beingWritten)
         for delivery in ready {
-            if keepsLanes {
-                handToLane(delivery)
+            if let backendLanes {
+                handToLane(delivery, backendLanes)
                 continue
             }
             // One task per attempt where the transport keeps no lanes (URLSession, on macOS;

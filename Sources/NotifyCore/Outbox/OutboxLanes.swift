@@ -1,4 +1,4 @@
-/// The outbox's lanes, where the backend keeps them (`BackendAPI.keepsLanes`): one per key
+/// The outbox's lanes, where the backend keeps them (`BackendAPI.lanes`): one per key
 /// (recipient, platform and account) while it has deliveries in flight, numbered for the
 /// backend, and shutdown waiting for them all to be gone. The outbox hands the deliveries
 /// over and reads the answers (Outbox+Lanes.swift); this keeps each lane's count of

@@ -21,7 +21,7 @@ extension OutboxQueue {
     /// With `depth` 1, one delivery per recipient and platform at a time. With more, those
     /// behind it follow, up to `depth` in flight per key, for a sender that keeps their
     /// order (each goes only once the one before it was accepted, and none after one that
-    /// was not; see `BackendAPI.keepsLanes`), except for the keys of `unchained`, whose
+    /// was not; see `BackendAPI.lanes`), except for the keys of `unchained`, whose
     /// lane broke and which wait until their deliveries in flight are back. Up to
     /// `concurrency` connections' worth of keys have deliveries in flight at once: one key
     /// per connection, or `requestsPerConnection` where the backend multiplexes (HTTP/2).

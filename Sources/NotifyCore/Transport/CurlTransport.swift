@@ -18,7 +18,7 @@ import NotifySystem
 /// Connections are kept alive and reused, at most `max_connections` to one host, for
 /// `keep_alive`; then libcurl is unloaded until the next request. Each request takes the
 /// `request_timeout` in effect when it is made.
-final class CurlTransport: HTTPTransport {
+final class CurlTransport: HTTPTransport, HTTPLanes {
     private let loop: CurlLoop
     private let settings: SettingsStore
 
@@ -45,7 +45,7 @@ final class CurlTransport: HTTPTransport {
         await loop.perform(request, timeoutMilliseconds: timeoutMilliseconds)
     }
 
-    var keepsLanes: Bool { true }
+    var lanes: (any HTTPLanes)? { self }
 
     var connectsOnly: Bool { true }
 

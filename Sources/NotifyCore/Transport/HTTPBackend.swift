@@ -105,29 +105,40 @@ public final class HTTPBackend: BackendAPI {
         }
     }
 
-    public var keepsLanes: Bool { transport.keepsLanes }
+    /// Where the transport keeps lanes (libcurl's thread).
+    public var lanes: (any BackendLanes)? { transport.lanes.map { SendLanes(backend: self, transport: $0) } }
 
     public var requestsPerConnection: Int { transport.requestsPerConnection }
 
-    public func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?, lane: UInt64,
-                                 then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void) {
-        let (path, query, encoded) = Self.sendRequest(pns: pns, toTag: toTag, body: body, api: account.api)
-        switch request("POST", path, query: query, body: encoded, account: account, idempotencyKey: idempotencyKey) {
-        case .failure(let error):
-            // Not handed over: the requests after it in the lane must not go either.
-            transport.breakLane(lane)
-            then(.failure(error))
-        case .success(let request):
-            let replyLimit = self.replyLimit
-            transport.perform(request, lane: lane) { [self] outcome in
-                let result = Self.interpret(outcome, account: account, replyLimit: replyLimit)
-                guard let status = Self.statusSuggestingOtherAPI(result, account: account, path: path) else {
-                    then(result.map { _ in () })
-                    return
+    /// Sends handed to the transport's lanes.
+    private struct SendLanes: BackendLanes {
+        let backend: HTTPBackend
+        let transport: any HTTPLanes
+
+        func sendNotification(pns: String, toTag: String, body: String, account: BackendAccount, idempotencyKey: String?, lane: UInt64,
+                              then: @escaping @Sendable (Result<Void, BackendCallError>) -> Void) {
+            let (path, query, encoded) = HTTPBackend.sendRequest(pns: pns, toTag: toTag, body: body, api: account.api)
+            switch backend.request("POST", path, query: query, body: encoded, account: account, idempotencyKey: idempotencyKey) {
+            case .failure(let error):
+                // Not handed over: the requests after it in the lane must not go either.
+                transport.breakLane(lane)
+                then(.failure(error))
+            case .success(let request):
+                let backend = self.backend
+                transport.perform(request, lane: lane) { outcome in
+                    let result = HTTPBackend.interpret(outcome, account: account, replyLimit: backend.replyLimit)
+                    guard let status = HTTPBackend.statusSuggestingOtherAPI(result, account: account, path: path) else {
+                        then(result.map { _ in () })
+                        return
+                    }
+                    // Rare (a backend of the other kind), and off the HTTP thread: the probe waits for an answer.
+                    Task { then(await backend.namingOtherAPI(result, status: status, account: account).map { _ in () }) }
                 }
-                // Rare (a backend of the other kind), and off the HTTP thread: the probe waits for an answer.
-                Task { then(await self.namingOtherAPI(result, status: status, account: account).map { _ in () }) }
             }
+        }
+
+        func endLane(_ lane: UInt64) {
+            transport.endLane(lane)
         }
     }
 
@@ -136,10 +147,6 @@ public final class HTTPBackend: BackendAPI {
         var json = JSONTextWriter(pretty: false, escapingSlashes: true, capacity: text.utf8.count + 16)
         json.string(text)
         return Data(json.bytes)
-    }
-
-    public func endLane(_ lane: UInt64) {
-        transport.endLane(lane)
     }
 
     /// `POST /api/register` without a handle: the tutorial's controller then only reserves a

@@ -9,19 +9,9 @@ import Foundation
 /// password) and a reply body is read up to a bound, never further.
 protocol HTTPTransport: Sendable {
     func perform(_ request: HTTPRequest) async -> HTTPOutcome
-    /// True when `perform(_:lane:then:)` keeps its lanes' order on the transport's own
-    /// thread (libcurl); false where requests of a lane would go side by side (URLSession).
-    var keepsLanes: Bool { get }
-    /// Hands `request` over now, after those of `lane` handed over before it: it starts
-    /// only once the one before it in the lane was answered with a 2xx, straight from the
-    /// transport's thread, with no hop to the caller in between. After any other outcome
-    /// the lane is broken: its later requests are not sent (`notAttempted`), however late
-    /// they come, until `endLane`. `then` is called on the transport's thread.
-    func perform(_ request: HTTPRequest, lane: UInt64, then: @escaping @Sendable (HTTPOutcome) -> Void)
-    /// Breaks `lane` as a failed request would: for a request the caller could not hand over.
-    func breakLane(_ lane: UInt64)
-    /// Forgets `lane`, once none of its requests is under way or will be handed over.
-    func endLane(_ lane: UInt64)
+    /// The transport's lanes, where it keeps their order on its own thread (libcurl); nil
+    /// where requests of a lane would go side by side (URLSession).
+    var lanes: (any HTTPLanes)? { get }
     /// Ends the transport: requests in flight fail, its thread or session goes.
     func invalidate()
     /// The network changed: requests from now on do not reuse a connection opened or last
@@ -57,22 +47,28 @@ enum HTTPOutcome: Sendable {
     case notAttempted
 }
 
+/// Requests handed over in lanes, each request of a lane sent only once the one before it
+/// was answered with a 2xx.
+protocol HTTPLanes: Sendable {
+    /// Hands `request` over now, after those of `lane` handed over before it: it starts
+    /// only once the one before it in the lane was answered with a 2xx, straight from the
+    /// transport's thread, with no hop to the caller in between. After any other outcome
+    /// the lane is broken: its later requests are not sent (`notAttempted`), however late
+    /// they come, until `endLane`. `then` is called on the transport's thread.
+    func perform(_ request: HTTPRequest, lane: UInt64, then: @escaping @Sendable (HTTPOutcome) -> Void)
+    /// Breaks `lane` as a failed request would: for a request the caller could not hand over.
+    func breakLane(_ lane: UInt64)
+    /// Forgets `lane`, once none of its requests is under way or will be handed over.
+    func endLane(_ lane: UInt64)
+}
+
 extension HTTPTransport {
-    var keepsLanes: Bool { false }
+    var lanes: (any HTTPLanes)? { nil }
 
     var connectsOnly: Bool { false }
 
     /// URLSession multiplexes HTTP/2 by itself, but does not say when: counted as HTTP/1.1.
     var requestsPerConnection: Int { 1 }
-
-    /// Where lanes are not kept: one request after the other only if the caller waits.
-    func perform(_ request: HTTPRequest, lane: UInt64, then: @escaping @Sendable (HTTPOutcome) -> Void) {
-        Task { then(await perform(request)) }
-    }
-
-    func breakLane(_ lane: UInt64) {}
-
-    func endLane(_ lane: UInt64) {}
 }
 
 extension HTTPOutcome {
