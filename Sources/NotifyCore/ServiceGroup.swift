@@ -30,18 +30,15 @@ public final class ServiceGroup: Service {
     private struct State {
         var phase = Phase.idle
         var started: Set<ObjectIdentifier> = []
-        /// A start is going through the services now.
-        var starting = false
-        /// Callers waiting for the start under way to end (a shutdown), or for the shutdown
-        /// under way to end (another shutdown).
-        var startEnded: [CheckedContinuation<Void, Never>] = []
-        var stopEnded: [CheckedContinuation<Void, Never>] = []
     }
 
     private let startOrder: [any Service]
     private let stopOrder: [any Service]
     private let deadline: Duration
     private let state = Mutex(State())
+    /// A start and a shutdown each go through the services in a turn of their own: a
+    /// shutdown waits for the start under way, a second shutdown for the first.
+    private let turns = Turns()
 
     /// `stopOrder` holds the services of `startOrder`, each once, in the order they are shut
     /// down; `deadline` is how long one may take to shut down before it is cancelled.
@@ -63,10 +60,11 @@ public final class ServiceGroup: Service {
         let first = state.withLock { state -> Bool in
             guard state.phase == .idle else { return false }
             state.phase = .starting
-            state.starting = true
             return true
         }
         guard first else { return }
+        await turns.begin()
+        defer { turns.end() }
         for service in startOrder {
             let go = state.withLock { state -> Bool in
                 guard state.phase == .starting else { return false }
@@ -76,62 +74,29 @@ public final class ServiceGroup: Service {
             guard go else { break }
             await service.start()
         }
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        state.withLock { state in
             if state.phase == .starting { state.phase = .started }
-            state.starting = false
-            defer { state.startEnded = [] }
-            return state.startEnded
         }
-        for waiter in waiters { waiter.resume() }
     }
 
     /// Shuts down the services started, in the stop order; returns once they all have
     /// returned. A second call waits for the first to end.
     public func shutdown() async {
-        enum Next { case stop(waitForStart: Bool), wait, done }
-        let next = state.withLock { state -> Next in
-            switch state.phase {
-            case .idle, .started:
-                state.phase = .stopping
-                return .stop(waitForStart: false)
-            case .starting:
-                state.phase = .stopping
-                return .stop(waitForStart: true)
-            case .stopping: return .wait
-            case .stopped: return .done
-            }
+        // At once, not in the turn: the start under way starts no further service.
+        state.withLock { state in
+            if state.phase != .stopped { state.phase = .stopping }
         }
-        switch next {
-        case .done:
-            return
-        case .wait:
-            await waitUntil({ $0.phase == .stopped }, joining: \.stopEnded)
-        case .stop(let waitForStart):
-            if waitForStart { await waitUntil({ !$0.starting }, joining: \.startEnded) }
-            let started = state.withLock { $0.started }
-            for service in stopOrder where started.contains(ObjectIdentifier(service)) {
-                await Self.shutDown(service, within: deadline)
-            }
-            let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-                state.phase = .stopped
-                defer { state.stopEnded = [] }
-                return state.stopEnded
-            }
-            for waiter in waiters { waiter.resume() }
+        await turns.begin()
+        defer { turns.end() }
+        // Whichever shutdown has the first turn shuts down; the others find it done.
+        let started = state.withLock { state -> Set<ObjectIdentifier>? in
+            state.phase == .stopped ? nil : state.started
         }
-    }
-
-    /// Returns once `ended` holds of the state: at once, or when the start or the stop under
-    /// way that makes it hold resumes the waiters it keeps in `waiters`.
-    private func waitUntil(_ ended: (State) -> Bool, joining waiters: WritableKeyPath<State, [CheckedContinuation<Void, Never>]>) async {
-        // A continuation: resumed once, by the start or the stop that ends (see above).
-        await withCheckedContinuation { waiter in
-            let now = state.withLock { state -> Bool in
-                if !ended(state) { state[keyPath: waiters].append(waiter) }
-                return ended(state)
-            }
-            if now { waiter.resume() }
+        guard let started else { return }
+        for service in stopOrder where started.contains(ObjectIdentifier(service)) {
+            await Self.shutDown(service, within: deadline)
         }
+        state.withLock { $0.phase = .stopped }
     }
 
     /// Shuts `service` down; cancels the shutdown once `deadline` passes, and returns when

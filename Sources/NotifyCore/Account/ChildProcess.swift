@@ -87,13 +87,11 @@ enum ChildProcess {
         // started keeps the output open (`setsid sleep &`): the reader then stops waiting.
         NativeThread.start(name: "notifyd-reaper") { child.reap() }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                NativeThread.start(name: "notifyd-child") {
-                    let output = collect(readEnd, wake: wake.read, deadline: deadline, child: child)
-                    close(readEnd)
-                    close(wake.read)
-                    continuation.resume(returning: Finished(ending: child.ending, output: output))
-                }
+            await NativeThread.run(name: "notifyd-child") {
+                let output = collect(readEnd, wake: wake.read, deadline: deadline, child: child)
+                close(readEnd)
+                close(wake.read)
+                return Finished(ending: child.ending, output: output)
             }
         } onCancel: {
             child.killUnlessReaped(.killedWhenCancelled)

@@ -14,10 +14,9 @@ struct GroupCommit {
     private var writtenUpTo = 0
     private var batchOf: [String: Int] = [:]
     private var failures: [String: CoreError] = [:]
-    private var waiters: [Int: [CheckedContinuation<Void, Never>]] = [:]
     /// The next delivery's sequence: after every one on disk (`continueSequence`).
     private var nextSequence = 1
-    /// The write of the batch last taken, until `written`: shutdown waits for it.
+    /// The write of the batch last taken, until `written`: its senders and shutdown wait for it.
     private(set) var write: Task<Void, Never>?
     /// The last batch was written: the next is sent while it is (Outbox+Commit.swift).
     private(set) var writesWork = false
@@ -69,9 +68,9 @@ struct GroupCommit {
         return (nextNumber - 1, batch)
     }
 
-    /// Senders parked until their batch is written (for tests: one still waiting has not
-    /// been told).
-    var waitingCount: Int { waiters.values.reduce(0) { $0 + $1.count } }
+    /// Callers parked until their batch is written (`Outbox.afterCommit`; for tests: a
+    /// sender still waiting has not been told).
+    var waitingCount = 0
 
     func batch(of id: String) -> Int? {
         batchOf[id]
@@ -87,20 +86,12 @@ struct GroupCommit {
         batch <= writtenUpTo
     }
 
-    mutating func waitFor(_ batch: Int, _ continuation: CheckedContinuation<Void, Never>) {
-        if isWritten(batch) {
-            continuation.resume()
-        } else {
-            waiters[batch, default: []].append(continuation)
-        }
-    }
-
     /// The write of the batch just taken started: no other is taken until it is `written`.
     mutating func started(_ write: Task<Void, Never>) {
         self.write = write
     }
 
-    /// Records the outcome of a batch and wakes those waiting for it. `alreadySent`: the
+    /// Records the outcome of a batch. `alreadySent`: the
     /// deliveries of a batch that failed which had gone to the backend while it was written.
     mutating func written(_ number: Int, _ batch: [Delivery], failure: CoreError?, alreadySent: Set<String> = []) {
         write = nil
@@ -113,9 +104,7 @@ struct GroupCommit {
                 ? .storage("\(failure.description); the message had gone to the backend meanwhile and may have been delivered")
                 : failure
         }
-        for continuation in waiters.removeValue(forKey: number) ?? [] { continuation.resume() }
         batchOf.releaseStorageIfEmpty()
-        waiters.releaseStorageIfEmpty()
     }
 
     /// The write failure of any of `ids`, forgotten once asked for (each send asks once).

@@ -86,8 +86,15 @@ extension Outbox {
 
     /// Returns once the batches holding `ids` are written, or failed to be.
     func afterCommit(_ ids: [String]) async {
-        while let batch = commits.unwrittenBatch(of: ids) {
-            await withCheckedContinuation { continuation in commits.waitFor(batch, continuation) }
+        // A batch not written yet is the one the write under way writes or, taken as that
+        // write ends (`finishCommit`), one a later write does: waiting for each in turn is
+        // waiting for it.
+        while commits.unwrittenBatch(of: ids) != nil {
+            if commits.write == nil { startCommit() }
+            guard let write = commits.write else { return }
+            commits.waitingCount += 1
+            await write.value
+            commits.waitingCount -= 1
         }
     }
 
