@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -9,12 +8,8 @@ import Darwin
 /// SIGTERM and SIGINT as something to await, so `main` can shut down in order instead of
 /// dying inside a signal handler.
 public enum ShutdownSignals {
-    private struct State {
-        var received: Int32?
-        var waiter: CheckedContinuation<Int32, Never>?
-    }
-
-    private static let state = Mutex(State())
+    /// The signals as they come: the first is kept until `wait` takes it, later ones dropped.
+    private static let arrivals = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingOldest(1))
     // The sources must live as long as the process. Unsafe is fine: only `install`
     // writes the array, once, from `main`, and nothing reads it.
     nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
@@ -35,14 +30,8 @@ public enum ShutdownSignals {
 
     /// Returns the first of SIGTERM or SIGINT to arrive (at once if one already has).
     public static func wait() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let already = state.withLock { state -> Int32? in
-                if let received = state.received { return received }
-                state.waiter = continuation
-                return nil
-            }
-            if let already { continuation.resume(returning: already) }
-        }
+        var signals = arrivals.stream.makeAsyncIterator()
+        return await signals.next() ?? SIGTERM
     }
 
     /// `notifyctl stop`: shuts down exactly as SIGTERM would.
@@ -51,12 +40,6 @@ public enum ShutdownSignals {
     }
 
     private static func received(_ number: Int32) {
-        let waiter = state.withLock { state -> CheckedContinuation<Int32, Never>? in
-            guard state.received == nil else { return nil }
-            state.received = number
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume(returning: number)
+        arrivals.continuation.yield(number)
     }
 }
