@@ -112,8 +112,6 @@ public final class Daemon: Sendable {
             lock.release()
             throw .startup("\(error)")
         }
-        self.server.withLock { $0 = server }
-        hub.attach(server)
         let accepting = AcceptingClients(server), connections = OpenConnections(server), requests = RequestsUnderWay(server)
         let watching = WatchedNetwork(watch)
         // Started: what is behind the socket, then the socket, so that the first command
@@ -123,7 +121,10 @@ public final class Daemon: Sendable {
         // they are owed have been made, and the requests they left.
         let services = ServiceGroup(startOrder: [requests, connections, watching, components.lifecycle, accepting],
                                     stopOrder: [accepting, watching, components.lifecycle, connections, requests])
+        // Kept before `stop` can see a server: a stop finds all it must end.
         running.withLock { $0 = Running(socket: socket, lock: lock, services: services) }
+        self.server.withLock { $0 = server }
+        hub.attach(server)
         await services.start()
         logger.notice("notifyd \(NotifydVersion.described()) listening on \(socket.path)\(socket.activated ? " (socket activation)" : "")")
         configuration.serviceManager.notify("READY=1\nSTATUS=listening on \(socket.path)\nMAINPID=\(getpid())")
