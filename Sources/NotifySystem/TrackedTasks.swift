@@ -8,8 +8,10 @@ public final class TrackedTasks: Sendable {
         var next = 0
         var running: [Int: Task<Void, Never>] = [:]
         var stopped = false
-        /// Callers waiting for the last task to end, by number.
+        /// Callers waiting for the last task to end, by a number of their own (not a
+        /// task's: `started` counts tasks only).
         var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
     }
     private let state = Mutex(State())
 
@@ -83,8 +85,8 @@ public final class TrackedTasks: Sendable {
     /// ignores its cancellation must not hold the caller's deadline (`ShutdownDeadline`).
     private func untilNoneRuns() async {
         let number = state.withLock { state in
-            defer { state.next += 1 }
-            return state.next
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
         }
         await withTaskCancellationHandler {
             // A continuation: resumed once, by the last task to end, by the cancellation

@@ -54,6 +54,7 @@ struct TrackedTasksTests {
         await stopped.value
         #expect(ended.load(ordering: .relaxed) == 3, "all three ended before the stop returned")
         #expect(tasks.count == 0)
+        #expect(tasks.started == 3, "the stop's wait is not a task started")
     }
 
     /// A task waiting on something that never comes holds the stop for the bound only,
