@@ -36,8 +36,9 @@ final class HTTP2FrontEnd: Sendable {
 
     var url: String { "https://127.0.0.1:\(port)" }
 
-    /// Starts nginx for the backend listening on `backendPort` of 127.0.0.1.
-    init(backendPort: Int) async throws {
+    /// Starts nginx for the backend listening on `backendPort` of 127.0.0.1; with `http2`
+    /// false, it speaks HTTP/1.1 alone, as a front door without HTTP/2 does.
+    init(backendPort: Int, http2: Bool = true) async throws {
         if let reason = Self.unavailable { throw Failure(message: reason) }
         directory = try ScratchDirectory()
         let path = directory.path
@@ -63,7 +64,7 @@ final class HTTP2FrontEnd: Sendable {
                     keepalive 64;
                 }
                 server {
-                    listen 127.0.0.1:\(port) ssl http2;
+                    listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : "");
                     ssl_certificate \(path)/server.pem;
                     ssl_certificate_key \(path)/server.key;
                     location / {
