@@ -363,7 +363,7 @@ void *ncurl_transfer_start(void *opaque, const char *url, const char *method, co
     if (ca_file_alone) curl.easy_setopt(easy, OPT_CAPATH, (char *)NULL);
     // A CA added to the system's store while connections come and go is taken up within
     // the hour (libcurl's default keeps the parsed file for a day); a pool opened anew
-    // (after keep_alive, a network change, a reload) reads it at once.
+    // (after keep_alive, or a network change) reads it at once.
     curl.easy_setopt(easy, OPT_CA_CACHE_TIMEOUT, 3600L);
     if (connect_only) {
         transfer->connect_only = 1;
