@@ -100,7 +100,7 @@ static int ca_file_alone;
 /// from a CA file alone. Debian's build names a directory as well (`/etc/ssl/certs`, the
 /// same certificates as the file, one per hashed name, both written by
 /// update-ca-certificates), so every new connection parsed the whole bundle again on the
-/// HTTP thread: some 140 certificates, 10 to 25 ms of CPU each time, one after another, so
+/// HTTP thread: some 140 certificates, 20 to 30 ms of CPU each time, one after another, so
 /// that connections opened together (a burst over HTTP/1.1, the streams a GOAWAY refused)
 /// each waited for the parses of those before it. Where libcurl's defaults name both and
 /// the file can be read, the file alone is trusted, and parsed once per pool.

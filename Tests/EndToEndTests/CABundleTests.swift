@@ -25,15 +25,17 @@ import Testing
         // Each send held 1 s at the backend: the burst's requests are in flight together.
         try backend.addFault(.init(route: .send, delay: 1))
 
-        let recipients = 8
+        let recipients = 12
         let lines = (0..<recipients).map { #"{"id":\#($0),"cmd":"send","to":"user\#($0)","message":"message \#($0)"}"# }
         let replies = try await daemon.exchange(lines)
         #expect(replies.allSatisfy { $0.contains(#""state":"delivered""#) }, "\(replies)")
 
         let burst = frontEnd.requests().dropFirst(before)
         let opened = Set(burst.filter { $0.number == 1 }.map(\.connection)).count
-        #expect(opened >= 2, "the burst opened connections of its own: \(burst)")
-        #expect(opens.take() == 0, "\(opened) new connections, and the bundle parsed for the first connection served them all")
+        #expect(opened >= 4, "the burst opened connections of its own: \(burst)")
+        // None, where the login's connection parsed it; one, where a network change (another
+        // test's veth pair, say) had notifyd let that pool go: not one per connection.
+        #expect(opens.take() <= 1, "\(opened) new connections, and the bundle parsed once served them all")
         await daemon.cleanUp()
         try await offThePool { frontEnd.stop() }
     }
