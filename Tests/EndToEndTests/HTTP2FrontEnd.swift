@@ -142,17 +142,24 @@ final class HTTP2FrontEnd: Sendable {
         }
     }
 
-    /// The most of `requests` that reached nginx within `window` seconds of one another:
-    /// requests each held longer than `window` at the backend were all under way together.
-    /// Arrivals only: a request's start is its log time less its duration, both nginx's,
-    /// while the time it is logged may come a little after its answer went out (under
-    /// strace, after the next request of its lane had arrived), so ends are not compared.
-    static func mostArrivingTogether(_ requests: [Request], within window: Double) -> Int {
-        let starts = requests.map(\.start).sorted()
-        var most = 0, first = 0
-        for last in starts.indices {
-            while starts[last] - starts[first] >= window { first += 1 }
-            most = max(most, last - first + 1)
+    /// The most of `requests` in flight at once, each from its arrival at nginx for the
+    /// `held` seconds the backend holds it. Arrivals only: a request's start is its log time
+    /// less its duration, both nginx's, while the time it is logged may come a little after
+    /// its answer went out (under strace, after the next request of its lane had arrived),
+    /// so ends are not read. A lane's next request goes only once the one before it was
+    /// answered, after its `held` seconds: two of one lane are never counted together.
+    static func mostInFlight(_ requests: [Request], held: Double) -> Int {
+        var events: [(at: Double, change: Int)] = []
+        for request in requests {
+            events.append((request.start, 1))
+            events.append((request.start + held, -1))
+        }
+        // At the same moment an end comes before a start: back to back is not together.
+        events.sort { $0.at != $1.at ? $0.at < $1.at : $0.change < $1.change }
+        var most = 0, now = 0
+        for event in events {
+            now += event.change
+            most = max(most, now)
         }
         return most
     }
