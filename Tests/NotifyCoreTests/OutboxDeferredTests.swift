@@ -107,6 +107,35 @@ struct OutboxDeferredTests {
         await second.shutdown()
     }
 
+    /// A week offline expires everything queued, and each failed or expired message stays
+    /// listed until a purge: a start keeps it without its text, as it keeps a deferred one,
+    /// and the listing reads its first words back from its file.
+    @Test func anExpiredMessageIsKeptWithoutItsTextAfterARestartAndListedWithItsFirstWords() async throws {
+        let setup = try await Setup()
+        setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
+        let first = await setup.outbox()
+        let text = String(repeating: "a long message, ", count: 64)
+        let ids = try await first.enqueue(to: "bob", message: text, platforms: [.apns, .wns])
+        try await first.committed(ids)
+        #expect(await eventually { await first.nothingUnderWay })
+        // Past `outbox_expiry` (7 days) with the backend still away.
+        setup.clock.advance(by: 8 * 86_400)
+        #expect(await eventually { await first.list().filter { $0.state == .expired }.count == 2 })
+        let before = await first.list()
+        await first.shutdown()
+
+        let second = await setup.outbox()
+        let after = await second.list()
+        #expect(after == before, "listed as before the restart: state, attempts, error and first words")
+        #expect(after.map(\.id) == ids && after.allSatisfy { $0.preview == String(text.prefix(40)) })
+        #expect(await second.queue.dead.map(\.message) == ["", ""], "kept without the text its record holds")
+        let page = await second.page(limit: 1, after: nil)
+        #expect(page.deliveries.map(\.preview) == [String(text.prefix(40))])
+        #expect(await second.purge() == 2)
+        #expect(await eventually { setup.files.allSatisfy { !$0.hasSuffix("-apns.json") && !$0.hasSuffix("-wns.json") } })
+        await second.shutdown()
+    }
+
     @Test func aBatchDamagedWhileItsMessagesWaitIsMovedAsideAndTheyAreListedFailed() async throws {
         let setup = try await Setup()
         setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))

@@ -64,18 +64,46 @@ struct OutboxRecordIndexTests {
         #expect(Self.index(of: Data(text.replacingOccurrences(of: "MARK", with: #"\q"#).utf8)) == nil)
     }
 
-    /// Every record that is not a message waiting its first turn, or that holds what the
-    /// index does not keep, goes to the full decoder.
+    /// A failed or expired record, kept to be listed until a purge, is read with its state,
+    /// attempts and last error as the decoder reads them, its text only counted.
+    @Test(arguments: [DeliveryState.failed, .expired])
+    func readsAFailedOrExpiredRecordAsTheDecoderReadsIt(state: DeliveryState) throws {
+        for lastError in [WireError(code: .timeout, message: "not delivered before it expired"), WireError(code: .backendRejected, message: "HTTP 400: \"bad\" / request"), nil] {
+            var delivery = Self.delivery(String(repeating: "text ", count: 200))
+            delivery.state = state
+            delivery.attempts = 7
+            delivery.lastError = lastError
+            let data = try Self.record(delivery)
+            let index = try #require(Self.index(of: data), "\(String(decoding: data, as: UTF8.self))")
+            let decoded = try JSONDecoder.decodeStateFile(OutboxEntryRecord.self, from: data).delivery()
+            #expect(index.delivery.state == decoded.state)
+            #expect(index.delivery.attempts == decoded.attempts)
+            #expect(index.delivery.lastError == decoded.lastError)
+            #expect(index.delivery.id == decoded.id && index.delivery.to == decoded.to && index.delivery.account == decoded.account)
+            #expect(index.messageBytes == decoded.message.utf8.count)
+        }
+    }
+
+    /// Every record that is not a message waiting its first turn or one failed or expired,
+    /// or that holds what the index does not keep, goes to the full decoder.
     @Test func leavesAnyOtherShapeToTheDecoder() throws {
         var retried = Self.delivery("retried")
         retried.attempts = 2
         retried.lastError = WireError(code: .backendUnavailable, message: "503")
         retried.nextAttemptAt = Self.created.addingTimeInterval(60)
-        var failed = Self.delivery("failed")
-        failed.state = .failed
+        // Queued after an attempt: not waiting its first turn, though nothing else is recorded.
+        var tried = Self.delivery("tried")
+        tried.attempts = 1
+        var erred = Self.delivery("erred")
+        erred.lastError = WireError(code: .backendUnavailable, message: "503")
+        var failedWithRetry = Self.delivery("failed")
+        failedWithRetry.state = .failed
+        failedWithRetry.nextAttemptAt = Self.created.addingTimeInterval(60)
+        var delivered = Self.delivery("delivered")
+        delivered.state = .delivered
         let request = Delivery(sequence: 43, to: "bob", platform: nil, message: "to tags", createdAt: Self.created, expiresAt: Self.created.addingTimeInterval(60),
                                account: nil, request: Delivery.RequestFields(tags: ["username:bob"], action: "notification", silent: false))
-        for delivery in [retried, failed, request] {
+        for delivery in [retried, tried, erred, failedWithRetry, delivered, request] {
             #expect(Self.index(of: try Self.record(delivery)) == nil, "\(delivery.id) \(delivery.state)")
         }
         let plain = String(decoding: try Self.record(Self.delivery("plain")), as: UTF8.self)

@@ -41,7 +41,16 @@ extension Outbox {
     }
 
     public func list() -> [DeliveryStatus] {
-        (queue.queued + queue.deferred.positions.map(listed) + queue.dead).map(status)
+        (queue.queued + queue.deferred.positions.map(listed) + queue.dead.map(listed)).map(status)
+    }
+
+    /// A failed or expired delivery as listed: one a start found is kept without its text
+    /// (`OutboxRecordIndex`), and read back from its own file for its first words.
+    private func listed(_ dead: Delivery) -> Delivery {
+        guard dead.message.isEmpty, case .success(let whole) = store.read(dead.id, at: .inOwnFile) else { return dead }
+        var shown = dead
+        shown.message = whole.message
+        return shown
     }
 
     /// A deferred delivery as listed: read back for its message's first words.
@@ -88,7 +97,7 @@ extension Outbox {
             switch candidate.source {
             case .active(let index): queue.queued[index]
             case .deferred(let position): listed(position)
-            case .dead(let index): queue.dead[index]
+            case .dead(let index): listed(queue.dead[index])
             }
         }
         let more = chosen.count > page.count

@@ -10,19 +10,21 @@ import Darwin
 #endif
 import NotifyProtocol
 
-/// What a start needs of a queued outbox record to keep it as an index entry
-/// (`DeferredDeliveries`), read straight from the record's bytes: its id, sequence,
-/// recipient, platform, times and account, and the length of its text, which is counted,
-/// not decoded. A week offline leaves 100,000 records; decoding each whole with
-/// `JSONDecoder`, text included, to learn these was nearly all of a start's time and left
-/// its heap fragmented.
+/// What a start needs of an outbox record to keep it without its text, read straight from
+/// the record's bytes: its id, sequence, recipient, platform, times and account, and the
+/// length of its text, which is counted, not decoded; for a failed or expired one also its
+/// attempts and last error. A week offline leaves 100,000 records, and `outbox_expiry` (7
+/// days) then expires them all; decoding each whole with `JSONDecoder`, text included, to
+/// learn these was nearly all of a start's time, kept each failed one's text in memory
+/// until a purge, and left the heap fragmented.
 ///
-/// Only the plain shape is read here: a record as `OutboxEntryRecord.write` makes it for a
-/// message that waits its first turn, under the id its sequence number gives. Anything
-/// else (an error or retry time recorded, a notification request's tags, a key it does not
-/// know or one written twice, a date in another form or before 1970, a newer format) gives
-/// nil, and the record is decoded whole, as before, which also reports a damaged one;
-/// damage inside a message's text is found when the record is read back whole at its turn.
+/// Only the plain shapes are read here: a record as `OutboxEntryRecord.write` makes it for
+/// a message that waits its first turn, or for one that failed or expired, under the id its
+/// sequence number gives. Anything else (a queued one with an error or retry time recorded,
+/// a notification request's tags, a key it does not know or one written twice, a date in
+/// another form or before 1970, a newer format) gives nil, and the record is decoded whole,
+/// as before, which also reports a damaged one; damage inside a message's text is found
+/// when the record is read back whole (at its turn, or to be listed).
 struct OutboxRecordIndex: Equatable {
     var id: String
     var sequence: Int
@@ -33,11 +35,18 @@ struct OutboxRecordIndex: Equatable {
     var account: AccountKey?
     /// The bytes of the message's text, as decoding it would give.
     var messageBytes: Int
+    /// `queued` (waiting its first turn), or `failed` or `expired` (kept to be listed).
+    var state = DeliveryState.queued
+    var attempts = 0
+    var lastError: WireError?
 
     /// The delivery it stands for, without its text.
     var delivery: Delivery {
         var delivery = Delivery(sequence: sequence, to: to, platform: platform, message: "", createdAt: createdAt, expiresAt: expiresAt, account: account)
         delivery.id = id
+        delivery.state = state
+        delivery.attempts = attempts
+        delivery.lastError = lastError
         return delivery
     }
 
@@ -57,6 +66,7 @@ struct OutboxRecordIndex: Equatable {
             var id: String?, to: String?, platform: Platform?, state: String?
             var sequence: Int?, created: Date?, expires: Date?, messageBytes: Int?
             var account: AccountKey?
+            var attempts = 0, lastError: WireError?
             var version = 1
             var seen: UInt16 = 0
             skipSpace()
@@ -68,10 +78,11 @@ struct OutboxRecordIndex: Equatable {
                 // A key written twice is left to the decoder, which keeps the first.
                 switch key {
                 case "account": guard Self.once(0, &seen), let read = accountObject() else { return nil }; account = read
-                case "attempts": guard Self.once(1, &seen), number() == 0 else { return nil }
+                case "attempts": guard Self.once(1, &seen), let read = number() else { return nil }; attempts = read
                 case "created_at": guard Self.once(2, &seen), let read = plainString().flatMap(Self.date) else { return nil }; created = read
                 case "expires_at": guard Self.once(3, &seen), let read = plainString().flatMap(Self.date) else { return nil }; expires = read
                 case "id": guard Self.once(4, &seen), let read = plainString() else { return nil }; id = read
+                case "last_error": guard Self.once(12, &seen), let read = problemObject() else { return nil }; lastError = read
                 // Read back with the text at its turn.
                 case "idempotency_key": guard Self.once(5, &seen), plainString() != nil else { return nil }
                 case "message": guard Self.once(6, &seen), let read = stringLength() else { return nil }; messageBytes = read
@@ -84,13 +95,44 @@ struct OutboxRecordIndex: Equatable {
                 }
                 skipSpace()
             } while take(UInt8(ascii: ","))
-            guard take(UInt8(ascii: "}")), (1...OutboxEntryRecord.currentVersion).contains(version), state == DeliveryState.queued.rawValue,
+            guard take(UInt8(ascii: "}")), (1...OutboxEntryRecord.currentVersion).contains(version),
+                  let state = state.flatMap(Self.state(_:)),
+                  // Waiting its first turn, or kept to be listed: nothing else is read here.
+                  state == .queued ? attempts == 0 && lastError == nil : true,
                   let id, let sequence, (1...OutboxIDCounter.largestSequence).contains(sequence), let to, let platform,
                   let created, let expires, let messageBytes,
                   // An id of its own (edited by hand) is queued whole, its text with it.
                   id == Delivery.id(sequence: sequence, platform: platform) else { return nil }
             return OutboxRecordIndex(id: id, sequence: sequence, to: to, platform: platform, createdAt: created, expiresAt: expires,
-                                     account: account, messageBytes: messageBytes)
+                                     account: account, messageBytes: messageBytes, state: state, attempts: attempts, lastError: lastError)
+        }
+
+        /// The states read here, as the writer writes them.
+        static func state(_ text: String) -> DeliveryState? {
+            switch text {
+            case DeliveryState.queued.rawValue: .queued
+            case DeliveryState.failed.rawValue: .failed
+            case DeliveryState.expired.rawValue: .expired
+            default: nil
+            }
+        }
+
+        /// A last error as the writer writes it: its code and message, nothing else.
+        mutating func problemObject() -> WireError? {
+            var code: String?, message: String?
+            var seen: UInt16 = 0
+            guard take(UInt8(ascii: "{")) else { return nil }
+            repeat {
+                guard let key = key() else { return nil }
+                switch key {
+                case "code": guard Self.once(0, &seen), let read = plainString() else { return nil }; code = read
+                case "message": guard Self.once(1, &seen), let read = plainString() else { return nil }; message = read
+                default: return nil
+                }
+                skipSpace()
+            } while take(UInt8(ascii: ","))
+            guard take(UInt8(ascii: "}")), let code, let message else { return nil }
+            return WireError(code: ErrorCode(code), message: message)
         }
 
         mutating func accountObject() -> AccountKey? {
