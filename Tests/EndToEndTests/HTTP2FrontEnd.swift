@@ -4,11 +4,11 @@ import Glibc
 #endif
 import NotifyTestSupport
 
-/// nginx in front of a dev backend, terminating TLS and HTTP/2 as a cloud front door does
-/// (HTTP/1.1 with kept-alive connections behind it), with a certificate from a CA made for
-/// the test; each request it answered is in its access log. notifyd trusts the CA in a
-/// mount namespace of its own in which the system's CA bundle (read by libcurl at a fixed
-/// path) has the CA added; the machine's bundle is not touched.
+/// nginx in front of a dev backend, terminating TLS and HTTP/2 (or HTTP/1.1 alone) as a
+/// cloud front door does (HTTP/1.1 with kept-alive connections behind it), with a
+/// certificate from a CA made for the test; each request it answered is in its access log.
+/// notifyd trusts the CA in a mount namespace of its own in which the system's CA bundle
+/// (read by libcurl at a fixed path) has the CA added; the machine's bundle is not touched.
 final class HTTP2FrontEnd: Sendable {
     static let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
     static let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first { FileManager.default.isExecutableFile(atPath: $0) }

@@ -30,7 +30,8 @@ struct NetworkReport: Sendable {
 /// apart by `NetlinkParser`, a bounded number per pass, and what cannot be read is dropped
 /// with a debug line.
 final class NetworkMonitor {
-    // @unchecked: made before the loop starts, then used by the loop's thread alone.
+    // Not Sendable: made before the loop starts, handed to the socket server as `sending`,
+    // then used by the loop's thread alone.
     private let netlink: Int32?
     private let clock: Int32?
     private let logger: Logger
