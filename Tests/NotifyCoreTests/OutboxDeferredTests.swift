@@ -108,9 +108,9 @@ struct OutboxDeferredTests {
     }
 
     /// A week offline expires everything queued, and each failed or expired message stays
-    /// listed until a purge: a start keeps it without its text, as it keeps a deferred one,
-    /// and the listing reads its first words back from its file.
-    @Test func anExpiredMessageIsKeptWithoutItsTextAfterARestartAndListedWithItsFirstWords() async throws {
+    /// listed until a purge: kept without its text, as a deferred one is, from the moment it
+    /// expires and after a start; the listing reads its first words back from its file.
+    @Test func anExpiredMessageIsKeptWithoutItsTextAndListedWithItsFirstWordsBeforeAndAfterARestart() async throws {
         let setup = try await Setup()
         setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
         let first = await setup.outbox()
@@ -121,7 +121,9 @@ struct OutboxDeferredTests {
         // Past `outbox_expiry` (7 days) with the backend still away.
         setup.clock.advance(by: 8 * 86_400)
         #expect(await eventually { await first.list().filter { $0.state == .expired }.count == 2 })
+        #expect(await first.queue.dead.map(\.message) == ["", ""], "kept without its text once it expired")
         let before = await first.list()
+        #expect(before.map(\.id) == ids && before.allSatisfy { $0.preview == String(text.prefix(40)) })
         await first.shutdown()
 
         let second = await setup.outbox()
@@ -133,6 +135,60 @@ struct OutboxDeferredTests {
         #expect(page.deliveries.map(\.preview) == [String(text.prefix(40))])
         #expect(await second.purge() == 2)
         #expect(await eventually { setup.files.allSatisfy { !$0.hasSuffix("-apns.json") && !$0.hasSuffix("-wns.json") } })
+        await second.shutdown()
+    }
+
+    /// Most of a long queue is deferred when it expires: each message is written as expired
+    /// (its record read back from its batch), listed in order with its first words, told to
+    /// a sender still waiting, and the same after a restart.
+    @Test func deferredMessagesThatExpireTogetherAreWrittenListedAndToldEach() async throws {
+        let setup = try await Setup()
+        setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
+        let outbox = await setup.outbox()
+        let ids = try await setup.accept(40, on: outbox)
+        #expect(await eventually { await outbox.nothingUnderWay })
+        #expect(await outbox.queue.deferred.count > 30)
+        async let told = outbox.wait(for: [ids[39]], untilFinal: true, timeout: 60)
+        setup.clock.advance(by: 8 * 86_400)
+        #expect(await told.map(\.state) == [.expired], "the sender still waiting hears it")
+        #expect(await eventually { await outbox.list().filter { $0.state == .expired }.count == 40 })
+        let listed = await outbox.list()
+        #expect(listed.map(\.id) == ids)
+        #expect(listed.map(\.preview) == (0..<40).map { "message \($0)" })
+        #expect(outbox.summary.failed == 40 && outbox.summary.waiting == 0)
+        #expect(await outbox.queue.dead.allSatisfy(\.message.isEmpty))
+        await outbox.shutdown()
+        // Each has its own file now, which says it expired.
+        #expect(setup.files.filter { !$0.hasPrefix("batch-") && $0.hasSuffix("-apns.json") }.count == 40)
+
+        let second = await setup.outbox()
+        #expect(await second.list() == listed)
+        #expect(await second.page(limit: 5, after: ids[9]).deliveries.map(\.id) == Array(ids[10..<15]))
+        #expect(await second.purge() == 40)
+        #expect(await eventually { setup.files.isEmpty })
+        await second.shutdown()
+    }
+
+    /// A failed record written before accounts were recorded is not adopted by the login,
+    /// as a queued one is: it is never sent, and a start keeps it without its text, which
+    /// must not be written back without it.
+    @Test func aFailedRecordWithoutAnAccountKeepsItsTextAcrossARestart() async throws {
+        let setup = try await Setup()
+        let now = setup.clock.now()
+        var failed = Delivery(sequence: 3, to: "bob", platform: .apns, message: "the text", createdAt: now,
+                              expiresAt: now.addingTimeInterval(86_400), account: nil)
+        failed.state = .failed
+        failed.attempts = 1
+        failed.lastError = WireError(code: .backendRejected, message: "HTTP 400")
+        let store = OutboxStore(stateDirectory: setup.directory.path)
+        try store.save(failed)
+
+        let outbox = await setup.outbox()
+        #expect(await outbox.list().map(\.preview) == ["the text"])
+        await outbox.shutdown()
+        #expect(try store.read(failed.id, at: .inOwnFile).get().message == "the text")
+        let second = await setup.outbox()
+        #expect(await second.list().map(\.preview) == ["the text"])
         await second.shutdown()
     }
 

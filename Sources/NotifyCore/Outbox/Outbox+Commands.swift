@@ -44,8 +44,9 @@ extension Outbox {
         (queue.queued + queue.deferred.positions.map(listed) + queue.dead.map(listed)).map(status)
     }
 
-    /// A failed or expired delivery as listed: one a start found is kept without its text
-    /// (`OutboxRecordIndex`), and read back from its own file for its first words.
+    /// A failed or expired delivery as listed: kept without its text (`DeadDeliveries`),
+    /// which is read back from its own file, written when it failed or expired, for its
+    /// first words.
     private func listed(_ dead: Delivery) -> Delivery {
         guard dead.message.isEmpty, case .success(let whole) = store.read(dead.id, at: .inOwnFile) else { return dead }
         var shown = dead
@@ -88,8 +89,13 @@ extension Outbox {
             taken += 1
             if taken == wanted { break }
         }
-        for (index, delivery) in queue.dead.enumerated() where follows(delivery.id) {
-            candidates.append((delivery.id, .dead(index)))
+        taken = 0
+        for position in queue.dead.firstPosition(atOrAfter: afterSequence)..<queue.dead.endIndex {
+            let id = queue.dead.id(at: position)
+            guard follows(id) else { continue }
+            candidates.append((id, .dead(position)))
+            taken += 1
+            if taken == wanted { break }
         }
         candidates.sort { $0.id < $1.id }
         let chosen = candidates.prefix(wanted)
@@ -105,48 +111,49 @@ extension Outbox {
                             nextAfter: more ? page.last?.id : nil, recipients: recipients())
     }
 
+    /// Per recipient, from each part of the queue as it keeps them: the active part's
+    /// deliveries, the deferred part's keys, the failed part's tallies.
     private func recipients() -> [OutboxRecipient] {
-        var byRecipient = recipients(Array(queue.queued) + queue.dead)
+        var byRecipient: [String: OutboxRecipient] = [:]
+        func tally(_ to: String, oldest: Date, _ count: (inout OutboxRecipient) -> Void) {
+            var entry = byRecipient[to] ?? OutboxRecipient(to: to, waiting: 0, held: 0, failed: 0, oldest: oldest)
+            count(&entry)
+            entry.oldest = min(entry.oldest, oldest)
+            byRecipient[to] = entry
+        }
+        for delivery in queue.queued {
+            tally(delivery.to, oldest: delivery.createdAt) { entry in
+                if queue.paused || queue.isHeld(delivery) {
+                    entry.held += 1
+                } else {
+                    entry.waiting += 1
+                    if let next = delivery.nextAttemptAt { entry.nextAttemptAt = min(entry.nextAttemptAt ?? next, next) }
+                }
+            }
+        }
         let oldest = queue.deferred.isEmpty ? [:] : queue.deferred.oldestPerRecipient
         for key in queue.deferred.perKey {
-            let created = oldest[key.to] ?? Date()
-            var entry = byRecipient[key.to] ?? OutboxRecipient(to: key.to, waiting: 0, held: 0, failed: 0, oldest: created)
-            if queue.paused || key.account == nil || key.account != queue.account {
-                entry.held += key.count
-            } else {
-                entry.waiting += key.count
+            tally(key.to, oldest: oldest[key.to] ?? Date()) { entry in
+                if queue.paused || key.account == nil || key.account != queue.account {
+                    entry.held += key.count
+                } else {
+                    entry.waiting += key.count
+                }
             }
-            entry.oldest = min(entry.oldest, created)
-            byRecipient[key.to] = entry
+        }
+        for (to, dead) in queue.dead.perRecipient {
+            tally(to, oldest: dead.oldest) { $0.failed += dead.count }
         }
         return byRecipient.values.sorted { $0.to < $1.to }
-    }
-
-    private func recipients(_ deliveries: [Delivery]) -> [String: OutboxRecipient] {
-        var byRecipient: [String: OutboxRecipient] = [:]
-        for delivery in deliveries {
-            var entry = byRecipient[delivery.to] ?? OutboxRecipient(to: delivery.to, waiting: 0, held: 0, failed: 0, oldest: delivery.createdAt)
-            if delivery.state != .queued {
-                entry.failed += 1
-            } else if queue.paused || queue.isHeld(delivery) {
-                entry.held += 1
-            } else {
-                entry.waiting += 1
-                if let next = delivery.nextAttemptAt { entry.nextAttemptAt = min(entry.nextAttemptAt ?? next, next) }
-            }
-            entry.oldest = min(entry.oldest, delivery.createdAt)
-            byRecipient[delivery.to] = entry
-        }
-        return byRecipient
     }
 
     /// Forgets failed and expired entries, and those held for an account that is gone.
     public func purge() async -> Int {
         let purged = queue.purgeDead()
-        await afterCommit(purged.map(\.id))
+        await afterCommit(purged)
         let store = self.store
         await writer.value {
-            for delivery in purged { try? store.remove(delivery.id) }
+            for id in purged { try? store.remove(id) }
         }
         return purged.count
     }
@@ -175,10 +182,10 @@ extension Outbox {
         guard let first = parts.first, first.allSatisfy(\.isASCII), let number = Int(first), number >= 0 else {
             throw .invalidArgument("no message '\(given)' in the outbox; `notifyctl outbox` lists them")
         }
-        var named = (queue.queued + queue.dead).filter { $0.sequence == number && (platform == nil || $0.pns == platform) }
-        for position in queue.deferred.positions(of: number) {
-            let delivery = queue.deferred.delivery(at: position)
-            if platform == nil || delivery.pns == platform { named.append(delivery) }
+        var named = queue.queued.filter { $0.sequence == number && (platform == nil || $0.pns == platform) }
+        for delivery in queue.deferred.positions(of: number).map(queue.deferred.delivery) + queue.dead.positions(of: number).map({ queue.dead[$0] })
+        where platform == nil || delivery.pns == platform {
+            named.append(delivery)
         }
         switch named.count {
         case 0: throw .invalidArgument("no message '\(given)' in the outbox; `notifyctl outbox` lists them")

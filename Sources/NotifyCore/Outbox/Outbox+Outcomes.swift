@@ -102,7 +102,7 @@ extension Outbox {
             outcomes.written(delivery.id)
             // Delivered ones were told above. A cancel, purge or expiry while it was being
             // written reported the delivery itself.
-            if done || queue.delivery(delivery.id)?.status == delivery.status { report(delivery) }
+            if done || queue.stillHolds(delivery) { report(delivery) }
         }
         let ids = results.map(\.id)
         // Their senders hear these outcomes before a retry that fell due during the write starts.

@@ -117,13 +117,16 @@ public actor Outbox: Service {
     private func queueLoaded(_ entries: [OutboxStore.LoadedEntry]) -> Int {
         let account = accounts.currentKey
         queue.setAccount(account)
-        queue.reserveDeferred(entries.count)
+        let dead = entries.count { $0.state != .queued }
+        queue.reserveDeferred(entries.count - dead)
+        queue.reserveDead(dead)
         var highest = 0
         for entry in entries {
             var delivery = entry.delivery
             highest = max(highest, delivery.sequence)
             // Entries from before accounts were recorded belong to the login they were queued under.
-            let adopted = delivery.account == nil && account != nil
+            // Only a queued one: a failed or expired one is never sent, and may come without its text.
+            let adopted = delivery.account == nil && account != nil && delivery.state == .queued
             if adopted { delivery.account = account }
             if let stored = entry.stored, delivery.message.isEmpty && DeferredDeliveries.fits(delivery) {
                 // Written with the account once it is read back and changes.
@@ -245,7 +248,11 @@ public actor Outbox: Service {
         let now = clock.now()
         let expired = queue.expireKeepingPlaces(now: now)
         if !expired.isEmpty { recordExpired(expired) }
-        promote()
+        // After a week offline, messages expire second by second for as long as they were
+        // queued: each one moved up would be read whole to expire in the active part and
+        // wait whole for the writer. Held while an expiry is written, they expire as the
+        // small entries they are, and move up at the pass after the write.
+        if !outcomes.expiryBeingWritten { promote() }
         let keepsLanes = backendLanes != nil
         let ready = queue.takeReady(now: now, depth: keepsLanes ? Self.laneDepth : 1, unchained: keepsLanes ? lanes.brokenKeys : [],
                                     requestsPerConnection: backend.requestsPerConnection, beingWritten: outcomes.beingWritten)
@@ -270,39 +277,61 @@ public actor Outbox: Service {
 
     /// Writes the deliveries that expired, then tells their senders. One that was deferred
     /// is read back whole first: its record keeps its message.
-    private func recordExpired(_ places: [(delivery: Delivery, stored: StoredEntry?)]) {
-        let expired = places.map(\.delivery)
-        for delivery in expired {
-            logger.warning("outbox: message \(delivery.id) to \(delivery.to) expired undelivered after \(delivery.attempts == 1 ? "1 attempt" : "\(delivery.attempts) attempts")")
-            outcomes.writing(delivery.id)
-        }
-        // Handed over now, in order with the other changes; awaited below.
-        let store = self.store
-        let writes = places.map { place -> @Sendable () -> Void in
-            guard let stored = place.stored else { return persisting(place.delivery) }
-            let logger = self.logger
-            let gone = place.delivery
-            return {
+    private func recordExpired(_ expired: OutboxQueue.Expired) {
+        logExpired(expired)
+        let ids = expired.ids
+        for id in ids { outcomes.writing(id) }
+        // Handed over now, in order with the other changes (a cancel's removal after it);
+        // awaited below. One job, not one per message: 100,000 may expire at once.
+        let (store, logger) = (self.store, self.logger)
+        let active = expired.active.map(persisting)
+        let deferred = expired.deferred
+        outcomes.expiryWriteStarted()
+        writer.enqueue {
+            for write in active { write() }
+            for gone in deferred {
                 // Read on the writer's thread, after the changes handed over before it.
-                guard case .success(var whole) = store.read(gone.id, at: stored) else { return }
-                whole.state = gone.state
-                whole.lastError = gone.lastError
+                guard case .success(var whole) = store.read(gone.id, at: gone.stored) else { continue }
+                whole.state = .expired
+                whole.lastError = OutboxQueue.expiryError
                 whole.nextAttemptAt = nil
-                if whole.account == nil { whole.account = gone.account }
                 do throws(CoreError) { try store.save(whole) } catch { logger.error(error.description) }
             }
         }
-        writer.enqueue { for write in writes { write() } }
         // After the writes, without holding up this pass: the senders hear of an expiry
         // only once it is on disk (`outcomes.beingWritten` keeps them waiting meanwhile).
         Task {
             await writer.drain()
-            for delivery in expired {
+            outcomes.expiryWriteDone()
+            for delivery in expired.active {
                 outcomes.written(delivery.id)
-                if queue.delivery(delivery.id)?.status == delivery.status { report(delivery) }
+                if queue.stillHolds(delivery) { report(delivery) }
             }
-            pump(changed: expired.map(\.id))
+            for gone in expired.deferred {
+                let id = gone.id
+                outcomes.written(id)
+                // As `dead` keeps it, unless a cancel or purge took it meanwhile.
+                guard var delivery = queue.dead.position(of: id).map({ queue.dead[$0] }) else { continue }
+                delivery.senderWaiting = gone.senderWaiting
+                report(delivery)
+            }
+            pump(changed: ids)
             releaseIfEmptied()
+        }
+    }
+
+    /// Each expiry in the log, up to a few; the rest in one line: after a week offline,
+    /// everything queued may expire at once.
+    private func logExpired(_ expired: OutboxQueue.Expired) {
+        let shown = 10
+        for delivery in expired.active.prefix(shown) {
+            logger.warning("outbox: message \(delivery.id) to \(delivery.to) expired undelivered after \(delivery.attempts == 1 ? "1 attempt" : "\(delivery.attempts) attempts")")
+        }
+        for gone in expired.deferred.prefix(max(0, shown - expired.active.count)) {
+            logger.warning("outbox: message \(gone.id) expired undelivered")
+        }
+        if expired.count > shown {
+            logger.warning("outbox: \(expired.count - shown) more messages expired undelivered; `notifyctl outbox` lists them")
         }
     }
 

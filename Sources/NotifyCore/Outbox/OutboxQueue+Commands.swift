@@ -27,20 +27,20 @@ extension OutboxQueue {
             deferred.tidy()
             return delivery
         }
-        if let index = dead.firstIndex(where: { $0.id == id }) {
-            return dead.remove(at: index)
+        if let position = dead.position(of: id) {
+            return dead.remove(at: position)
         }
         return nil
     }
 
     /// Forgets the failed and expired deliveries, and those held for an account that is
-    /// not logged in; returns them.
-    public mutating func purgeDead() -> [Delivery] {
-        var held: [Delivery] = []
+    /// not logged in; returns their ids.
+    public mutating func purgeDead() -> [String] {
+        var held: [String] = []
         let account = self.account
         queued.removeAll { delivery, inFlight in
             guard Self.isHeld(delivery, account: account) && !inFlight else { return false }
-            held.append(delivery)
+            held.append(delivery.id)
             return true
         }
         if !deferred.isEmpty {
@@ -49,12 +49,11 @@ extension OutboxQueue {
                 return key.account == nil || key.account != account
             }
             for position in positions {
-                held.append(deferred.delivery(at: position))
+                held.append(deferred.delivery(at: position).id)
                 deferred.remove(at: position)
             }
             deferred.tidy()
         }
-        defer { dead = [] }
-        return dead + held
+        return dead.removeAll() + held
     }
 }

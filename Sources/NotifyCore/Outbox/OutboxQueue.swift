@@ -35,8 +35,9 @@ public struct OutboxQueue: Sendable {
     /// Keys whose active deliveries left since the last `takePromotions`: their next
     /// deferred ones may move up.
     var freed: Set<String> = []
-    /// Failed or expired after queueing: kept to be reported, never dropped silently.
-    public internal(set) var dead: [Delivery] = []
+    /// Failed or expired after queueing: kept to be reported, never dropped silently; as
+    /// entries without their text, which their records on disk keep (`DeadDeliveries`).
+    public internal(set) var dead = DeadDeliveries()
     public internal(set) var backoff: Backoff
     public internal(set) var concurrency: Int
     /// Set while the backend refuses the credentials: nothing goes out until `resume`.
@@ -114,6 +115,12 @@ public struct OutboxQueue: Sendable {
         addActive(delivery)
     }
 
+    /// Room for `count` failed or expired deliveries in one allocation, made before a
+    /// start adds them (as `reserveDeferred` for the queued ones).
+    public mutating func reserveDead(_ count: Int) {
+        dead.reserveCapacity(count)
+    }
+
     mutating func addActive(_ delivery: Delivery) {
         if Delivery.sequence(inID: delivery.id) != delivery.sequence { idsFollowSequence = false }
         queued.insert(delivery, at: firstQueuedIndex(atOrAfter: delivery.sequence + 1))
@@ -121,7 +128,7 @@ public struct OutboxQueue: Sendable {
     }
 
     public func delivery(_ id: String) -> Delivery? {
-        queuedIndex(of: id).map { queued[$0] } ?? deferredPosition(of: id).map(deferred.delivery) ?? dead.first { $0.id == id }
+        queuedIndex(of: id).map { queued[$0] } ?? deferredPosition(of: id).map(deferred.delivery) ?? dead.position(of: id).map { dead[$0] }
     }
 
     /// Where `id` is in `queued`. Every waiting sender asks after its deliveries on each
@@ -285,31 +292,67 @@ public struct OutboxQueue: Sendable {
         paused = false
     }
 
-    /// Moves queued deliveries past their expiry (and not in flight) to `dead`. Those that
-    /// were deferred come without their message, with where their record is.
+    /// Moves queued deliveries past their expiry (and not in flight) to `dead`, and returns
+    /// them as `dead` keeps them.
     public mutating func expire(now: Date) -> [Delivery] {
-        expireKeepingPlaces(now: now).map(\.delivery)
+        expireKeepingPlaces(now: now).ids.compactMap { id in dead.position(of: id).map { dead[$0] } }
     }
 
-    public mutating func expireKeepingPlaces(now: Date) -> [(delivery: Delivery, stored: StoredEntry?)] {
-        var expired: [(delivery: Delivery, stored: StoredEntry?)] = []
+    /// What `expire` moved to `dead`, for the outbox to write: the active part's deliveries
+    /// whole, and where the deferred part's records are. 100,000 messages may expire at once
+    /// after a week offline: each of the deferred part's is 24 bytes here.
+    public struct Expired: Sendable {
+        public var active: [Delivery] = []
+        public var deferred: [DeferredExpiry] = []
+
+        public var isEmpty: Bool { active.isEmpty && deferred.isEmpty }
+        public var count: Int { active.count + deferred.count }
+        public var ids: [String] { active.map(\.id) + deferred.map(\.id) }
+    }
+
+    /// A deferred delivery that expired: the rest of it is in `dead`.
+    public struct DeferredExpiry: Sendable {
+        public var sequence: Int
+        public var platform: Platform?
+        public var stored: StoredEntry
+        public var senderWaiting: Bool
+
+        public var id: String { Delivery.id(sequence: sequence, platform: platform) }
+    }
+
+    /// Why an expired delivery was not sent.
+    static let expiryError = WireError(code: .timeout, message: "not delivered before it expired")
+
+    public mutating func expireKeepingPlaces(now: Date) -> Expired {
+        var expired = Expired()
+        var emptied = Set<String>()
         if let floor = deferred.expiryFloor, floor <= now {
-            for position in deferred.expired(now: now) {
-                var gone = deferred.delivery(at: position)
-                let stored = deferred.stored(at: position)
-                freed.insert(gone.orderKey)
-                deferred.remove(at: position)
-                gone.state = .expired
-                gone.lastError = WireError(code: .timeout, message: "not delivered before it expired")
-                expired.append((gone, stored))
+            let positions = deferred.expired(now: now)
+            expired.deferred.reserveCapacity(positions.count)
+            for position in positions {
+                let key = deferred.orderKey(at: position)
+                freed.insert(key)
+                emptied.insert(key)
+                let entry = deferred.entries[position]
+                expired.deferred.append(DeferredExpiry(sequence: entry.sequence, platform: deferred.keys[Int(entry.key)].platform,
+                                                       stored: deferred.stored(at: position), senderWaiting: entry.senderWaiting))
             }
+            // Made one at a time as `dead` takes them: never all of them whole at once.
+            dead.append(contentsOf: positions.lazy.map { [deferred] position in
+                var delivery = deferred.delivery(at: position)
+                delivery.state = .expired
+                delivery.lastError = Self.expiryError
+                return delivery
+            })
+            for position in positions { deferred.remove(at: position) }
             deferred.tidy()
         }
-        let active = expireActive(now: now)
-        if !active.isEmpty && !deferred.isEmpty { freed.formUnion(active.map(\.orderKey)) }
-        dead += expired.map(\.delivery)
-        forgetWaitsOfEmptiedKeys(Set(active.map(\.orderKey) + expired.map(\.delivery.orderKey)))
-        return active.map { ($0, nil) } + expired
+        expired.active = expireActive(now: now)
+        if !expired.active.isEmpty && !deferred.isEmpty { freed.formUnion(expired.active.map(\.orderKey)) }
+        dead.append(contentsOf: expired.active)
+        emptied.formUnion(expired.active.map(\.orderKey))
+        forgetWaitsOfEmptiedKeys(emptied)
+        return expired
     }
 
     /// A key whose last message expired owes nothing any more: as after a refusal, its
@@ -336,14 +379,23 @@ public struct OutboxQueue: Sendable {
             gone.state = .expired
             gone.nextAttemptAt = nil
             if gone.lastError == nil {
-                gone.lastError = WireError(code: .timeout, message: "not delivered before it expired")
+                gone.lastError = Self.expiryError
             }
             expired.append(gone)
             return true
         }
         expiryFloor = earliest
-        dead += expired
         return expired
+    }
+
+    /// Whether the queue still holds `delivery` as it was: not cancelled, purged or changed
+    /// since. Compared as listed, but for the first words: `dead` keeps no text.
+    public func stillHolds(_ delivery: Delivery) -> Bool {
+        guard var now = self.delivery(delivery.id)?.status else { return false }
+        var then = delivery.status
+        now.preview = nil
+        then.preview = nil
+        return now == then
     }
 
     public func isInFlight(_ id: String) -> Bool { queuedIndex(of: id).map(queued.isInFlight) ?? false }

@@ -97,6 +97,13 @@ public struct OutboxStore: Sendable {
             case .indexed(let index): index.sequence
             }
         }
+
+        public var state: DeliveryState {
+            switch form {
+            case .whole(let delivery): delivery.state
+            case .indexed(let index): index.state
+            }
+        }
     }
 
     /// `load`, each delivery with where its record is, in sequence order.
