@@ -89,6 +89,53 @@ struct OutboxBatchStoreTests {
         #expect(try OutboxStoreTests.names(store).isEmpty)
     }
 
+    /// A member written to a file of its own (it failed, or expired, or waits for a retry)
+    /// leaves its batch: once all have, the batch goes, and only their files are left,
+    /// which a restart reads as they were written.
+    @Test func membersSavedToFilesOfTheirOwnLeaveTheirBatchWhichGoesOnceAllHave() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        var batch = (1...3).map { OutboxStoreTests.delivery($0) }
+        try store.save(batch: batch)
+        let name = "batch-" + batch[2].id
+        batch[1].state = .expired
+        try store.save(batch[1])
+        #expect(try OutboxStoreTests.names(store) == [batch[1].id + ".json", name + ".done", name + ".json"])
+        for index in [0, 2] {
+            batch[index].state = .failed
+            try store.save(batch[index])
+        }
+        #expect(try OutboxStoreTests.names(store) == batch.map { $0.id + ".json" })
+
+        let restarted = OutboxStore(stateDirectory: scratch.path)
+        #expect(restarted.load().0 == batch)
+        for delivery in batch { try restarted.remove(delivery.id) }
+        #expect(try OutboxStoreTests.names(store).isEmpty)
+    }
+
+    /// A stop between a member's own file and the line saying it left: a start reads the
+    /// file, has the member leave then, and lets the batch go once none is left in it.
+    @Test func aMemberWhoseFileWasWrittenButNotItsLeavingLeavesAtTheNextStart() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        var batch = (1...2).map { OutboxStoreTests.delivery($0) }
+        try OutboxStore(stateDirectory: scratch.path).save(batch: batch)
+        // A store that does not know the batch writes the files alone.
+        let unaware = OutboxStore(stateDirectory: scratch.path)
+        for index in batch.indices {
+            batch[index].attempts = 1
+            try unaware.save(batch[index])
+        }
+        #expect(try OutboxStoreTests.names(unaware).filter { $0.hasPrefix("batch-") }.count == 1)
+
+        let restarted = OutboxStore(stateDirectory: scratch.path)
+        #expect(restarted.load().0 == batch)
+        #expect(try OutboxStoreTests.names(restarted) == batch.map { $0.id + ".json" })
+        for delivery in batch { try restarted.remove(delivery.id) }
+        #expect(try OutboxStoreTests.names(restarted).isEmpty)
+    }
+
     /// A file of its own that this notifyd could not read (a newer one's) goes with the
     /// member too, as it did when every removal looked for one.
     @Test func aMembersUnreadableOwnFileGoesWithItAfterARestart() throws {

@@ -185,11 +185,19 @@ public struct OutboxStore: Sendable {
                 forget(batch)
                 continue
             }
-            // A member with a file of its own, read or not, has it removed with it.
-            let ids = pending.map(\.id)
-            batches.add(batch, members: pending.map { ($0.id, $0.sequence) },
-                        withOwnFiles: Set(ids.filter { present.contains($0 + ".json") }))
-            deliveries += single.isEmpty ? pending : pending.filter { single[$0.id] == nil }
+            // A member whose own file was read leaves the batch here, as `save` has it leave
+            // (a stop came between the two); one whose file could not be read is the batch's.
+            let left = single.isEmpty ? [] : pending.filter { single[$0.id] != nil }.map(\.id)
+            let members = left.isEmpty ? pending : pending.filter { single[$0.id] == nil }
+            if !left.isEmpty { _ = doneLogs.append(left, to: path(batch) + ".done") }
+            if members.isEmpty {
+                forget(batch)
+                continue
+            }
+            // One whose file was left unread (a newer notifyd's) has it removed with it.
+            batches.add(batch, members: members.map { ($0.id, $0.sequence) },
+                        withOwnFiles: Set(members.map(\.id).filter { present.contains($0 + ".json") }))
+            deliveries += members
         }
         // Sorted by key and position, then moved once: sorting the entries themselves moved
         // each a dozen times.
@@ -286,7 +294,24 @@ public struct OutboxStore: Sendable {
             throw .storage("cannot encode an outbox entry: \(error)")
         }
         try AtomicFile.write(data, to: path(delivery.id) + ".json", using: calls)
-        batches.noteOwnFile(delivery.id)
+        leaveBatch(delivery.id)
+    }
+
+    /// A batch member written to a file of its own leaves its batch, as one that was sent
+    /// does (its id in the batch's `.done`): its file holds all of it now. Once every member
+    /// has left, the batch goes: a batch whose messages all expired or failed is not kept
+    /// on disk beside their own files, nor in memory (with each one's id) after a restart.
+    private func leaveBatch(_ id: String) {
+        switch batches.remove(id).0 {
+        case .none:
+            break
+        case .pending(let batch):
+            // Should the line not be written, a start finds the file, which wins over the
+            // batch's copy, and has the member leave then.
+            _ = doneLogs.append(id, to: path(batch) + ".done")
+        case .finished(let batch):
+            forget(batch)
+        }
     }
 
     /// How many removal logs are open now.
@@ -321,8 +346,9 @@ public struct OutboxStore: Sendable {
         }
         for id in ids {
             let (removal, ownFile) = batches.remove(id)
-            // A batch member has a file of its own only once it changed after the batch was
-            // written; most never do, and looking for the file costs a path lookup each.
+            // A batch member has a file of its own only when a start found one it could not
+            // read (one written later makes it leave the batch), and looking for the file
+            // costs a path lookup each.
             if ownFile {
                 writeLogged()
                 if calls.unlink(path(id) + ".json") != 0 && errno != ENOENT {
