@@ -169,6 +169,44 @@ struct OutboxDeferredTests {
         await second.shutdown()
     }
 
+    /// After a week offline, messages expire pass after pass for as long as they were
+    /// queued. While an expiry is written, what is deferred stays deferred: moved up, each
+    /// would be read whole only to expire in the active part and wait whole for the writer.
+    /// Once the write is done, the next ones move up.
+    @Test func nothingMovesUpWhileAnExpiryIsWritten() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let recorder = FileCallRecorder(root: directory.path)
+        let backend = FakeBackend()
+        backend.failEverything(.status(503, retryAfter: nil, body: ""))
+        let clock = ManualClock()
+        let outbox = try await DurableWriteTests.outbox(directory, recorder, backend: backend, clock: clock)
+        await outbox.setActiveLimits(4, perKey: 2)
+        func accept(_ count: Int) async throws -> [String] {
+            var ids: [String] = []
+            for number in 0..<count { ids += try await outbox.enqueue(to: number % 2 == 0 ? "bob" : "carol", message: "message \(number)", platforms: [.apns]) }
+            try await outbox.committed(ids)
+            return ids
+        }
+        let first = try await accept(10)
+        clock.advance(by: 86_400)
+        let second = try await accept(10)
+        #expect(await eventually { await outbox.nothingUnderWay })
+        #expect(await outbox.queue.deferred.count == 16)
+
+        // The first ten expire (the active part's four, then six deferred); their write is held.
+        recorder.holdNext("fsync outbox/\(first[0]).json.tmp")
+        clock.advance(by: 6 * 86_400 + 1)
+        #expect(await eventually { recorder.isHolding })
+        #expect(await outbox.queue.dead.count == 10)
+        #expect(await outbox.queue.queued.isEmpty, "nothing moved up while the expiry is written")
+        #expect(await outbox.queue.deferred.count == 10)
+        recorder.release()
+        #expect(await eventually { await outbox.queue.queued.map(\.id) == Array(second.prefix(4)) }, "moved up once it is written")
+        #expect(await outbox.list().filter { $0.state == .expired }.map(\.id) == first)
+        await outbox.shutdown()
+    }
+
     /// A failed record written before accounts were recorded is not adopted by the login,
     /// as a queued one is: it is never sent, and a start keeps it without its text, which
     /// must not be written back without it.

@@ -182,11 +182,10 @@ extension Outbox {
         guard let first = parts.first, first.allSatisfy(\.isASCII), let number = Int(first), number >= 0 else {
             throw .invalidArgument("no message '\(given)' in the outbox; `notifyctl outbox` lists them")
         }
-        var named = queue.queued.filter { $0.sequence == number && (platform == nil || $0.pns == platform) }
-        for delivery in queue.deferred.positions(of: number).map(queue.deferred.delivery) + queue.dead.positions(of: number).map({ queue.dead[$0] })
-        where platform == nil || delivery.pns == platform {
-            named.append(delivery)
-        }
+        // The deferred and failed parts are searched by number, not gone through whole.
+        let numbered = queue.queued.filter { $0.sequence == number } + queue.deferred.positions(of: number).map(queue.deferred.delivery)
+            + queue.dead.positions(of: number).map { queue.dead[$0] }
+        let named = numbered.filter { platform == nil || $0.pns == platform }
         switch named.count {
         case 0: throw .invalidArgument("no message '\(given)' in the outbox; `notifyctl outbox` lists them")
         case 1: return named[0].id
