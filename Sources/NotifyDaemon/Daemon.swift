@@ -79,7 +79,8 @@ public final class Daemon: Sendable {
         } catch {
             throw .startup(error.description)
         }
-        try StateDirectoryCheck.run(configuration.stateDirectory)
+        // Again once the directory exists, unless `main` found it there and checked it.
+        if !configuration.stateDirectoryChecked { try StateDirectoryCheck.run(configuration.stateDirectory) }
         let lock = try StateDirectoryLock(directory: configuration.stateDirectory)
         removeStaleTemporaries()
         let socket: ListeningSocket

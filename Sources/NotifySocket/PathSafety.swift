@@ -25,6 +25,12 @@ public enum PathSafety {
     public static func problem(at path: String, uid: UInt32, rootMayOwn: Bool = true, stickyAllowed: Bool) -> Problem? {
         var info = stat()
         guard stat(path, &info) == 0 else { return .cannotInspect(errnoText()) }
+        return problem(of: info, uid: uid, rootMayOwn: rootMayOwn, stickyAllowed: stickyAllowed)
+    }
+
+    /// `problem(at:)` for what a `stat` of the path found: a caller that has one already
+    /// (each of 100,000 outbox files, at each start) need not make a second.
+    public static func problem(of info: stat, uid: UInt32, rootMayOwn: Bool = true, stickyAllowed: Bool) -> Problem? {
         let owner = UInt32(info.st_uid)
         guard rootMayOwn ? TrustedUser.includes(owner, own: uid) : owner == uid else { return .ownedBy(owner) }
         let writableByOthers = info.st_mode & 0o022 != 0

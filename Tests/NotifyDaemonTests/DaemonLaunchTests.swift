@@ -53,6 +53,26 @@ struct DaemonLaunchTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.file("state")), "nothing made")
     }
 
+    /// The check `main` makes covers a state directory that exists (each of its files
+    /// looked at), and the start need not make it again; one not made yet is checked by the
+    /// start, once it exists.
+    @Test func theStartChecksTheStateDirectoryAgainOnlyWhenItWasNotThere() throws {
+        let (fresh, scratch) = try Self.launch(config: "")
+        defer { scratch.remove() }
+        guard case .ready(let unmade, _) = try fresh.get() else {
+            Issue.record("expected a daemon ready to start")
+            return
+        }
+        #expect(!unmade.stateDirectoryChecked, "not there yet: checked by the start")
+        try FileManager.default.createDirectory(atPath: scratch.file("state"), withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let arguments = try DaemonArguments.parse(["--config", scratch.file("config"), "--state-dir", scratch.file("state"), "--socket", scratch.file("s.sock")])
+        guard case .ready(let made, _) = try DaemonLaunch.prepare(arguments, environment: [:]) else {
+            Issue.record("expected a daemon ready to start")
+            return
+        }
+        #expect(made.stateDirectoryChecked)
+    }
+
     @Test func aStateDirectoryOthersMayChangeIsRefused() throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }

@@ -49,6 +49,7 @@ public enum DaemonLaunch {
         if let problem = StateDirectoryCheck.problem(configuration.stateDirectory) {
             throw Failure(message: problem, status: DaemonExitStatus.configuration)
         }
+        configuration.stateDirectoryChecked = FileManager.default.fileExists(atPath: configuration.stateDirectory)
         // Everything written to standard error goes to `log_file` when there is one, and to
         // the file of that name again after each reload.
         let logFile = LogFile(environment: environment)

@@ -13,7 +13,7 @@ import NotifySocket
 
 /// What must hold of the state directory before notifyd reads or writes anything in it.
 /// Run by `main` before the daemon is made (which reads the state and the credentials),
-/// and again by `Daemon.start` once the directory exists.
+/// and again by `Daemon.start` once the directory exists, when `main` did not find it.
 ///
 /// The state directory holds the password and the messages notifyd sends in its user's
 /// name, so, as ssh's StrictModes does for `~/.ssh`, nobody else may be able to change it:
@@ -88,7 +88,7 @@ public enum StateDirectoryCheck {
         var info = stat()
         // Gone meanwhile, or a dangling link: nothing anyone could make notifyd read.
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR else { return }
-        switch PathSafety.problem(at: path, uid: uid, rootMayOwn: false, stickyAllowed: false) {
+        switch PathSafety.problem(of: info, uid: uid, rootMayOwn: false, stickyAllowed: false) {
         case nil, .cannotInspect:
             return
         case .ownedBy(let owner):
