@@ -20,8 +20,9 @@ import NotifySystem
 /// sent in another account's name) until their account logs in again or they are purged.
 public struct OutboxQueue: Sendable {
     // What is not private here is shared with OutboxQueue+EarlyEnds.swift (what ends a
-    // wait before its time), OutboxQueue+Commands.swift (what `outbox` commands change) and
-    // OutboxQueue+Deferred.swift (the part of the queue kept as index entries).
+    // wait before its time), OutboxQueue+Commands.swift (what `outbox` commands change),
+    // OutboxQueue+Deferred.swift (the part of the queue kept as index entries) and
+    // OutboxQueue+Expiry.swift (what expires, into `dead`).
     /// The active part: every key's first deliveries, whole, the ones that go out next.
     public internal(set) var queued = QueuedDeliveries()
     /// The rest, as index entries, their records on disk: queued behind the active part of
@@ -50,7 +51,7 @@ public struct OutboxQueue: Sendable {
     private var idsFollowSequence = true
     /// At most the earliest expiry of a queued delivery not in flight (nil: none is
     /// queued): while it lies ahead, nothing can expire and `expire` need not look.
-    private var expiryFloor: Date?
+    var expiryFloor: Date?
     var retryAt: [String: Wait] = [:]
     var failures: [String: Int] = [:]
     /// Keys waiting out their own backoff after a failure without `Retry-After`, with their
@@ -281,7 +282,7 @@ public struct OutboxQueue: Sendable {
         delivery.lastError?.message = backoff.noted(error.message, retryAfter: retryAfter)
     }
 
-    private mutating func endRecoverableWait(_ key: String) {
+    mutating func endRecoverableWait(_ key: String) {
         if !recoverable.isEmpty { recoverable[key] = nil }
         if !cutShort.isEmpty { cutShort.remove(key) }
         if !offline.isEmpty { offline[key] = nil }
@@ -290,102 +291,6 @@ public struct OutboxQueue: Sendable {
     /// Credentials changed: try again.
     public mutating func resume() {
         paused = false
-    }
-
-    /// Moves queued deliveries past their expiry (and not in flight) to `dead`, and returns
-    /// them as `dead` keeps them.
-    public mutating func expire(now: Date) -> [Delivery] {
-        expireKeepingPlaces(now: now).ids.compactMap { id in dead.position(of: id).map { dead[$0] } }
-    }
-
-    /// What `expire` moved to `dead`, for the outbox to write: the active part's deliveries
-    /// whole, and where the deferred part's records are. 100,000 messages may expire at once
-    /// after a week offline: each of the deferred part's is 24 bytes here.
-    public struct Expired: Sendable {
-        public var active: [Delivery] = []
-        public var deferred: [DeferredExpiry] = []
-
-        public var isEmpty: Bool { active.isEmpty && deferred.isEmpty }
-        public var count: Int { active.count + deferred.count }
-        public var ids: [String] { active.map(\.id) + deferred.map(\.id) }
-    }
-
-    /// A deferred delivery that expired: the rest of it is in `dead`.
-    public struct DeferredExpiry: Sendable {
-        public var sequence: Int
-        public var platform: Platform?
-        public var stored: StoredEntry
-        public var senderWaiting: Bool
-
-        public var id: String { Delivery.id(sequence: sequence, platform: platform) }
-    }
-
-    /// Why an expired delivery was not sent.
-    static let expiryError = WireError(code: .timeout, message: "not delivered before it expired")
-
-    public mutating func expireKeepingPlaces(now: Date) -> Expired {
-        var expired = Expired()
-        var emptied = Set<String>()
-        if let floor = deferred.expiryFloor, floor <= now {
-            let positions = deferred.expired(now: now)
-            expired.deferred.reserveCapacity(positions.count)
-            for position in positions {
-                let key = deferred.orderKey(at: position)
-                freed.insert(key)
-                emptied.insert(key)
-                let entry = deferred.entries[position]
-                expired.deferred.append(DeferredExpiry(sequence: entry.sequence, platform: deferred.keys[Int(entry.key)].platform,
-                                                       stored: deferred.stored(at: position), senderWaiting: entry.senderWaiting))
-            }
-            // Made one at a time as `dead` takes them: never all of them whole at once.
-            dead.append(contentsOf: positions.lazy.map { [deferred] position in
-                var delivery = deferred.delivery(at: position)
-                delivery.state = .expired
-                delivery.lastError = Self.expiryError
-                return delivery
-            })
-            for position in positions { deferred.remove(at: position) }
-            deferred.tidy()
-        }
-        expired.active = expireActive(now: now)
-        if !expired.active.isEmpty && !deferred.isEmpty { freed.formUnion(expired.active.map(\.orderKey)) }
-        dead.append(contentsOf: expired.active)
-        emptied.formUnion(expired.active.map(\.orderKey))
-        forgetWaitsOfEmptiedKeys(emptied)
-        return expired
-    }
-
-    /// A key whose last message expired owes nothing any more: as after a refusal, its
-    /// next message is tried at once, not behind the backoff of the one given up.
-    private mutating func forgetWaitsOfEmptiedKeys(_ keys: Set<String>) {
-        for key in keys where queued.count(of: key) == 0 && deferred.count(of: key) == 0 {
-            failures[key] = nil
-            retryAt[key] = nil
-            endRecoverableWait(key)
-        }
-    }
-
-    private mutating func expireActive(now: Date) -> [Delivery] {
-        guard let floor = expiryFloor, floor <= now else { return [] }
-        var expired: [Delivery] = []
-        var earliest: Date?
-        queued.removeAll { delivery, inFlight in
-            if inFlight { return false }
-            guard delivery.expiresAt <= now else {
-                if earliest.map({ delivery.expiresAt < $0 }) ?? true { earliest = delivery.expiresAt }
-                return false
-            }
-            var gone = delivery
-            gone.state = .expired
-            gone.nextAttemptAt = nil
-            if gone.lastError == nil {
-                gone.lastError = Self.expiryError
-            }
-            expired.append(gone)
-            return true
-        }
-        expiryFloor = earliest
-        return expired
     }
 
     /// Whether the queue still holds `delivery` as it was: not cancelled, purged or changed
