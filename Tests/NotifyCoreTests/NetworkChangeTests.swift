@@ -76,7 +76,13 @@ struct NetworkChangeTests {
             while let next = outbox.summary.nextAttemptAt, next <= start.addingTimeInterval(seconds) {
                 let count = sends
                 clock.advance(by: max(0, next.timeIntervalSince(clock.now())))
-                _ = await eventually { sends > count }
+                // Moved past its time, a retry goes; one that does not is a failure to see,
+                // not a reason to wait for ever.
+                guard await eventually(10, { sends > count }) else {
+                    let listed = await outbox.list().map { "\($0.id) \($0.state) next \(String(describing: $0.nextAttemptAt))" }
+                    Issue.record("no attempt at \(next) (now \(clock.now()), \(clock.sleeperCount) timers): \(listed)")
+                    break
+                }
             }
             return sends - before
         }

@@ -114,6 +114,24 @@ struct OutboxBatchStoreTests {
         #expect(try OutboxStoreTests.names(store).isEmpty)
     }
 
+    /// The line saying a member left could not be written (its log could not be opened, for
+    /// once): it stays a member, so that its removal later is logged, and it does not come
+    /// back from the batch's copy after a restart.
+    @Test func aMemberWhoseLeavingCouldNotBeLoggedIsStillRemovedForGood() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let store = OutboxStore(stateDirectory: scratch.path)
+        var batch = (1...2).map { OutboxStoreTests.delivery($0) }
+        try store.save(batch: batch)
+        let log = store.directory + "/batch-" + batch[1].id + ".done"
+        try FileManager.default.createDirectory(atPath: log, withIntermediateDirectories: false)
+        batch[0].state = .failed
+        try store.save(batch[0])
+        try FileManager.default.removeItem(atPath: log)
+        try store.remove(batch[0].id)
+        #expect(OutboxStore(stateDirectory: scratch.path).load().0 == [batch[1]])
+    }
+
     /// A stop between a member's own file and the line saying it left: a start reads the
     /// file, has the member leave then, and lets the batch go once none is left in it.
     @Test func aMemberWhoseFileWasWrittenButNotItsLeavingLeavesAtTheNextStart() throws {

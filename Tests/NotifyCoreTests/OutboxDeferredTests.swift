@@ -230,6 +230,28 @@ struct OutboxDeferredTests {
         await second.shutdown()
     }
 
+    /// A failed record with an id of its own (edited by hand) is kept whole among the failed
+    /// entries, in the order of its sequence, not of its id: a page in id order finds it all
+    /// the same.
+    @Test func aFailedRecordWithAnIDOfItsOwnIsOnItsPage() async throws {
+        let setup = try await Setup()
+        let now = setup.clock.now()
+        let store = OutboxStore(stateDirectory: setup.directory.path)
+        for sequence in 1...3 {
+            var failed = Delivery(sequence: sequence, to: "bob", platform: .apns, message: "text \(sequence)", createdAt: now,
+                                  expiresAt: now.addingTimeInterval(86_400), account: setup.accounts.currentKey)
+            failed.state = .failed
+            failed.attempts = 1
+            if sequence == 1 { failed.id = "hand-made" }
+            try store.save(failed)
+        }
+        let outbox = await setup.outbox()
+        let page = await outbox.page(limit: 5, after: Delivery.id(sequence: 2, platform: .apns))
+        #expect(page.deliveries.map(\.id) == [Delivery.id(sequence: 3, platform: .apns), "hand-made"])
+        #expect(page.deliveries.last?.preview == "text 1")
+        await outbox.shutdown()
+    }
+
     @Test func aBatchDamagedWhileItsMessagesWaitIsMovedAsideAndTheyAreListedFailed() async throws {
         let setup = try await Setup()
         setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))

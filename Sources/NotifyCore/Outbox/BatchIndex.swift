@@ -38,9 +38,10 @@ final class BatchIndex: Sendable {
         /// every batch is looked at, not only the one a search finds.
         var batches: [Batch] = []
         var overlapping = false
-        /// Members with a file of their own, by id: one a start found and could not read
-        /// (a newer notifyd's), which goes with the member. (A member that gets one written
-        /// leaves its batch: `OutboxStore.save`.)
+        /// Members with a file of their own, by id, which goes with the member: one a start
+        /// found and could not read (a newer notifyd's), or one written when the line saying
+        /// the member left could not be (a member that gets one otherwise leaves its batch:
+        /// `OutboxStore.save`).
         var withOwnFile: Set<String> = []
         /// The sequence numbers of members whose id does not begin with theirs.
         var oddIDs: [String: Int] = [:]
@@ -97,6 +98,21 @@ final class BatchIndex: Sendable {
     /// The name of the batch the delivery of `sequence` is pending in.
     func name(of sequence: Int) -> String? {
         state.withLock { state in Self.find(sequence, in: state).map { state.batches[$0].name } }
+    }
+
+    /// The name of the batch `id` is pending in.
+    func name(ofMember id: String) -> String? {
+        state.withLock { state in
+            Self.sequence(of: id, in: state).flatMap { Self.find($0, in: state) }.map { state.batches[$0].name }
+        }
+    }
+
+    /// A member got a file of its own that its batch's log does not say it left: removed
+    /// with it.
+    func noteOwnFile(_ id: String) {
+        state.withLock { state in
+            if let sequence = Self.sequence(of: id, in: state), Self.find(sequence, in: state) != nil { state.withOwnFile.insert(id) }
+        }
     }
 
     /// Where `id` was, and whether it may have a file of its own (always, outside a batch).

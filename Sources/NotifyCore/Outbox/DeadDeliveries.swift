@@ -100,7 +100,8 @@ public struct DeadDeliveries: RandomAccessCollection, Sendable {
             if let last = entries.last, !precedes(last, entry) { inOrder = false }
             entries.append(entry)
         }
-        // Once for a whole expiry, which comes as the active part's then the deferred part's.
+        // Once for a pass of the expiry that finds some in the active part: they come after
+        // the deferred part's, which follow theirs.
         if !inOrder { entries.sort(by: precedes) }
     }
 
@@ -153,6 +154,11 @@ public struct DeadDeliveries: RandomAccessCollection, Sendable {
         // One kept whole may have an id that does not begin with its sequence.
         guard !whole.isEmpty else { return nil }
         return entries.indices.first { entries[$0].isWhole && whole[Int(entries[$0].key)].id == id }
+    }
+
+    /// The positions of the deliveries kept whole, whose ids may not follow their order.
+    var positionsKeptWhole: [Int] {
+        whole.isEmpty ? [] : entries.indices.filter { entries[$0].isWhole }
     }
 
     /// The id of the delivery at `position`, without making the rest of it.

@@ -90,12 +90,21 @@ extension Outbox {
             if taken == wanted { break }
         }
         taken = 0
-        for position in queue.dead.firstPosition(atOrAfter: afterSequence)..<queue.dead.endIndex {
+        let from = queue.dead.firstPosition(atOrAfter: afterSequence)
+        var reached = from
+        for position in from..<queue.dead.endIndex {
+            reached = position + 1
             let id = queue.dead.id(at: position)
             guard follows(id) else { continue }
             candidates.append((id, .dead(position)))
             taken += 1
             if taken == wanted { break }
+        }
+        // One kept whole may have an id out of its sequence's order (edited by hand): each
+        // the loop did not reach is a candidate too.
+        for position in queue.dead.positionsKeptWhole where position < from || position >= reached {
+            let id = queue.dead.id(at: position)
+            if follows(id) { candidates.append((id, .dead(position))) }
         }
         candidates.sort { $0.id < $1.id }
         let chosen = candidates.prefix(wanted)

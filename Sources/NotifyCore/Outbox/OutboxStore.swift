@@ -187,17 +187,19 @@ public struct OutboxStore: Sendable {
             }
             // A member whose own file was read leaves the batch here, as `save` has it leave
             // (a stop came between the two); one whose file could not be read is the batch's.
-            let left = single.isEmpty ? [] : pending.filter { single[$0.id] != nil }.map(\.id)
+            var left = single.isEmpty ? [] : pending.filter { single[$0.id] != nil }.map(\.id)
+            // Should the line not be written, they stay members, their files removed with them.
+            if !left.isEmpty && doneLogs.append(left, to: path(batch) + ".done") != nil { left = [] }
             let members = left.isEmpty ? pending : pending.filter { single[$0.id] == nil }
-            if !left.isEmpty { _ = doneLogs.append(left, to: path(batch) + ".done") }
             if members.isEmpty {
                 forget(batch)
                 continue
             }
-            // One whose file was left unread (a newer notifyd's) has it removed with it.
+            // One with a file of its own (read, or a newer notifyd's left unread) has it
+            // removed with it; the file, when read, is what is queued.
             batches.add(batch, members: members.map { ($0.id, $0.sequence) },
                         withOwnFiles: Set(members.map(\.id).filter { present.contains($0 + ".json") }))
-            deliveries += members
+            deliveries += members.filter { single[$0.id] == nil }
         }
         // Sorted by key and position, then moved once: sorting the entries themselves moved
         // each a dozen times.
@@ -302,16 +304,15 @@ public struct OutboxStore: Sendable {
     /// has left, the batch goes: a batch whose messages all expired or failed is not kept
     /// on disk beside their own files, nor in memory (with each one's id) after a restart.
     private func leaveBatch(_ id: String) {
-        switch batches.remove(id).0 {
-        case .none:
-            break
-        case .pending(let batch):
-            // Should the line not be written, a start finds the file, which wins over the
-            // batch's copy, and has the member leave then.
-            _ = doneLogs.append(id, to: path(batch) + ".done")
-        case .finished(let batch):
-            forget(batch)
+        guard let batch = batches.name(ofMember: id) else { return }
+        // The line first, the index after: a member the index forgot without it would come
+        // back from the batch's copy once its own file is removed. Without the line it stays
+        // a member, its file removed with it, as before files made members leave.
+        guard doneLogs.append(id, to: path(batch) + ".done") == nil else {
+            batches.noteOwnFile(id)
+            return
         }
+        if case .finished(let name) = batches.remove(id).0 { forget(name) }
     }
 
     /// How many removal logs are open now.

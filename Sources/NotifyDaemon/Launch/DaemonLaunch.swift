@@ -46,10 +46,12 @@ public enum DaemonLaunch {
                                        hint: "\n(run `notifyd --check-config` after fixing)")
         }
         // Before anything reads the state directory: the daemon reads it as it is made.
+        // Whether it was there is asked first: one made after the check was not checked.
+        let existed = FileManager.default.fileExists(atPath: configuration.stateDirectory)
         if let problem = StateDirectoryCheck.problem(configuration.stateDirectory) {
             throw Failure(message: problem, status: DaemonExitStatus.configuration)
         }
-        configuration.stateDirectoryChecked = FileManager.default.fileExists(atPath: configuration.stateDirectory)
+        configuration.stateDirectoryChecked = existed
         // Everything written to standard error goes to `log_file` when there is one, and to
         // the file of that name again after each reload.
         let logFile = LogFile(environment: environment)
