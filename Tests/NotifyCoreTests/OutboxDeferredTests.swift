@@ -121,6 +121,8 @@ struct OutboxDeferredTests {
         // Past `outbox_expiry` (7 days) with the backend still away.
         setup.clock.advance(by: 8 * 86_400)
         #expect(await eventually { await first.list().filter { $0.state == .expired }.count == 2 })
+        // The first words are read from the file that says it expired, once it is written.
+        #expect(await eventually { await first.outcomes.noneBeingWritten })
         #expect(await first.queue.dead.map(\.message) == ["", ""], "kept without its text once it expired")
         let before = await first.list()
         #expect(before.map(\.id) == ids && before.allSatisfy { $0.preview == String(text.prefix(40)) })
