@@ -209,6 +209,38 @@ struct OutboxDeferredTests {
         await outbox.shutdown()
     }
 
+    /// The hold lasts while the active part's expiries are written, not the deferred part's,
+    /// which after a week offline may take a minute: what has not expired moves up meanwhile.
+    @Test func whatHasNotExpiredMovesUpWhileTheDeferredPartsExpiriesAreWritten() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let recorder = FileCallRecorder(root: directory.path)
+        let backend = FakeBackend()
+        backend.failEverything(.status(503, retryAfter: nil, body: ""))
+        let clock = ManualClock()
+        let outbox = try await DurableWriteTests.outbox(directory, recorder, backend: backend, clock: clock)
+        await outbox.setActiveLimits(4, perKey: 2)
+        func accept(_ count: Int) async throws -> [String] {
+            var ids: [String] = []
+            for number in 0..<count { ids += try await outbox.enqueue(to: number % 2 == 0 ? "bob" : "carol", message: "message \(number)", platforms: [.apns]) }
+            try await outbox.committed(ids)
+            return ids
+        }
+        let first = try await accept(10)
+        clock.advance(by: 86_400)
+        let second = try await accept(10)
+        #expect(await eventually { await outbox.nothingUnderWay })
+
+        // The last of the first ten was deferred: its write, after the active part's, is held.
+        recorder.holdNext("fsync outbox/\(first[9]).json.tmp")
+        clock.advance(by: 6 * 86_400 + 1)
+        #expect(await eventually { recorder.isHolding })
+        #expect(await eventually { await outbox.queue.queued.map(\.id) == Array(second.prefix(4)) }, "moved up while it is held")
+        recorder.release()
+        #expect(await eventually { await outbox.list().filter { $0.state == .expired }.map(\.id) == first })
+        await outbox.shutdown()
+    }
+
     /// A failed record written before accounts were recorded is not adopted by the login,
     /// as a queued one is: it is never sent, and a start keeps it without its text, which
     /// must not be written back without it.

@@ -250,8 +250,8 @@ public actor Outbox: Service {
         if !expired.isEmpty { recordExpired(expired) }
         // After a week offline, messages expire second by second for as long as they were
         // queued: each one moved up would be read whole to expire in the active part and
-        // wait whole for the writer. Held while an expiry is written, they expire as the
-        // small entries they are, and move up at the pass after the write.
+        // wait whole for the writer. Held while the active part's expiries are written,
+        // they expire as the small entries they are, and move up once those are written.
         if !outcomes.expiryBeingWritten { promote() }
         let keepsLanes = backendLanes != nil
         let ready = queue.takeReady(now: now, depth: keepsLanes ? Self.laneDepth : 1, unchained: keepsLanes ? lanes.brokenKeys : [],
@@ -286,9 +286,15 @@ public actor Outbox: Service {
         let (store, logger) = (self.store, self.logger)
         let active = expired.active.map(persisting)
         let deferred = expired.deferred
-        outcomes.expiryWriteStarted()
+        writer.enqueue { for write in active { write() } }
+        if !active.isEmpty {
+            // Promotion waits for these alone (they wait for the writer whole), not for the
+            // deferred part's writes, which may take a minute after a week offline. A task
+            // from the writer's thread: the end of these is the outbox's to act on.
+            outcomes.expiryWriteStarted()
+            writer.enqueue { Task { await self.wholeExpiriesWritten() } }
+        }
         writer.enqueue {
-            for write in active { write() }
             for gone in deferred {
                 // Read on the writer's thread, after the changes handed over before it.
                 guard case .success(var whole) = store.read(gone.id, at: gone.stored) else { continue }
@@ -302,7 +308,6 @@ public actor Outbox: Service {
         // only once it is on disk (`outcomes.beingWritten` keeps them waiting meanwhile).
         Task {
             await writer.drain()
-            outcomes.expiryWriteDone()
             for delivery in expired.active {
                 outcomes.written(delivery.id)
                 if queue.stillHolds(delivery) { report(delivery) }
@@ -318,6 +323,13 @@ public actor Outbox: Service {
             pump(changed: ids)
             releaseIfEmptied()
         }
+    }
+
+    /// The active part's expiries handed over before are written: what waits behind may
+    /// move up again.
+    private func wholeExpiriesWritten() {
+        outcomes.expiryWriteDone()
+        pump()
     }
 
     /// Each expiry in the log, up to a few; the rest in one line: after a week offline,

@@ -17,7 +17,8 @@ struct PendingOutcomes {
     /// Writes of outcomes handed to the writer and not yet done, removals of delivered
     /// messages among them: the outbox is not empty before they are.
     private var writes = 0
-    /// Writes of expiries handed to the writer and not yet done.
+    /// Writes of expiries from the active part (each delivery whole) handed to the writer
+    /// and not yet done.
     private var expiryWrites = 0
     /// The final statuses of deliveries whose senders have not had their answer yet: kept
     /// until they have it, then forgotten, so a burst of sends leaves nothing behind.
@@ -71,8 +72,8 @@ struct PendingOutcomes {
         expiryWrites -= 1
     }
 
-    /// An expiry is being written: what moves into the active part now would be read from
-    /// disk whole only to expire there, and be held whole until the writer gets to it.
+    /// Expiries from the active part are being written: what moves into the active part now
+    /// could be read from disk whole only to expire there, and be held whole behind them.
     var expiryBeingWritten: Bool { expiryWrites > 0 }
 
     /// No outcome is being written, and no write of outcomes is under way.
