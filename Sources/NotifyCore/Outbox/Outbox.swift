@@ -282,12 +282,12 @@ public actor Outbox: Service {
         let ids = expired.ids
         for id in ids { outcomes.writing(id) }
         // Handed over now, in order with the other changes (a cancel's removal after it);
-        // awaited below. One job, not one per message: 100,000 may expire at once.
+        // awaited below. A job per part, not one per message: 100,000 may expire at once.
         let (store, logger) = (self.store, self.logger)
         let active = expired.active.map(persisting)
         let deferred = expired.deferred
-        writer.enqueue { for write in active { write() } }
         if !active.isEmpty {
+            writer.enqueue { for write in active { write() } }
             // Promotion waits for these alone (they wait for the writer whole), not for the
             // deferred part's writes, which may take a minute after a week offline. A task
             // from the writer's thread: the end of these is the outbox's to act on.
