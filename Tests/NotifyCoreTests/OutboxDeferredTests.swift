@@ -171,74 +171,72 @@ struct OutboxDeferredTests {
         await second.shutdown()
     }
 
-    /// After a week offline, messages expire pass after pass for as long as they were
-    /// queued. While an expiry is written, what is deferred stays deferred: moved up, each
-    /// would be read whole only to expire in the active part and wait whole for the writer.
-    /// Once the write is done, the next ones move up.
-    @Test func nothingMovesUpWhileAnExpiryIsWritten() async throws {
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
-        let recorder = FileCallRecorder(root: directory.path)
-        let backend = FakeBackend()
-        backend.failEverything(.status(503, retryAfter: nil, body: ""))
-        let clock = ManualClock()
-        let outbox = try await DurableWriteTests.outbox(directory, recorder, backend: backend, clock: clock)
-        await outbox.setActiveLimits(4, perKey: 2)
-        func accept(_ count: Int) async throws -> [String] {
-            var ids: [String] = []
-            for number in 0..<count { ids += try await outbox.enqueue(to: number % 2 == 0 ? "bob" : "carol", message: "message \(number)", platforms: [.apns]) }
-            try await outbox.committed(ids)
-            return ids
-        }
-        let first = try await accept(10)
-        clock.advance(by: 86_400)
-        let second = try await accept(10)
-        #expect(await eventually { await outbox.nothingUnderWay })
-        #expect(await outbox.queue.deferred.count == 16)
+    /// Ten messages accepted, then ten more a day later, to bob and carol in turn, while the
+    /// backend refuses: the active part holds four, two per recipient, the rest are
+    /// deferred. The clock is then moved to where the first ten expire, with the fsync of
+    /// `held`'s expiry (one of `first`) held.
+    struct ExpiringWaves {
+        let directory: ScratchDirectory
+        let recorder: FileCallRecorder
+        let outbox: Outbox
+        let first: [String]
+        let second: [String]
 
-        // The first ten expire (the active part's four, then six deferred); their write is held.
-        recorder.holdNext("fsync outbox/\(first[0]).json.tmp")
-        clock.advance(by: 6 * 86_400 + 1)
-        #expect(await eventually { recorder.isHolding })
-        #expect(await outbox.queue.dead.count == 10)
-        #expect(await outbox.queue.queued.isEmpty, "nothing moved up while the expiry is written")
-        #expect(await outbox.queue.deferred.count == 10)
-        recorder.release()
-        #expect(await eventually { await outbox.queue.queued.map(\.id) == Array(second.prefix(4)) }, "moved up once it is written")
-        #expect(await outbox.list().filter { $0.state == .expired }.map(\.id) == first)
-        await outbox.shutdown()
+        init(holding held: (_ first: [String]) -> String) async throws {
+            directory = try ScratchDirectory()
+            recorder = FileCallRecorder(root: directory.path)
+            let backend = FakeBackend()
+            backend.failEverything(.status(503, retryAfter: nil, body: ""))
+            let clock = ManualClock()
+            let outbox = try await DurableWriteTests.outbox(directory, recorder, backend: backend, clock: clock)
+            await outbox.setActiveLimits(4, perKey: 2)
+            func accept(_ count: Int) async throws -> [String] {
+                var ids: [String] = []
+                for number in 0..<count { ids += try await outbox.enqueue(to: number % 2 == 0 ? "bob" : "carol", message: "message \(number)", platforms: [.apns]) }
+                try await outbox.committed(ids)
+                return ids
+            }
+            first = try await accept(10)
+            clock.advance(by: 86_400)
+            second = try await accept(10)
+            #expect(await eventually { await outbox.nothingUnderWay })
+            #expect(await outbox.queue.deferred.count == 16)
+            self.outbox = outbox
+            recorder.holdNext("fsync outbox/\(held(first)).json.tmp")
+            clock.advance(by: 6 * 86_400 + 1)
+            #expect(await eventually { recorder.isHolding })
+        }
+
+        func end() async {
+            recorder.release()
+            #expect(await eventually { await outbox.list().filter { $0.state == .expired }.map(\.id) == first })
+            await outbox.shutdown()
+            directory.remove()
+        }
+    }
+
+    /// After a week offline, messages expire pass after pass for as long as they were
+    /// queued. While the active part's expiries are written, what is deferred stays
+    /// deferred: moved up, each would be read whole only to expire in the active part and
+    /// wait whole for the writer. Once they are written, the next ones move up.
+    @Test func nothingMovesUpWhileTheActivePartsExpiriesAreWritten() async throws {
+        // The first ten expire (the active part's four, then six deferred).
+        let waves = try await ExpiringWaves { $0[0] }
+        #expect(await waves.outbox.queue.dead.count == 10)
+        #expect(await waves.outbox.queue.queued.isEmpty, "nothing moved up while the expiry is written")
+        #expect(await waves.outbox.queue.deferred.count == 10)
+        waves.recorder.release()
+        #expect(await eventually { await waves.outbox.queue.queued.map(\.id) == Array(waves.second.prefix(4)) }, "moved up once it is written")
+        await waves.end()
     }
 
     /// The hold lasts while the active part's expiries are written, not the deferred part's,
     /// which after a week offline may take a minute: what has not expired moves up meanwhile.
     @Test func whatHasNotExpiredMovesUpWhileTheDeferredPartsExpiriesAreWritten() async throws {
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
-        let recorder = FileCallRecorder(root: directory.path)
-        let backend = FakeBackend()
-        backend.failEverything(.status(503, retryAfter: nil, body: ""))
-        let clock = ManualClock()
-        let outbox = try await DurableWriteTests.outbox(directory, recorder, backend: backend, clock: clock)
-        await outbox.setActiveLimits(4, perKey: 2)
-        func accept(_ count: Int) async throws -> [String] {
-            var ids: [String] = []
-            for number in 0..<count { ids += try await outbox.enqueue(to: number % 2 == 0 ? "bob" : "carol", message: "message \(number)", platforms: [.apns]) }
-            try await outbox.committed(ids)
-            return ids
-        }
-        let first = try await accept(10)
-        clock.advance(by: 86_400)
-        let second = try await accept(10)
-        #expect(await eventually { await outbox.nothingUnderWay })
-
         // The last of the first ten was deferred: its write, after the active part's, is held.
-        recorder.holdNext("fsync outbox/\(first[9]).json.tmp")
-        clock.advance(by: 6 * 86_400 + 1)
-        #expect(await eventually { recorder.isHolding })
-        #expect(await eventually { await outbox.queue.queued.map(\.id) == Array(second.prefix(4)) }, "moved up while it is held")
-        recorder.release()
-        #expect(await eventually { await outbox.list().filter { $0.state == .expired }.map(\.id) == first })
-        await outbox.shutdown()
+        let waves = try await ExpiringWaves { $0[9] }
+        #expect(await eventually { await waves.outbox.queue.queued.map(\.id) == Array(waves.second.prefix(4)) }, "moved up while it is held")
+        await waves.end()
     }
 
     /// A failed record written before accounts were recorded is not adopted by the login,

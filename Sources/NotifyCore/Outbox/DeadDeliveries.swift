@@ -31,15 +31,8 @@ public struct DeadDeliveries: RandomAccessCollection, Sendable {
         static let noError = UInt32.max
     }
 
-    struct Key {
-        var to: String
-        var platform: Platform?
-        var account: AccountKey?
-        var orderKey: String
-    }
-
     private var entries: [Entry] = []
-    private var keys: [Key] = []
+    private var keys: [DeliveryKey] = []
     private var keyIndex: [String: UInt32] = [:]
     private var errors: [WireError] = []
     private var errorIndex: [WireError: UInt32] = [:]
@@ -56,11 +49,8 @@ public struct DeadDeliveries: RandomAccessCollection, Sendable {
     public subscript(position: Int) -> Delivery {
         let entry = entries[position]
         if entry.isWhole { return whole[Int(entry.key)] }
-        let key = keys[Int(entry.key)]
         let created = Date(timeIntervalSinceReferenceDate: entry.created)
-        var delivery = Delivery(sequence: entry.sequence, to: key.to, platform: key.platform, message: "", createdAt: created,
-                                expiresAt: created, account: key.account)
-        delivery.shareOrderKey(key.orderKey)
+        var delivery = keys[Int(entry.key)].delivery(sequence: entry.sequence, createdAt: created, expiresAt: created)
         delivery.attempts = Int(entry.attempts)
         delivery.state = entry.expired ? .expired : .failed
         delivery.lastError = entry.error == Entry.noError ? nil : errors[Int(entry.error)]
@@ -117,7 +107,7 @@ public struct DeadDeliveries: RandomAccessCollection, Sendable {
     private mutating func intern(_ delivery: Delivery) -> UInt32 {
         if let index = keyIndex[delivery.orderKey] { return index }
         let index = UInt32(keys.count)
-        keys.append(Key(to: delivery.to, platform: delivery.platform, account: delivery.account, orderKey: delivery.orderKey))
+        keys.append(DeliveryKey(of: delivery))
         keyIndex[delivery.orderKey] = index
         return index
     }

@@ -29,16 +29,16 @@ public struct DeferredDeliveries: Sendable {
         var senderWaiting = false
     }
 
+    /// A key's shared part, and where its entries are.
+    @dynamicMemberLookup
     struct Key {
-        var to: String
-        /// Nil for a notification request, whose tags and action are read with its text.
-        var platform: Platform?
-        var account: AccountKey?
-        var orderKey: String
+        var shared: DeliveryKey
         /// Deferred entries of the key not removed.
         var count = 0
         /// No entry of the key sits before this position.
         var first = 0
+
+        subscript<Value>(dynamicMember path: KeyPath<DeliveryKey, Value>) -> Value { shared[keyPath: path] }
     }
 
     private(set) var entries: [Entry] = []
@@ -92,7 +92,7 @@ public struct DeferredDeliveries: Sendable {
     private mutating func intern(_ delivery: Delivery) -> UInt32 {
         if let index = keyIndex[delivery.orderKey] { return index }
         let index = UInt32(keys.count)
-        keys.append(Key(to: delivery.to, platform: delivery.platform, account: delivery.account, orderKey: delivery.orderKey))
+        keys.append(Key(shared: DeliveryKey(of: delivery)))
         keyIndex[delivery.orderKey] = index
         return index
     }
@@ -100,10 +100,8 @@ public struct DeferredDeliveries: Sendable {
     /// The delivery an entry stands for, without its message (read from disk at its turn).
     func delivery(at position: Int) -> Delivery {
         let entry = entries[position]
-        let key = keys[Int(entry.key)]
-        var delivery = Delivery(sequence: entry.sequence, to: key.to, platform: key.platform, message: "",
-                                createdAt: Self.date(entry.created), expiresAt: Self.date(entry.expires), account: key.account)
-        delivery.shareOrderKey(key.orderKey)
+        var delivery = keys[Int(entry.key)].shared.delivery(sequence: entry.sequence, createdAt: Self.date(entry.created),
+                                                            expiresAt: Self.date(entry.expires))
         delivery.senderWaiting = entry.senderWaiting
         return delivery
     }
