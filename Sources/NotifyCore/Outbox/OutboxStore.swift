@@ -17,8 +17,8 @@ import NotifyProtocol
 /// Deliveries accepted together (a burst of pipelined sends) are written as one
 /// `batch-<last id>.json`, so a burst costs one file and two fsyncs instead of a file and
 /// two fsyncs each. A batch member that changes later gets its own `<id>.json`, which wins
-/// over the batch's copy; one that leaves is appended to the batch's `.done` log, and the
-/// batch goes once all its members have.
+/// over the batch's copy, and leaves the batch as one that was sent does: appended to the
+/// batch's `.done` log. The batch goes once all its members have left.
 public struct OutboxStore: Sendable {
     public let directory: String
     private let calls: FileSystemCalls
