@@ -40,6 +40,8 @@ extension OutboxQueue {
     /// Why an expired delivery was not sent.
     static let expiryError = WireError(code: .timeout, message: "not delivered before it expired")
 
+    /// `expire`, telling the outbox what it must write (`Expired`): the active part's
+    /// deliveries whole, the deferred part's by where their records are.
     public mutating func expireKeepingPlaces(now: Date) -> Expired {
         var expired = Expired()
         var emptied = Set<String>()
