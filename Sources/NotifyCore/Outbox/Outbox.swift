@@ -316,7 +316,7 @@ public actor Outbox: Service {
                 let id = gone.id
                 outcomes.written(id)
                 // As `dead` keeps it, unless a cancel or purge took it meanwhile.
-                guard var delivery = queue.dead.position(of: id).map({ queue.dead[$0] }) else { continue }
+                guard var delivery = queue.delivery(id) else { continue }
                 delivery.senderWaiting = gone.senderWaiting
                 report(delivery)
             }

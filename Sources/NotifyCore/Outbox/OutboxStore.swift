@@ -187,10 +187,14 @@ public struct OutboxStore: Sendable {
             }
             // A member whose own file was read leaves the batch here, as `save` has it leave
             // (a stop came between the two); one whose file could not be read is the batch's.
-            var left = single.isEmpty ? [] : pending.filter { single[$0.id] != nil }.map(\.id)
-            // Should the line not be written, they stay members, their files removed with them.
-            if !left.isEmpty && doneLogs.append(left, to: path(batch) + ".done") != nil { left = [] }
-            let members = left.isEmpty ? pending : pending.filter { single[$0.id] == nil }
+            // Should the line not be written, those stay members, their files removed with them.
+            var members = pending
+            if !single.isEmpty {
+                let read = pending.filter { single[$0.id] != nil }.map(\.id)
+                if !read.isEmpty && doneLogs.append(read, to: path(batch) + ".done") == nil {
+                    members = pending.filter { single[$0.id] == nil }
+                }
+            }
             if members.isEmpty {
                 forget(batch)
                 continue
@@ -199,7 +203,7 @@ public struct OutboxStore: Sendable {
             // removed with it; the file, when read, is what is queued.
             batches.add(batch, members: members.map { ($0.id, $0.sequence) },
                         withOwnFiles: Set(members.map(\.id).filter { present.contains($0 + ".json") }))
-            deliveries += members.filter { single[$0.id] == nil }
+            deliveries += single.isEmpty ? members : members.filter { single[$0.id] == nil }
         }
         // Sorted by key and position, then moved once: sorting the entries themselves moved
         // each a dozen times.
