@@ -34,7 +34,18 @@ struct DeadDeliveriesTests {
         #expect(dead.map(Self.listed) == [failed, unexplained].map(Self.listed))
         #expect(dead.allSatisfy { $0.message.isEmpty && $0.account == Self.account })
         #expect(dead[0].createdAt == failed.createdAt, "to the fraction of a second")
-        #expect(MemoryLayout<DeadDeliveries.Entry>.stride <= 32)
+        #expect(MemoryLayout<DeadDeliveries.Entry>.stride <= 40)
+    }
+
+    /// One that expired while deferred keeps where its record is queued, in its batch; the
+    /// others have theirs in their own files, written when they failed or expired.
+    @Test func eachKeepsWhereItsRecordIs() {
+        let inBatch = StoredEntry(offset: 120, length: 345)
+        var dead = DeadDeliveries()
+        dead.append(Self.dead(5))
+        dead.append(contentsOf: [(Self.dead(2), inBatch), (Self.dead(7), .inOwnFile)])
+        #expect(dead.indices.map { dead.stored(at: $0) } == [inBatch, .inOwnFile, .inOwnFile])
+        #expect(dead.map(\.sequence) == [2, 5, 7])
     }
 
     @Test func entriesStayInTheOrderOfTheirIdsWhateverOrderTheyCameIn() {

@@ -41,9 +41,9 @@ extension OutboxDeferredTests {
         await second.shutdown()
     }
 
-    /// Most of a long queue is deferred when it expires: each message is written as expired
-    /// (its record read back from its batch), listed in order with its first words, told to
-    /// a sender still waiting, and the same after a restart.
+    /// Most of a long queue is deferred when it expires: its messages' records stay in their
+    /// batch, and one mark says they expired (`outbox-expired`); each is listed in order with
+    /// its first words, told to a sender still waiting, and the same after a restart.
     @Test func deferredMessagesThatExpireTogetherAreWrittenListedAndToldEach() async throws {
         let setup = try await Setup()
         setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
@@ -61,8 +61,10 @@ extension OutboxDeferredTests {
         #expect(outbox.summary.failed == 40 && outbox.summary.waiting == 0)
         #expect(await outbox.queue.dead.allSatisfy(\.message.isEmpty))
         await outbox.shutdown()
-        // Each has its own file now, which says it expired.
-        #expect(setup.files.filter { !$0.hasPrefix("batch-") && $0.hasSuffix("-apns.json") }.count == 40)
+        // The active part's four are written whole, with their attempts; the rest is as it was queued.
+        #expect(setup.files.filter { !$0.hasPrefix("batch-") && $0.hasSuffix("-apns.json") }.count == 4)
+        #expect(setup.files.filter { $0.hasPrefix("batch-") && $0.hasSuffix(".json") }.count == 1)
+        #expect(FileManager.default.fileExists(atPath: setup.directory.file("outbox-expired")))
 
         let second = await setup.outbox()
         #expect(await second.list() == listed)
@@ -72,10 +74,66 @@ extension OutboxDeferredTests {
         await second.shutdown()
     }
 
+    /// 40 messages accepted to bob and carol, expired a week later with the backend away
+    /// (all but the active part's four deferred), the outbox stopped, and the clock then set
+    /// back to a day after they were accepted.
+    static func expiredThenClockSetBack(_ setup: Setup) async throws -> [String] {
+        setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
+        let outbox = await setup.outbox()
+        let ids = try await setup.accept(40, on: outbox)
+        #expect(await eventually { await outbox.nothingUnderWay })
+        setup.clock.advance(by: 8 * 86_400)
+        #expect(await eventually { await outbox.list().filter { $0.state == .expired }.count == 40 })
+        #expect(await eventually { await outbox.outcomes.noneBeingWritten })
+        await outbox.shutdown()
+        setup.clock.jump(by: -7 * 86_400)
+        return ids
+    }
+
+    /// What a sender was told expired stays expired after a restart whatever the clock does:
+    /// with it set back before their expiry, the deferred part's messages, whose records
+    /// still say queued, are not sent.
+    @Test func whatExpiredStaysExpiredAcrossARestartWithTheClockSetBack() async throws {
+        let setup = try await Setup()
+        let ids = try await Self.expiredThenClockSetBack(setup)
+        setup.backend.failEverything(nil)
+        let sentBefore = setup.sendCount
+        let outbox = await setup.outbox()
+        let listedAfter = await outbox.list()
+        #expect(listedAfter.map(\.id) == ids && listedAfter.allSatisfy { $0.state == .expired })
+        #expect(listedAfter.filter { $0.error?.message == "not delivered before it expired" }.count == 38,
+                "all but the first to each recipient, tried: \(listedAfter.map { "\($0.attempts) \($0.error?.message ?? "-")" })")
+        // New messages to both go at once: nothing of theirs waits before them.
+        let after = try await outbox.enqueue(to: "bob", message: "after", platforms: [.apns])
+            + outbox.enqueue(to: "carol", message: "after", platforms: [.apns])
+        try await outbox.committed(after)
+        // Listed until delivered, each after whatever of its recipient's waited before it.
+        #expect(await eventually { await outbox.list().count == 40 && outbox.summary.waiting == 0 })
+        #expect(setup.sendCount - sentBefore == 2, "\(setup.sent(to: "bob") + setup.sent(to: "carol"))")
+        await outbox.shutdown()
+    }
+
+    /// The mark covers what was accepted before it: a message accepted with the clock set
+    /// back, whose expiry falls before the mark's moment, waits as any other.
+    @Test func aMessageAcceptedAfterTheMarkIsNotTakenForExpired() async throws {
+        let setup = try await Setup()
+        _ = try await Self.expiredThenClockSetBack(setup)
+        // Back to when the first were accepted: the next expires when they did, before the mark.
+        setup.clock.jump(by: -86_400)
+        let outbox = await setup.outbox()
+        let later = try await outbox.enqueue(to: "bob", message: "later", platforms: [.apns])
+        try await outbox.committed(later)
+        #expect(await eventually { await outbox.nothingUnderWay })
+        await outbox.shutdown()
+        let second = await setup.outbox()
+        #expect(await second.list().filter { $0.state == .queued }.map(\.id) == later)
+        await second.shutdown()
+    }
+
     /// Ten messages accepted, then ten more a day later, to bob and carol in turn, while the
     /// backend refuses: the active part holds four, two per recipient, the rest are
     /// deferred. The clock is then moved to where the first ten expire, with the fsync of
-    /// `held`'s expiry (one of `first`) held.
+    /// the file `held` names (given the first ten's ids) held.
     struct ExpiringWaves {
         let directory: ScratchDirectory
         let recorder: FileCallRecorder
@@ -103,7 +161,7 @@ extension OutboxDeferredTests {
             #expect(await eventually { await outbox.nothingUnderWay })
             #expect(await outbox.queue.deferred.count == 16)
             self.outbox = outbox
-            recorder.holdNext("fsync outbox/\(held(first)).json.tmp")
+            recorder.holdNext("fsync \(held(first)).tmp")
             clock.advance(by: 6 * 86_400 + 1)
             #expect(await eventually { recorder.isHolding })
         }
@@ -122,7 +180,7 @@ extension OutboxDeferredTests {
     /// wait whole for the writer. Once they are written, the next ones move up.
     @Test func nothingMovesUpWhileTheActivePartsExpiriesAreWritten() async throws {
         // The first ten expire (the active part's four, then six deferred).
-        let waves = try await ExpiringWaves { $0[0] }
+        let waves = try await ExpiringWaves { "outbox/\($0[0]).json" }
         #expect(await waves.outbox.queue.dead.count == 10)
         #expect(await waves.outbox.queue.queued.isEmpty, "nothing moved up while the expiry is written")
         #expect(await waves.outbox.queue.deferred.count == 10)
@@ -131,11 +189,11 @@ extension OutboxDeferredTests {
         await waves.end()
     }
 
-    /// The hold lasts while the active part's expiries are written, not the deferred part's,
-    /// which after a week offline may take a minute: what has not expired moves up meanwhile.
+    /// The hold lasts while the active part's expiries are written, not the deferred part's
+    /// mark: what has not expired moves up meanwhile.
     @Test func whatHasNotExpiredMovesUpWhileTheDeferredPartsExpiriesAreWritten() async throws {
-        // The last of the first ten was deferred: its write, after the active part's, is held.
-        let waves = try await ExpiringWaves { $0[9] }
+        // The mark, written after the active part's expiries, is held.
+        let waves = try await ExpiringWaves { _ in "outbox-expired" }
         #expect(await eventually { await waves.outbox.queue.queued.map(\.id) == Array(waves.second.prefix(4)) }, "moved up while it is held")
         await waves.end()
     }

@@ -23,6 +23,7 @@ import NotifySystem
             """,
         "credentials.json": #"{"version":1,"user":"alice","password":"pw","backend":"https://b.example","revision":"r1","saved_at":"2026-01-01T00:00:00Z"}"#,
         "outbox-ids": #"{"version":1,"reserved_through":2000}"#,
+        "outbox-expired": #"{"version":1,"expired_through":"2026-01-01T00:00:00Z","sequences_through":2000}"#,
         "outbox/0000000007-apns.json": """
             {"version":1,"id":"0000000007-apns","sequence":7,"to":"bob","platform":"apns","message":"hi",
              "created_at":"2026-01-01T00:00:00Z","expires_at":"2099-01-01T00:00:00Z","attempts":2,"state":"queued",
@@ -67,6 +68,11 @@ import NotifySystem
             let highest = counter.highest
             guard (0...OutboxIDCounter.largestSequence).contains(highest) else { return "the counter took \(highest)" }
             try? counter.cover(highest + 1)
+        case "outbox-expired":
+            let mark = OutboxExpiryMark(path: FilePath.join(directory, "outbox-expired"))
+            _ = mark.load()
+            _ = mark.covers(sequence: 7, expiresAt: Date())
+            try? mark.record(expiredAt: Date(), upTo: 8)
         default:
             let store = OutboxStore(stateDirectory: directory)
             let (deliveries, _) = store.load()

@@ -6,9 +6,9 @@ import Foundation
 import NotifyProtocol
 
 /// The deliveries that failed or expired after they were queued, kept to be reported until
-/// `outbox cancel` or `outbox --purge`: an entry of 32 bytes each, without the message,
-/// whose record (written when it failed or expired, in its own file) a listing reads back
-/// for its first words. A week offline past `outbox_expiry` expires everything queued:
+/// `outbox cancel` or `outbox --purge`: an entry of 40 bytes each, without the message,
+/// whose record (written when it failed or expired, in its own file; or, for one that
+/// expired while deferred, where it was queued) a listing reads back for its first words. A week offline past `outbox_expiry` expires everything queued:
 /// 100,000 messages kept whole cost some 500 bytes each, and a lookup by id was a scan.
 ///
 /// In order of sequence (of id, among copies of one message), as a start finds them on
@@ -25,6 +25,8 @@ public struct DeadDeliveries: RandomAccessCollection, Sendable {
         /// In `errors`, or `Entry.noError`.
         var error: UInt32
         var attempts: UInt32
+        /// Where the record a listing reads its first words from is.
+        var stored: StoredEntry
         var expired: Bool
         var isWhole = false
 
@@ -68,23 +70,30 @@ public struct DeadDeliveries: RandomAccessCollection, Sendable {
         entries.reserveCapacity(entries.count + count)
     }
 
-    mutating func append(_ delivery: Delivery) {
-        append(contentsOf: CollectionOfOne(delivery))
+    /// Adds a delivery that failed or expired, its record at `stored`: in its own file,
+    /// unless it expired while deferred.
+    mutating func append(_ delivery: Delivery, stored: StoredEntry = .inOwnFile) {
+        append(contentsOf: CollectionOfOne((delivery, stored)))
     }
 
-    /// Adds deliveries that failed or expired, in any order.
+    /// Adds deliveries that failed or expired, each with its record in its own file, in any order.
     mutating func append(contentsOf deliveries: some Sequence<Delivery>) {
+        append(contentsOf: deliveries.lazy.map { ($0, StoredEntry.inOwnFile) })
+    }
+
+    /// Adds deliveries that failed or expired, each with where its record is, in any order.
+    mutating func append(contentsOf deliveries: some Sequence<(Delivery, StoredEntry)>) {
         var inOrder = true
-        for delivery in deliveries {
+        for (delivery, stored) in deliveries {
             var entry: Entry
             if Self.fits(delivery) {
                 let error = delivery.lastError.map { intern($0) } ?? Entry.noError
                 entry = Entry(sequence: delivery.sequence, created: delivery.createdAt.timeIntervalSinceReferenceDate, key: intern(delivery),
-                              error: error, attempts: UInt32(delivery.attempts),
+                              error: error, attempts: UInt32(delivery.attempts), stored: stored,
                               expired: delivery.state == .expired)
             } else {
-                entry = Entry(sequence: delivery.sequence, created: 0, key: UInt32(whole.count), error: Entry.noError, attempts: 0, expired: false,
-                              isWhole: true)
+                entry = Entry(sequence: delivery.sequence, created: 0, key: UInt32(whole.count), error: Entry.noError, attempts: 0, stored: stored,
+                              expired: false, isWhole: true)
                 whole.append(delivery)
             }
             if let last = entries.last, !precedes(last, entry) { inOrder = false }
@@ -149,6 +158,11 @@ public struct DeadDeliveries: RandomAccessCollection, Sendable {
     /// The positions of the deliveries kept whole, whose ids may not follow their order.
     var positionsKeptWhole: [Int] {
         whole.isEmpty ? [] : entries.indices.filter { entries[$0].isWhole }
+    }
+
+    /// Where the record of the delivery at `position` is.
+    func stored(at position: Int) -> StoredEntry {
+        entries[position].stored
     }
 
     /// The id of the delivery at `position`, without making the rest of it.

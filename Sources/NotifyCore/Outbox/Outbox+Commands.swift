@@ -41,14 +41,15 @@ extension Outbox {
     }
 
     public func list() -> [DeliveryStatus] {
-        (queue.queued + queue.deferred.positions.map(listed) + queue.dead.map(listed)).map(status)
+        (queue.queued + queue.deferred.positions.map(listed) + queue.dead.indices.map(listedDead)).map(status)
     }
 
     /// A failed or expired delivery as listed: kept without its text (`DeadDeliveries`),
-    /// which is read back from its own file, written when it failed or expired, for its
-    /// first words.
-    private func listed(_ dead: Delivery) -> Delivery {
-        guard dead.message.isEmpty, case .success(let whole) = store.read(dead.id, at: .inOwnFile) else { return dead }
+    /// which is read back from its record for its first words (its own file, written when
+    /// it failed or expired; or where it was queued, for one that expired while deferred).
+    private func listedDead(_ position: Int) -> Delivery {
+        let dead = queue.dead[position]
+        guard dead.message.isEmpty, case .success(let whole) = store.read(dead.id, at: queue.dead.stored(at: position)) else { return dead }
         var shown = dead
         shown.message = whole.message
         return shown
@@ -112,7 +113,7 @@ extension Outbox {
             switch candidate.source {
             case .active(let index): queue.queued[index]
             case .deferred(let position): listed(position)
-            case .dead(let index): listed(queue.dead[index])
+            case .dead(let index): listedDead(index)
             }
         }
         let more = chosen.count > page.count

@@ -117,13 +117,22 @@ public actor Outbox: Service {
     private func queueLoaded(_ entries: [OutboxStore.LoadedEntry]) -> Int {
         let account = accounts.currentKey
         queue.setAccount(account)
-        let dead = entries.count { $0.state != .queued }
+        let expiredBefore = entries.map(store.expiredBefore)
+        let dead = zip(entries, expiredBefore).count { $0.state != .queued || $1 }
         queue.reserveDeferred(entries.count - dead)
         queue.reserveDead(dead)
         var highest = 0
-        for entry in entries {
+        for (entry, expiredBefore) in zip(entries, expiredBefore) {
             var delivery = entry.delivery
             highest = max(highest, delivery.sequence)
+            if expiredBefore {
+                // Its record stays queued where it is; the mark says it expired (`recordExpired`).
+                delivery.state = .expired
+                delivery.lastError = delivery.lastError ?? OutboxQueue.expiryError
+                delivery.nextAttemptAt = nil
+                queue.add(delivery, stored: entry.stored)
+                continue
+            }
             // Entries from before accounts were recorded belong to the login they were queued under.
             // Only a queued one: a failed or expired one is never sent, and may come without its text.
             let adopted = delivery.account == nil && account != nil && delivery.state == .queued
@@ -247,7 +256,7 @@ public actor Outbox: Service {
         guard !stopped else { return }
         let now = clock.now()
         let expired = queue.expireKeepingPlaces(now: now)
-        if !expired.isEmpty { recordExpired(expired) }
+        if !expired.isEmpty { recordExpired(expired, now: now) }
         // After a week offline, messages expire second by second for as long as they were
         // queued: each one moved up would be read whole to expire in the active part and
         // wait whole for the writer. Held while the active part's expiries are written,
@@ -275,9 +284,11 @@ public actor Outbox: Service {
         recovery?.setOffline(.outbox, since: queue.offlineSince)
     }
 
-    /// Writes the deliveries that expired, then tells their senders. One that was deferred
-    /// is read back whole first: its record keeps its message.
-    private func recordExpired(_ expired: OutboxQueue.Expired) {
+    /// Writes the deliveries that expired at `now`, then tells their senders. Those of the
+    /// active part are written whole, with their attempts and last error; those that were
+    /// deferred had neither, and their records stay as they are: one mark says they expired
+    /// (`OutboxExpiryMark`), however many they are.
+    private func recordExpired(_ expired: OutboxQueue.Expired, now: Date) {
         logExpired(expired)
         let ids = expired.ids
         for id in ids { outcomes.writing(id) }
@@ -285,23 +296,19 @@ public actor Outbox: Service {
         // awaited below. A job per part, not one per message: 100,000 may expire at once.
         let (store, logger) = (self.store, self.logger)
         let active = expired.active.map(persisting)
-        let deferred = expired.deferred
         if !active.isEmpty {
             writer.enqueue { for write in active { write() } }
-            // Promotion waits for these alone (they wait for the writer whole), not for the
-            // deferred part's writes, which may take a minute after a week offline. A task
-            // from the writer's thread: the end of these is the outbox's to act on.
+            // Promotion waits for these, which wait for the writer whole: what moved up
+            // meanwhile could expire in the active part and wait whole as well. A task from
+            // the writer's thread: the end of these is the outbox's to act on.
             outcomes.expiryWriteStarted()
             writer.enqueue { Task { await self.wholeExpiriesWritten() } }
         }
-        writer.enqueue {
-            for gone in deferred {
-                // Read on the writer's thread, after the changes handed over before it.
-                guard case .success(var whole) = store.read(gone.id, at: gone.stored) else { continue }
-                whole.state = .expired
-                whole.lastError = OutboxQueue.expiryError
-                whole.nextAttemptAt = nil
-                do throws(CoreError) { try store.save(whole) } catch { logger.error(error.description) }
+        if let highest = expired.deferred.map(\.sequence).max() {
+            writer.enqueue {
+                do throws(CoreError) { try store.recordExpiry(at: now, upTo: highest) } catch {
+                    logger.error("\(error.description); messages reported expired may be sent after a restart if the clock is set back")
+                }
             }
         }
         // After the writes, without holding up this pass: the senders hear of an expiry

@@ -15,9 +15,9 @@ extension OutboxQueue {
         expireKeepingPlaces(now: now).ids.compactMap { id in dead.position(of: id).map { dead[$0] } }
     }
 
-    /// What `expire` moved to `dead`, for the outbox to write: the active part's deliveries
-    /// whole, and where the deferred part's records are. 100,000 messages may expire at once
-    /// after a week offline: each of the deferred part's is 24 bytes here.
+    /// What `expire` moved to `dead`, for the outbox to write and report: the active part's
+    /// deliveries whole, and the deferred part's ids. 100,000 messages may expire at once
+    /// after a week offline: each of the deferred part's is 16 bytes here.
     public struct Expired: Sendable {
         public var active: [Delivery] = []
         public var deferred: [DeferredExpiry] = []
@@ -31,7 +31,6 @@ extension OutboxQueue {
     public struct DeferredExpiry: Sendable {
         public var sequence: Int
         public var platform: Platform?
-        public var stored: StoredEntry
         public var senderWaiting: Bool
 
         public var id: String { Delivery.id(sequence: sequence, platform: platform) }
@@ -41,7 +40,7 @@ extension OutboxQueue {
     static let expiryError = WireError(code: .timeout, message: "not delivered before it expired")
 
     /// `expire`, telling the outbox what it must write (`Expired`): the active part's
-    /// deliveries whole, the deferred part's by where their records are.
+    /// deliveries whole, the deferred part's by id (their records stay where they are).
     public mutating func expireKeepingPlaces(now: Date) -> Expired {
         var expired = Expired()
         var emptied = Set<String>()
@@ -54,14 +53,15 @@ extension OutboxQueue {
                 emptied.insert(key)
                 let entry = deferred.entries[position]
                 expired.deferred.append(DeferredExpiry(sequence: entry.sequence, platform: deferred.keys[Int(entry.key)].platform,
-                                                       stored: deferred.stored(at: position), senderWaiting: entry.senderWaiting))
+                                                       senderWaiting: entry.senderWaiting))
             }
-            // Made one at a time as `dead` takes them: never all of them whole at once.
+            // Made one at a time as `dead` takes them: never all of them whole at once. Each
+            // record stays where it is, queued: `OutboxExpiryMark` says it expired.
             dead.append(contentsOf: positions.lazy.map { [deferred] position in
                 var delivery = deferred.delivery(at: position)
                 delivery.state = .expired
                 delivery.lastError = Self.expiryError
-                return delivery
+                return (delivery, deferred.stored(at: position))
             })
             for position in positions { deferred.remove(at: position) }
             deferred.tidy()

@@ -106,7 +106,7 @@ public struct OutboxQueue: Sendable {
     /// its key has deferred deliveries already, which it must not overtake.
     public mutating func add(_ delivery: Delivery, stored: StoredEntry? = nil) {
         guard delivery.state == .queued else {
-            dead.append(delivery)
+            dead.append(delivery, stored: stored ?? .inOwnFile)
             return
         }
         if let stored, wouldDefer(delivery), DeferredDeliveries.fits(delivery) {

@@ -19,12 +19,16 @@ import NotifyProtocol
 /// two fsyncs each. A batch member that changes later gets its own `<id>.json`, which wins
 /// over the batch's copy, and leaves the batch as one that was sent does: appended to the
 /// batch's `.done` log. The batch goes once all its members have left.
+///
+/// A message that expires before its turn is not written again: its record stays queued
+/// where it is, and `outbox-expired` says it expired (`OutboxExpiryMark`).
 public struct OutboxStore: Sendable {
     public let directory: String
     private let calls: FileSystemCalls
     private let batches = BatchIndex()
     private let doneLogs: AppendLogs
     private let ids: OutboxIDCounter
+    private let expiryMark: OutboxExpiryMark
     /// Removal logs open at most (see `AppendLogs`).
     public static let logsKeptOpen = 8
     /// The largest file the outbox writes, and so the most it reads of one: a batch stops
@@ -40,6 +44,7 @@ public struct OutboxStore: Sendable {
         doneLogs = AppendLogs(limit: Self.logsKeptOpen, calls: calls)
         // Beside the outbox, not in it: the outbox holds messages, and is empty when none wait.
         ids = OutboxIDCounter(path: FilePath.join(stateDirectory, "outbox-ids"), calls: calls)
+        expiryMark = OutboxExpiryMark(path: FilePath.join(stateDirectory, "outbox-expired"), calls: calls)
     }
 
     /// Every delivery on disk, and warnings for files that could not be read (moved aside).
@@ -104,6 +109,13 @@ public struct OutboxStore: Sendable {
             case .indexed(let index): index.state
             }
         }
+
+        public var expiresAt: Date {
+            switch form {
+            case .whole(let delivery): delivery.expiresAt
+            case .indexed(let index): index.expiresAt
+            }
+        }
     }
 
     /// `load`, each delivery with where its record is, in sequence order.
@@ -113,6 +125,7 @@ public struct OutboxStore: Sendable {
         var batched: [String: [LoadedEntry]] = [:]
         var warnings: [String] = []
         if let warning = ids.load() { warnings.append(warning) }
+        if let warning = expiryMark.load() { warnings.append(warning) }
         func entry(_ delivery: Delivery, _ stored: StoredEntry) -> LoadedEntry {
             let bytes = delivery.message.utf8.count
             guard !keepingMessages, DeferredDeliveries.fits(delivery) else { return LoadedEntry(delivery, stored: stored, bytes: bytes) }
@@ -288,6 +301,19 @@ public struct OutboxStore: Sendable {
     /// Throws when the id counter was written by a newer notifyd, which a start must not overwrite.
     public func refuseNewerFormat() throws(CoreError) {
         try ids.refuseNewerFormat()
+        try expiryMark.refuseNewerFormat()
+    }
+
+    /// Records that the queued messages numbered up to `sequence` whose expiry is `now` or
+    /// before expired, in one small file however many they are (`OutboxExpiryMark`): their
+    /// records stay as they are, each still in its batch or its own file.
+    public func recordExpiry(at now: Date, upTo sequence: Int) throws(CoreError) {
+        try expiryMark.record(expiredAt: now, upTo: sequence)
+    }
+
+    /// Whether `entry`, as a start reads it back, is queued on disk but expired before.
+    public func expiredBefore(_ entry: LoadedEntry) -> Bool {
+        entry.state == .queued && expiryMark.covers(sequence: entry.sequence, expiresAt: entry.expiresAt)
     }
 
     public func save(_ delivery: Delivery) throws(CoreError) {

@@ -1,0 +1,133 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import NotifyProtocol
+import Synchronization
+
+/// What has expired, kept in `outbox-expired` as one line for any number of messages:
+/// every message numbered up to `sequencesThrough` whose record still says queued and whose
+/// expiry is at `expiredThrough` or before has expired. A week offline expires everything
+/// queued at once; writing each of 100,000 messages again to say so took 40 s of fsyncs and
+/// a 4 KiB file each, and a start then read 100,000 files back.
+///
+/// A message past its expiry needs no mark to be expired: the next pass finds it. The mark
+/// makes the expiry last once a sender was told of it, whatever the clock does next: a
+/// wall clock set back must not send again, after a restart, what was reported expired.
+/// The sequence bound keeps out what was accepted after the mark was written: with the
+/// clock set back, a new message's expiry may fall before it.
+///
+/// An older notifyd ignores the file and expires the same messages from their own records,
+/// as it always did: nothing expired is sent after a downgrade either, unless the clock was
+/// set back as well.
+final class OutboxExpiryMark: Sendable {
+    struct Mark: Equatable {
+        var expiredThrough: Date
+        var sequencesThrough: Int
+
+        /// Whether a queued record numbered `sequence`, to expire at `expiresAt`, is one the
+        /// mark says expired.
+        func covers(sequence: Int, expiresAt: Date) -> Bool {
+            sequence <= sequencesThrough && expiresAt <= expiredThrough
+        }
+    }
+
+    /// The file holds one small object: anything larger is not one notifyd wrote.
+    static let largestFile = 4096
+
+    let path: String
+    private let calls: FileSystemCalls
+    private let mark = Mutex<Mark?>(nil)
+
+    init(path: String, calls: FileSystemCalls = .system) {
+        self.path = path
+        self.calls = calls
+    }
+
+    /// The mark as a start reads it, and why the file could not be used (then every message
+    /// past its expiry expires again at the first pass, from its own record).
+    func load() -> String? {
+        let (read, warning) = Self.read(path)
+        mark.withLock { $0 = read }
+        return warning
+    }
+
+    /// Whether a queued record numbered `sequence`, to expire at `expiresAt`, expired before.
+    func covers(sequence: Int, expiresAt: Date) -> Bool {
+        mark.withLock { $0?.covers(sequence: sequence, expiresAt: expiresAt) } ?? false
+    }
+
+    /// Records that the queued messages numbered up to `sequence` whose expiry is `now` or
+    /// before expired, fsynced before it returns. The file says whole seconds: a second is
+    /// left out, so that an expiry it covers is never one after `now`. A mark for a time
+    /// before the one kept (the clock was set back) is not written: what it would add is
+    /// found again by the next start's first pass, from the messages' own expiries.
+    func record(expiredAt now: Date, upTo sequence: Int) throws(CoreError) {
+        let through = Date(timeIntervalSince1970: (now.timeIntervalSince1970 - 1).rounded(.down))
+        try mark.withLock { (kept: inout Mark?) throws(CoreError) in
+            if let kept, through < kept.expiredThrough || (through == kept.expiredThrough && sequence <= kept.sequencesThrough) { return }
+            let next = Mark(expiredThrough: through, sequencesThrough: max(sequence, kept?.sequencesThrough ?? 0))
+            let data: Data
+            do {
+                data = try JSONEncoder.state.encode(Record(next))
+            } catch {
+                throw .storage("cannot encode the outbox's expiry mark: \(error)")
+            }
+            try AtomicFile.write(data, to: path, using: calls)
+            kept = next
+        }
+    }
+
+    func refuseNewerFormat() throws(CoreError) {
+        try DiskFormat.refuseNewer(path, supported: Record.currentVersion, limit: Self.largestFile)
+    }
+
+    private static func read(_ path: String) -> (Mark?, warning: String?) {
+        do {
+            let data = try FileContents.load(path, limit: largestFile)
+            _ = try DiskFormat.checkVersion(of: data, supported: Record.currentVersion)
+            let record = try JSONDecoder.decodeStateFile(Record.self, from: data)
+            guard (0...OutboxIDCounter.largestSequence).contains(record.sequencesThrough) else {
+                throw DiskFormat.OutOfRange(description: "it holds \(record.sequencesThrough), not an id number notifyd hands out (0 to \(OutboxIDCounter.largestSequence))")
+            }
+            return (Mark(expiredThrough: record.expiredThrough, sequencesThrough: record.sequencesThrough), nil)
+        } catch FileContents.Problem.missing {
+            return (nil, nil)
+        } catch let newer as DiskFormat.NewerFormat {
+            // A start stops on it first (`refuseNewerFormat`); read without that check, it is left alone.
+            return (nil, "outbox expiry mark \(path) was not read: \(newer)")
+        } catch {
+            let aside = path + ".unreadable"
+            rename(path, aside)
+            let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? (error as? DiskFormat.OutOfRange).map { " (\($0))" } ?? ""
+            return (nil, "outbox expiry mark \(path) could not be read\(reason); moved it to \(aside). Messages past their expiry expire again from their own records")
+        }
+    }
+
+    /// `outbox-expired` as written on disk.
+    struct Record: Codable {
+        static let currentVersion = 1
+
+        var version: Int
+        var expiredThrough: Date
+        var sequencesThrough: Int
+
+        init(_ mark: Mark) {
+            version = Self.currentVersion
+            expiredThrough = mark.expiredThrough
+            sequencesThrough = mark.sequencesThrough
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case version
+            case expiredThrough = "expired_through"
+            case sequencesThrough = "sequences_through"
+        }
+    }
+}

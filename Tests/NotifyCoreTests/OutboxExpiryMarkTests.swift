@@ -1,0 +1,88 @@
+import Foundation
+import NotifyTestSupport
+import Testing
+@testable import NotifyCore
+
+/// `outbox-expired`: what it covers, how it moves, and what a start does with a damaged
+/// or newer one.
+struct OutboxExpiryMarkTests {
+    static func mark(in directory: ScratchDirectory) -> OutboxExpiryMark {
+        OutboxExpiryMark(path: directory.file("outbox-expired"))
+    }
+
+    static func at(_ seconds: Double) -> Date { Date(timeIntervalSince1970: seconds) }
+
+    /// The file says whole seconds, a second short of the expiry's moment: a record it
+    /// covers expired at that moment or before, never after it. Up to the sequence given.
+    @Test func coversWhatExpiredUpToItsSequenceAndNeverAnExpiryAfterItsMoment() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let mark = Self.mark(in: directory)
+        try mark.record(expiredAt: Self.at(1_800_000_100.5), upTo: 40)
+        let read = Self.mark(in: directory)
+        #expect(read.load() == nil)
+        #expect(read.covers(sequence: 40, expiresAt: Self.at(1_800_000_099)))
+        #expect(read.covers(sequence: 1, expiresAt: Self.at(1_700_000_000)))
+        // On disk, 1_800_000_100 may stand for an expiry at 100.7, after the moment.
+        #expect(!read.covers(sequence: 40, expiresAt: Self.at(1_800_000_100)))
+        #expect(!read.covers(sequence: 41, expiresAt: Self.at(1_800_000_000)), "accepted after the mark")
+        let text = try String(contentsOfFile: directory.file("outbox-expired"), encoding: .utf8)
+        #expect(text.contains("\"expired_through\" : \"2027-01-15T08:01:39Z\"") && text.contains("\"sequences_through\" : 40"), "\(text)")
+    }
+
+    /// A later expiry moves the mark on, keeping the highest sequence; one at an earlier
+    /// moment (the clock set back) leaves it as it is: it would cover messages accepted
+    /// between the two that had not expired.
+    @Test func movesOnOnlyWithTheClock() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let mark = Self.mark(in: directory)
+        try mark.record(expiredAt: Self.at(2000), upTo: 50)
+        try mark.record(expiredAt: Self.at(3000), upTo: 30)
+        #expect(mark.covers(sequence: 50, expiresAt: Self.at(2999)))
+        try mark.record(expiredAt: Self.at(1000), upTo: 90)
+        #expect(!mark.covers(sequence: 90, expiresAt: Self.at(500)))
+        #expect(mark.covers(sequence: 50, expiresAt: Self.at(2999)))
+        try mark.record(expiredAt: Self.at(3000), upTo: 60)
+        let read = Self.mark(in: directory)
+        _ = read.load()
+        #expect(read.covers(sequence: 60, expiresAt: Self.at(2999)) && !read.covers(sequence: 61, expiresAt: Self.at(2999)))
+    }
+
+    @Test func aMissingFileCoversNothing() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let mark = Self.mark(in: directory)
+        #expect(mark.load() == nil)
+        #expect(!mark.covers(sequence: 1, expiresAt: .distantPast))
+    }
+
+    /// A damaged mark is moved aside: what it covered is past its expiry all the same, and
+    /// expires again from its own record.
+    @Test(arguments: [#"{"version":1,"expired_through":"2026-01-01T00:00:00Z","sequences_through":99999999999}"#,
+                      #"{"version":1,"expired_through":"yesterday","sequences_through":4}"#, #"{"version":1,"#])
+    func aDamagedMarkIsMovedAsideWithAWarning(text: String) throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        try Data(text.utf8).write(to: URL(fileURLWithPath: directory.file("outbox-expired")))
+        let mark = Self.mark(in: directory)
+        let warning = try #require(mark.load())
+        #expect(warning.contains("could not be read") && warning.contains("moved it to \(directory.file("outbox-expired")).unreadable"), "\(warning)")
+        #expect(!mark.covers(sequence: 1, expiresAt: .distantPast))
+        #expect(FileManager.default.fileExists(atPath: directory.file("outbox-expired.unreadable")))
+    }
+
+    /// One from a newer notifyd stops a start (`OutboxStore.refuseNewerFormat`), as the id
+    /// counter does; read anyway, it is left alone.
+    @Test func aNewerMarkStopsAStartAndIsLeftAlone() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let newer = Data(#"{"version": 9}"#.utf8)
+        try newer.write(to: URL(fileURLWithPath: directory.file("outbox-expired")))
+        let refusal = #expect(throws: CoreError.self) { try OutboxStore(stateDirectory: directory.path).refuseNewerFormat() }
+        #expect(refusal?.description.contains("outbox-expired was written by a newer notifyd (format 9") == true)
+        let mark = Self.mark(in: directory)
+        #expect(mark.load()?.contains("was not read") == true)
+        #expect(FileManager.default.contents(atPath: directory.file("outbox-expired")) == newer)
+    }
+}
