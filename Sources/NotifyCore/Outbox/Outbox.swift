@@ -304,7 +304,7 @@ public actor Outbox: Service {
             outcomes.expiryWriteStarted()
             writer.enqueue { Task { await self.wholeExpiriesWritten() } }
         }
-        if let highest = expired.deferred.map(\.sequence).max() {
+        if let highest = expired.deferred.lazy.map(\.sequence).max() {
             writer.enqueue {
                 do throws(CoreError) { try store.recordExpiry(at: now, upTo: highest) } catch {
                     logger.error("\(error.description); messages reported expired may be sent after a restart if the clock is set back")
