@@ -55,7 +55,7 @@ struct OutboxCountsTests {
                 queue.finished(id, result, now: now)
                 steps.append("finish \(id) \(result)")
             case 6:
-                for (delivery, _) in queue.takePromotions() { queue.promoted(delivery) }
+                for (delivery, stored) in queue.takePromotions() { queue.promoted(delivery, stored: stored) }
                 steps.append("promote")
             case 7:
                 let account = Self.accounts[pick(4)]

@@ -61,8 +61,9 @@ extension OutboxDeferredTests {
         #expect(outbox.summary.failed == 40 && outbox.summary.waiting == 0)
         #expect(await outbox.queue.dead.allSatisfy(\.message.isEmpty))
         await outbox.shutdown()
-        // The active part's four are written whole, with their attempts; the rest is as it was queued.
-        #expect(setup.files.filter { !$0.hasPrefix("batch-") && $0.hasSuffix("-apns.json") }.count == 4)
+        // The two tried, the first to each recipient, are written whole with their attempts;
+        // the rest, the active part's other two as well, stay as they were queued.
+        #expect(setup.files.filter { !$0.hasPrefix("batch-") && $0.hasSuffix("-apns.json") }.count == 2)
         #expect(setup.files.filter { $0.hasPrefix("batch-") && $0.hasSuffix(".json") }.count == 1)
         #expect(FileManager.default.fileExists(atPath: setup.directory.file("outbox-expired")))
 
@@ -72,6 +73,29 @@ extension OutboxDeferredTests {
         #expect(await second.purge() == 40)
         #expect(await eventually { setup.files.isEmpty })
         await second.shutdown()
+    }
+
+    /// A message moved up from the deferred part and not tried before it expires is not
+    /// written again either: its record is where it was queued. After a week offline the
+    /// next ones move up pass after pass, each to expire a second later.
+    @Test func aMessageMovedUpAndNeverTriedExpiresWithoutBeingWrittenAgain() async throws {
+        let setup = try await Setup()
+        setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
+        let outbox = await setup.outbox(active: 1, perKey: 1)
+        // bob's first and carol's are active and tried; bob's second waits deferred.
+        let ids = try await setup.accept(3, on: outbox)
+        #expect(await eventually { await outbox.nothingUnderWay && outbox.summary.nextAttemptAt != nil })
+        #expect(await outbox.queue.deferred.count == 1)
+        _ = try await outbox.cancel(ids[0])
+        // Moved up, it waits out bob's backoff.
+        #expect(await eventually { await outbox.queue.queued.map(\.id) == [ids[1], ids[2]] })
+        setup.clock.advance(by: 8 * 86_400)
+        #expect(await eventually { await outbox.list().filter { $0.state == .expired }.map(\.id) == [ids[1], ids[2]] })
+        #expect(await eventually { await outbox.outcomes.noneBeingWritten })
+        #expect(await outbox.list().map(\.preview) == ["message 1", "message 2"])
+        #expect(await outbox.list().map(\.attempts) == [1, 0])
+        await outbox.shutdown()
+        #expect(setup.files.filter { !$0.hasPrefix("batch-") } == ["\(ids[1]).json"], "only the one tried is written again")
     }
 
     /// 40 messages accepted to bob and carol, expired a week later with the backend away

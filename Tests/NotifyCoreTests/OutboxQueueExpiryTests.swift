@@ -34,6 +34,33 @@ struct OutboxQueueExpiryTests {
         #expect(OutboxQueueTests.ids(queue.queued) == [fresh.id])
     }
 
+    /// An active delivery never tried whose record's place is known expires as a deferred
+    /// one does: kept with that place, its record left as queued, not written whole. One
+    /// tried, or whose place is not known, is written whole.
+    @Test func anUntriedDeliveryWithAKnownPlaceExpiresWithoutBeingWrittenAgain() throws {
+        let tried = OutboxQueueTests.delivery(1, to: "bob", expiresAfter: 100)
+        let placed = OutboxQueueTests.delivery(2, to: "carol", expiresAfter: 100)
+        let unplaced = OutboxQueueTests.delivery(3, to: "dave", expiresAfter: 100)
+        let cancelled = OutboxQueueTests.delivery(4, to: "erin", expiresAfter: 100)
+        let place = StoredEntry(offset: 40, length: 200)
+        var queue = OutboxQueueTests.queue([], concurrency: 1)
+        queue.add(tried, stored: .inOwnFile)
+        queue.add(placed, stored: place)
+        queue.add(unplaced)
+        queue.add(cancelled, stored: StoredEntry(offset: 240, length: 200))
+        #expect(OutboxQueueTests.ids(queue.takeReady(now: OutboxQueueTests.at(0))) == [tried.id])
+        queue.finished(tried.id, .transient(retryAfter: 500, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(1))
+        #expect(queue.cancel(cancelled.id) != nil)
+        #expect(queue.untriedPlaces == [placed.id: place])
+
+        let expired = queue.expireKeepingPlaces(now: OutboxQueueTests.at(100))
+        #expect(OutboxQueueTests.ids(expired.whole) == [tried.id, unplaced.id])
+        #expect(expired.untried.map(\.id) == [placed.id])
+        #expect(queue.dead.map(\.id) == [tried.id, placed.id, unplaced.id])
+        #expect(queue.dead.indices.map { queue.dead.stored(at: $0) } == [.inOwnFile, place, .inOwnFile])
+        #expect(queue.untriedPlaces.isEmpty)
+    }
+
     @Test func anExpiredRetryKeepsTheErrorItLastHad() throws {
         let first = OutboxQueueTests.delivery(1, expiresAfter: 100)
         var queue = OutboxQueueTests.queue([first])

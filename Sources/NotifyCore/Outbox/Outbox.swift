@@ -166,7 +166,7 @@ public actor Outbox: Service {
             case .success(var delivery):
                 delivery.senderWaiting = index.senderWaiting
                 if delivery.account == nil { delivery.account = index.account ?? account }
-                queue.promoted(delivery)
+                queue.promoted(delivery, stored: stored)
             case .failure(let problem):
                 logger.warning(problem.warning)
                 queue.unreadable(index, reason: problem.reason)
@@ -258,8 +258,8 @@ public actor Outbox: Service {
         let expired = queue.expireKeepingPlaces(now: now)
         if !expired.isEmpty { recordExpired(expired, now: now) }
         // After a week offline, messages expire second by second for as long as they were
-        // queued: each one moved up would be read whole to expire in the active part and
-        // wait whole for the writer. Held while the active part's expiries are written,
+        // queued: each one moved up would be read whole to expire in the active part, and
+        // one tried there waits whole for the writer. Held while expiries are written whole,
         // they expire as the small entries they are, and move up once those are written.
         if !outcomes.expiryBeingWritten { promote() }
         let keepsLanes = backendLanes != nil
@@ -284,10 +284,10 @@ public actor Outbox: Service {
         recovery?.setOffline(.outbox, since: queue.offlineSince)
     }
 
-    /// Writes the deliveries that expired at `now`, then tells their senders. Those of the
-    /// active part are written whole, with their attempts and last error; those that were
-    /// deferred had neither, and their records stay as they are: one mark says they expired
-    /// (`OutboxExpiryMark`), however many they are.
+    /// Writes the deliveries that expired at `now`, then tells their senders. Those tried
+    /// are written whole, with their attempts and last error; those never tried have their
+    /// records left as they were queued: one mark says they expired (`OutboxExpiryMark`),
+    /// however many they are.
     private func recordExpired(_ expired: OutboxQueue.Expired, now: Date) {
         logExpired(expired)
         let ids = expired.ids
@@ -295,16 +295,16 @@ public actor Outbox: Service {
         // Handed over now, in order with the other changes (a cancel's removal after it);
         // awaited below. A job per part, not one per message: 100,000 may expire at once.
         let (store, logger) = (self.store, self.logger)
-        let active = expired.active.map(persisting)
-        if !active.isEmpty {
-            writer.enqueue { for write in active { write() } }
+        let whole = expired.whole.map(persisting)
+        if !whole.isEmpty {
+            writer.enqueue { for write in whole { write() } }
             // Promotion waits for these, which wait for the writer whole: what moved up
             // meanwhile could expire in the active part and wait whole as well. A task from
             // the writer's thread: the end of these is the outbox's to act on.
             outcomes.expiryWriteStarted()
             writer.enqueue { Task { await self.wholeExpiriesWritten() } }
         }
-        if let highest = expired.deferred.lazy.map(\.sequence).max() {
+        if let highest = expired.untried.lazy.map(\.sequence).max() {
             writer.enqueue {
                 do throws(CoreError) { try store.recordExpiry(at: now, upTo: highest) } catch {
                     logger.error("\(error.description); messages reported expired may be sent after a restart if the clock is set back")
@@ -315,11 +315,11 @@ public actor Outbox: Service {
         // only once it is on disk (`outcomes.beingWritten` keeps them waiting meanwhile).
         Task {
             await writer.drain()
-            for delivery in expired.active {
+            for delivery in expired.whole {
                 outcomes.written(delivery.id)
                 if queue.stillHolds(delivery) { report(delivery) }
             }
-            for gone in expired.deferred {
+            for gone in expired.untried {
                 let id = gone.id
                 outcomes.written(id)
                 // As `dead` keeps it, unless a cancel or purge took it meanwhile.
@@ -332,7 +332,7 @@ public actor Outbox: Service {
         }
     }
 
-    /// The active part's expiries handed over before are written: what waits behind may
+    /// The expiries written whole handed over before are written: what waits behind may
     /// move up again.
     private func wholeExpiriesWritten() {
         outcomes.expiryWriteDone()
@@ -343,10 +343,10 @@ public actor Outbox: Service {
     /// everything queued may expire at once.
     private func logExpired(_ expired: OutboxQueue.Expired) {
         let shown = 10
-        for delivery in expired.active.prefix(shown) {
+        for delivery in expired.whole.prefix(shown) {
             logger.warning("outbox: message \(delivery.id) to \(delivery.to) expired undelivered after \(delivery.attempts == 1 ? "1 attempt" : "\(delivery.attempts) attempts")")
         }
-        for gone in expired.deferred.prefix(max(0, shown - expired.active.count)) {
+        for gone in expired.untried.prefix(max(0, shown - expired.whole.count)) {
             logger.warning("outbox: message \(gone.id) expired undelivered")
         }
         if expired.count > shown {

@@ -18,6 +18,7 @@ extension OutboxQueue {
         if let index = queuedIndex(of: id) {
             guard !queued.isInFlight(at: index) else { return nil }
             let delivery = queued.remove(at: index)
+            untriedPlaces[id] = nil
             if !deferred.isEmpty { freed.insert(delivery.orderKey) }
             return delivery
         }
@@ -43,6 +44,7 @@ extension OutboxQueue {
             held.append(delivery.id)
             return true
         }
+        for id in held { untriedPlaces[id] = nil }
         if !deferred.isEmpty {
             let positions = deferred.positions { position in
                 let key = deferred.keys[Int(deferred.entries[position].key)]

@@ -74,9 +74,9 @@ extension OutboxQueue {
         return taken
     }
 
-    /// A deferred delivery read back whole: it joins the active part.
-    public mutating func promoted(_ delivery: Delivery) {
-        addActive(delivery)
+    /// A deferred delivery read back whole from `stored`: it joins the active part.
+    public mutating func promoted(_ delivery: Delivery, stored: StoredEntry) {
+        addActive(delivery, stored: stored)
     }
 
     /// A deferred delivery whose record could not be read: kept as failed, to be reported.

@@ -15,20 +15,22 @@ extension OutboxQueue {
         expireKeepingPlaces(now: now).ids.compactMap { id in dead.position(of: id).map { dead[$0] } }
     }
 
-    /// What `expire` moved to `dead`, for the outbox to write and report: the active part's
-    /// deliveries whole, and the deferred part's ids. 100,000 messages may expire at once
-    /// after a week offline: each of the deferred part's is 16 bytes here.
+    /// What `expire` moved to `dead`, for the outbox to write and report: those tried
+    /// whole, to be written with their attempts and last error; those never tried by id,
+    /// their records left as they were queued (`OutboxExpiryMark` says they expired).
+    /// 100,000 messages may expire at once after a week offline: each untried one is 16
+    /// bytes here.
     public struct Expired: Sendable {
-        public var active: [Delivery] = []
-        public var deferred: [DeferredExpiry] = []
+        public var whole: [Delivery] = []
+        public var untried: [UntriedExpiry] = []
 
-        public var isEmpty: Bool { active.isEmpty && deferred.isEmpty }
-        public var count: Int { active.count + deferred.count }
-        public var ids: [String] { active.map(\.id) + deferred.map(\.id) }
+        public var isEmpty: Bool { whole.isEmpty && untried.isEmpty }
+        public var count: Int { whole.count + untried.count }
+        public var ids: [String] { whole.map(\.id) + untried.map(\.id) }
     }
 
-    /// A deferred delivery that expired: the rest of it is in `dead`.
-    public struct DeferredExpiry: Sendable {
+    /// A delivery that expired before its first attempt: the rest of it is in `dead`.
+    public struct UntriedExpiry: Sendable {
         public var sequence: Int
         public var platform: Platform?
         public var senderWaiting: Bool
@@ -39,24 +41,24 @@ extension OutboxQueue {
     /// Why an expired delivery was not sent.
     static let expiryError = WireError(code: .timeout, message: "not delivered before it expired")
 
-    /// `expire`, telling the outbox what it must write (`Expired`): the active part's
-    /// deliveries whole, the deferred part's by id (their records stay where they are).
+    /// `expire`, telling the outbox what it must write (`Expired`). A deferred delivery
+    /// was never tried, nor was an active one whose record's place is known
+    /// (`untriedPlaces`): `dead` keeps where their records are. Any other is written whole.
     public mutating func expireKeepingPlaces(now: Date) -> Expired {
         var expired = Expired()
         var emptied = Set<String>()
         if let floor = deferred.expiryFloor, floor <= now {
             let positions = deferred.expired(now: now)
-            expired.deferred.reserveCapacity(positions.count)
+            expired.untried.reserveCapacity(positions.count)
             for position in positions {
                 let key = deferred.orderKey(at: position)
                 freed.insert(key)
                 emptied.insert(key)
                 let entry = deferred.entries[position]
-                expired.deferred.append(DeferredExpiry(sequence: entry.sequence, platform: deferred.keys[Int(entry.key)].platform,
-                                                       senderWaiting: entry.senderWaiting))
+                expired.untried.append(UntriedExpiry(sequence: entry.sequence, platform: deferred.keys[Int(entry.key)].platform,
+                                                     senderWaiting: entry.senderWaiting))
             }
-            // Made one at a time as `dead` takes them: never all of them whole at once. Each
-            // record stays where it is, queued: `OutboxExpiryMark` says it expired.
+            // Made one at a time as `dead` takes them: never all of them whole at once.
             dead.append(contentsOf: positions.lazy.map { [deferred] position in
                 var delivery = deferred.delivery(at: position)
                 delivery.state = .expired
@@ -66,10 +68,14 @@ extension OutboxQueue {
             for position in positions { deferred.remove(at: position) }
             deferred.tidy()
         }
-        expired.active = expireActive(now: now)
-        if !expired.active.isEmpty && !deferred.isEmpty { freed.formUnion(expired.active.map(\.orderKey)) }
-        dead.append(contentsOf: expired.active)
-        emptied.formUnion(expired.active.map(\.orderKey))
+        let (whole, placed) = expireActive(now: now)
+        let keys = whole.map(\.orderKey) + placed.map(\.delivery.orderKey)
+        if !keys.isEmpty && !deferred.isEmpty { freed.formUnion(keys) }
+        emptied.formUnion(keys)
+        expired.whole = whole
+        expired.untried += placed.map { UntriedExpiry(sequence: $0.delivery.sequence, platform: $0.delivery.platform, senderWaiting: $0.delivery.senderWaiting) }
+        dead.append(contentsOf: whole)
+        dead.append(contentsOf: placed.lazy.map { ($0.delivery, $0.stored) })
         forgetWaitsOfEmptiedKeys(emptied)
         return expired
     }
@@ -84,9 +90,14 @@ extension OutboxQueue {
         }
     }
 
-    private mutating func expireActive(now: Date) -> [Delivery] {
-        guard let floor = expiryFloor, floor <= now else { return [] }
+    /// The active part's deliveries past their expiry: whole, or with where their records
+    /// are when they were never tried and that is known.
+    private mutating func expireActive(now: Date) -> (whole: [Delivery], placed: [(delivery: Delivery, stored: StoredEntry)]) {
+        guard let floor = expiryFloor, floor <= now else { return ([], []) }
         var expired: [Delivery] = []
+        var placed: [(delivery: Delivery, stored: StoredEntry)] = []
+        var places = untriedPlaces
+        untriedPlaces = [:]
         var earliest: Date?
         queued.removeAll { delivery, inFlight in
             if inFlight { return false }
@@ -97,13 +108,19 @@ extension OutboxQueue {
             var gone = delivery
             gone.state = .expired
             gone.nextAttemptAt = nil
+            let untried = gone.attempts == 0 && gone.lastError == nil
             if gone.lastError == nil {
                 gone.lastError = Self.expiryError
             }
-            expired.append(gone)
+            if let stored = places.removeValue(forKey: gone.id), untried {
+                placed.append((gone, stored))
+            } else {
+                expired.append(gone)
+            }
             return true
         }
+        untriedPlaces = places
         expiryFloor = earliest
-        return expired
+        return (expired, placed)
     }
 }

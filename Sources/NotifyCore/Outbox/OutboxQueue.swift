@@ -39,6 +39,11 @@ public struct OutboxQueue: Sendable {
     /// Failed or expired after queueing: kept to be reported, never dropped silently; as
     /// entries without their text, which their records on disk keep (`DeadDeliveries`).
     public internal(set) var dead = DeadDeliveries()
+    /// Where the records are of active deliveries not tried yet, as found when they moved
+    /// up or were written: one that expires before its first attempt is then kept in
+    /// `dead` with its record's place, and not written again (`OutboxExpiryMark`). An
+    /// attempt, or leaving the active part, forgets it.
+    var untriedPlaces: [String: StoredEntry] = [:]
     public internal(set) var backoff: Backoff
     public internal(set) var concurrency: Int
     /// Set while the backend refuses the credentials: nothing goes out until `resume`.
@@ -113,7 +118,7 @@ public struct OutboxQueue: Sendable {
             deferEntry(delivery, stored: stored, bytes: delivery.message.utf8.count)
             return
         }
-        addActive(delivery)
+        addActive(delivery, stored: stored)
     }
 
     /// Room for `count` failed or expired deliveries in one allocation, made before a
@@ -122,7 +127,9 @@ public struct OutboxQueue: Sendable {
         dead.reserveCapacity(count)
     }
 
-    mutating func addActive(_ delivery: Delivery) {
+    /// Adds `delivery` to the active part; `stored`, where its record is, if known.
+    mutating func addActive(_ delivery: Delivery, stored: StoredEntry? = nil) {
+        if let stored, delivery.attempts == 0 && delivery.lastError == nil { untriedPlaces[delivery.id] = stored }
         if Delivery.sequence(inID: delivery.id) != delivery.sequence { idsFollowSequence = false }
         queued.insert(delivery, at: firstQueuedIndex(atOrAfter: delivery.sequence + 1))
         lowerExpiryFloor(to: delivery.expiresAt)
@@ -205,6 +212,8 @@ public struct OutboxQueue: Sendable {
     public mutating func finished(_ id: String, _ result: DeliveryResult, now: Date) -> Delivery? {
         guard let index = queuedIndex(of: id) else { return nil }
         queued.setInFlight(false, at: index)
+        // Tried, or about to be written again: its record's place may change.
+        if !untriedPlaces.isEmpty { untriedPlaces[id] = nil }
         // Back in the queue's count of what may expire, unless it leaves it below.
         lowerExpiryFloor(to: queued[index].expiresAt)
         var delivery = queued[index]
@@ -308,6 +317,7 @@ public struct OutboxQueue: Sendable {
     /// Lets the tables sized for a burst go once the burst is over (see `EmptyStorage`).
     mutating func releaseStorageIfEmpty() {
         queued.releaseStorageIfEmpty()
+        if queued.isEmpty { untriedPlaces = [:] }
         retryAt.releaseStorageIfEmpty()
         failures.releaseStorageIfEmpty()
         recoverable.releaseStorageIfEmpty()
