@@ -11,11 +11,13 @@ import Darwin
 import NotifyProtocol
 import Synchronization
 
-/// What has expired, kept in `outbox-expired` as one line for any number of messages:
-/// every message numbered up to `sequencesThrough` whose record still says queued and whose
-/// expiry is at `expiredThrough` or before has expired. A week offline expires everything
-/// queued at once; writing each of 100,000 messages again to say so took 40 s of fsyncs and
-/// a 4 KiB file each, and a start then read 100,000 files back.
+/// What has expired, kept in `outbox-expired`, one small record for any number of
+/// messages: every message numbered up to `sequencesThrough` whose record still says queued
+/// and whose expiry is at `expiredThrough` or before has expired. A week offline expires
+/// everything queued at once; writing each of 100,000 messages again to say so took 40 s
+/// of fsyncs and a 4 KiB file each, and a start then read 100,000 files back. Only a message
+/// never tried is left to the mark: its record has nothing else to say. One tried is
+/// written again whole, with its attempts and last error.
 ///
 /// A message past its expiry needs no mark to be expired: the next pass finds it. The mark
 /// makes the expiry last once a sender was told of it, whatever the clock does next: a

@@ -20,8 +20,8 @@ import NotifyProtocol
 /// over the batch's copy, and leaves the batch as one that was sent does: appended to the
 /// batch's `.done` log. The batch goes once all its members have left.
 ///
-/// A message that expires before its turn is not written again: its record stays queued
-/// where it is, and `outbox-expired` says it expired (`OutboxExpiryMark`).
+/// A message that expires before it was tried is not written again: its record stays
+/// queued where it is, and `outbox-expired` says it expired (`OutboxExpiryMark`).
 public struct OutboxStore: Sendable {
     public let directory: String
     private let calls: FileSystemCalls
