@@ -98,19 +98,42 @@ extension OutboxDeferredTests {
         #expect(setup.files.filter { !$0.hasPrefix("batch-") } == ["\(ids[1]).json"], "only the one tried is written again")
     }
 
-    /// 40 messages accepted to bob and carol, expired a week later with the backend away
-    /// (all but the active part's four deferred), the outbox stopped, and the clock then set
-    /// back to a day after they were accepted.
+    /// Once a write has worked, a message goes to the active part before its batch is
+    /// written; where its record is, is known once it is. Not tried before it expires, it is
+    /// not written again either.
+    @Test func aMessageQueuedBeforeItWasWrittenAndNeverTriedExpiresWithoutBeingWrittenAgain() async throws {
+        let setup = try await Setup()
+        let outbox = await setup.outbox()
+        let first = try await outbox.enqueue(to: "bob", message: "delivered", platforms: [.apns])
+        try await outbox.committed(first)
+        #expect(await eventually { await outbox.list().isEmpty }, "delivered: the writes work")
+        setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
+        let ids = try await outbox.enqueue(to: "bob", message: "tried", platforms: [.apns])
+            + outbox.enqueue(to: "bob", message: "never tried", platforms: [.apns])
+        try await outbox.committed(ids)
+        #expect(await eventually { await outbox.nothingUnderWay && outbox.summary.nextAttemptAt != nil })
+        #expect(await outbox.queue.untriedPlaces.keys.sorted() == [ids[1]])
+        setup.clock.advance(by: 8 * 86_400)
+        #expect(await eventually { await outbox.list().filter { $0.state == .expired }.map(\.id) == ids })
+        #expect(await eventually { await outbox.outcomes.noneBeingWritten })
+        #expect(await outbox.list().map(\.preview) == ["tried", "never tried"])
+        await outbox.shutdown()
+        #expect(setup.files.filter { !$0.hasPrefix("batch-") } == ["\(ids[0]).json"], "only the one tried is written again")
+    }
+
+    /// 40 messages accepted to bob and carol, expired at the moment their week is up with
+    /// the backend away (all but the active part's four deferred), the outbox stopped, and
+    /// the clock then set back to a day after they were accepted.
     static func expiredThenClockSetBack(_ setup: Setup) async throws -> [String] {
         setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
         let outbox = await setup.outbox()
         let ids = try await setup.accept(40, on: outbox)
         #expect(await eventually { await outbox.nothingUnderWay })
-        setup.clock.advance(by: 8 * 86_400)
+        setup.clock.advance(by: 7 * 86_400)
         #expect(await eventually { await outbox.list().filter { $0.state == .expired }.count == 40 })
         #expect(await eventually { await outbox.outcomes.noneBeingWritten })
         await outbox.shutdown()
-        setup.clock.jump(by: -7 * 86_400)
+        setup.clock.jump(by: -6 * 86_400)
         return ids
     }
 

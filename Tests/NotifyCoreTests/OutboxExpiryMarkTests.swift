@@ -12,22 +12,22 @@ struct OutboxExpiryMarkTests {
 
     static func at(_ seconds: Double) -> Date { Date(timeIntervalSince1970: seconds) }
 
-    /// The file says whole seconds, a second short of the expiry's moment: a record it
-    /// covers expired at that moment or before, never after it. Up to the sequence given.
-    @Test func coversWhatExpiredUpToItsSequenceAndNeverAnExpiryAfterItsMoment() throws {
+    /// The file says whole seconds, as records do: a record it covers expired in the
+    /// expiry's second or before, and one expiring at that very moment is among them. Up
+    /// to the sequence given.
+    @Test func coversWhatExpiredUpToItsSequenceAndNothingAfterItsSecond() throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let mark = Self.mark(in: directory)
         try mark.record(expiredAt: Self.at(1_800_000_100.5), upTo: 40)
         let read = Self.mark(in: directory)
         #expect(read.load() == nil)
-        #expect(read.covers(sequence: 40, expiresAt: Self.at(1_800_000_099)))
+        #expect(read.covers(sequence: 40, expiresAt: Self.at(1_800_000_100)), "expired at 100.5, or 100.7 a moment later")
         #expect(read.covers(sequence: 1, expiresAt: Self.at(1_700_000_000)))
-        // On disk, 1_800_000_100 may stand for an expiry at 100.7, after the moment.
-        #expect(!read.covers(sequence: 40, expiresAt: Self.at(1_800_000_100)))
+        #expect(!read.covers(sequence: 40, expiresAt: Self.at(1_800_000_101)))
         #expect(!read.covers(sequence: 41, expiresAt: Self.at(1_800_000_000)), "accepted after the mark")
         let text = try String(contentsOfFile: directory.file("outbox-expired"), encoding: .utf8)
-        #expect(text.contains("\"expired_through\" : \"2027-01-15T08:01:39Z\"") && text.contains("\"sequences_through\" : 40"), "\(text)")
+        #expect(text.contains("\"expired_through\" : \"2027-01-15T08:01:40Z\"") && text.contains("\"sequences_through\" : 40"), "\(text)")
     }
 
     /// A later expiry moves the mark on, keeping the highest sequence; one at an earlier

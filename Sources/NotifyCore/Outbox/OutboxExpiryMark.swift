@@ -66,12 +66,15 @@ final class OutboxExpiryMark: Sendable {
     }
 
     /// Records that the queued messages numbered up to `sequence` whose expiry is `now` or
-    /// before expired, fsynced before it returns. The file says whole seconds: a second is
-    /// left out, so that an expiry it covers is never one after `now`. A mark for a time
-    /// before the one kept (the clock was set back) is not written: what it would add is
-    /// found again by the next start's first pass, from the messages' own expiries.
+    /// before expired, fsynced before it returns. Records say their expiry in whole seconds,
+    /// rounded down, and so does the mark: one that expires later in `now`'s second counts
+    /// as expired at a start in that second, a moment early. (A second less would leave out
+    /// what expires on time, at its own moment: the mark would cover a pass's expiries only
+    /// once a later pass wrote another.) A mark for a time before the one kept (the clock
+    /// was set back) is not written: what it would add is found again by the next start's
+    /// first pass, from the messages' own expiries.
     func record(expiredAt now: Date, upTo sequence: Int) throws(CoreError) {
-        let through = Date(timeIntervalSince1970: (now.timeIntervalSince1970 - 1).rounded(.down))
+        let through = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         try mark.withLock { (kept: inout Mark?) throws(CoreError) in
             if let kept, through < kept.expiredThrough || (through == kept.expiredThrough && sequence <= kept.sequencesThrough) { return }
             let next = Mark(expiredThrough: through, sequencesThrough: max(sequence, kept?.sequencesThrough ?? 0))
