@@ -8,8 +8,9 @@ import NotifyProtocol
 /// The deliveries that failed or expired after they were queued, kept to be reported until
 /// `outbox cancel` or `outbox --purge`: an entry of 40 bytes each, without the message,
 /// whose record (written when it failed or expired, in its own file; or, for one that
-/// expired while deferred, where it was queued) a listing reads back for its first words. A week offline past `outbox_expiry` expires everything queued:
-/// 100,000 messages kept whole cost some 500 bytes each, and a lookup by id was a scan.
+/// expired before it was tried, where it was queued) a listing reads back for its first
+/// words. A week offline past `outbox_expiry` expires everything queued: 100,000 messages
+/// kept whole cost some 500 bytes each, and a lookup by id was a scan.
 ///
 /// In order of sequence (of id, among copies of one message), as a start finds them on
 /// disk and the rest of the queue is: a listing before a restart is the one after it, and
@@ -71,7 +72,7 @@ public struct DeadDeliveries: RandomAccessCollection, Sendable {
     }
 
     /// Adds a delivery that failed or expired, its record at `stored`: in its own file,
-    /// unless it expired while deferred.
+    /// unless it expired before it was tried.
     mutating func append(_ delivery: Delivery, stored: StoredEntry = .inOwnFile) {
         append(contentsOf: CollectionOfOne((delivery, stored)))
     }

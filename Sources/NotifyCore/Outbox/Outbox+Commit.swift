@@ -144,8 +144,14 @@ extension Outbox {
             let queued = batch.enumerated().filter { !heldBack.contains($0.offset) }.map(\.element)
             commits.written(number, batch, failure: failure, alreadySent: sentEarly ? withdraw(queued) : [])
         case .success(let places):
-            for (index, delivery) in batch.enumerated() where !sentEarly || heldBack.contains(index) {
-                queue.add(delivery, stored: index < places.count ? places[index] : nil)
+            for (index, delivery) in batch.enumerated() {
+                let stored = index < places.count ? places[index] : nil
+                if !sentEarly || heldBack.contains(index) {
+                    queue.add(delivery, stored: stored)
+                } else if let stored {
+                    // Queued before it was written: where its record is, is known now.
+                    queue.noteWritten(delivery.id, at: stored)
+                }
             }
             // Told as they were accepted: before any outcome, which waits for this write.
             for delivery in batch { onEvent(delivery.status) }
