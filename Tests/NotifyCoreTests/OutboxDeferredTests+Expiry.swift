@@ -121,62 +121,6 @@ extension OutboxDeferredTests {
         #expect(setup.files.filter { !$0.hasPrefix("batch-") } == ["\(ids[0]).json"], "only the one tried is written again")
     }
 
-    /// 40 messages accepted to bob and carol, expired at the moment their week is up with
-    /// the backend away (all but the active part's four deferred), the outbox stopped, and
-    /// the clock then set back to a day after they were accepted.
-    static func expiredThenClockSetBack(_ setup: Setup) async throws -> [String] {
-        setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
-        let outbox = await setup.outbox()
-        let ids = try await setup.accept(40, on: outbox)
-        #expect(await eventually { await outbox.nothingUnderWay })
-        setup.clock.advance(by: 7 * 86_400)
-        #expect(await eventually { await outbox.list().filter { $0.state == .expired }.count == 40 })
-        #expect(await eventually { await outbox.outcomes.noneBeingWritten })
-        await outbox.shutdown()
-        setup.clock.jump(by: -6 * 86_400)
-        return ids
-    }
-
-    /// What a sender was told expired stays expired after a restart whatever the clock does:
-    /// with it set back before their expiry, the deferred part's messages, whose records
-    /// still say queued, are not sent.
-    @Test func whatExpiredStaysExpiredAcrossARestartWithTheClockSetBack() async throws {
-        let setup = try await Setup()
-        let ids = try await Self.expiredThenClockSetBack(setup)
-        setup.backend.failEverything(nil)
-        let sentBefore = setup.sendCount
-        let outbox = await setup.outbox()
-        let listedAfter = await outbox.list()
-        #expect(listedAfter.map(\.id) == ids && listedAfter.allSatisfy { $0.state == .expired })
-        #expect(listedAfter.filter { $0.error?.message == "not delivered before it expired" }.count == 38,
-                "all but the first to each recipient, tried: \(listedAfter.map { "\($0.attempts) \($0.error?.message ?? "-")" })")
-        // New messages to both go at once: nothing of theirs waits before them.
-        let after = try await outbox.enqueue(to: "bob", message: "after", platforms: [.apns])
-            + outbox.enqueue(to: "carol", message: "after", platforms: [.apns])
-        try await outbox.committed(after)
-        // Listed until delivered, each after whatever of its recipient's waited before it.
-        #expect(await eventually { await outbox.list().count == 40 && outbox.summary.waiting == 0 })
-        #expect(setup.sendCount - sentBefore == 2, "\(setup.sent(to: "bob") + setup.sent(to: "carol"))")
-        await outbox.shutdown()
-    }
-
-    /// The mark covers what was accepted before it: a message accepted with the clock set
-    /// back, whose expiry falls before the mark's moment, waits as any other.
-    @Test func aMessageAcceptedAfterTheMarkIsNotTakenForExpired() async throws {
-        let setup = try await Setup()
-        _ = try await Self.expiredThenClockSetBack(setup)
-        // Back to when the first were accepted: the next expires when they did, before the mark.
-        setup.clock.jump(by: -86_400)
-        let outbox = await setup.outbox()
-        let later = try await outbox.enqueue(to: "bob", message: "later", platforms: [.apns])
-        try await outbox.committed(later)
-        #expect(await eventually { await outbox.nothingUnderWay })
-        await outbox.shutdown()
-        let second = await setup.outbox()
-        #expect(await second.list().filter { $0.state == .queued }.map(\.id) == later)
-        await second.shutdown()
-    }
-
     /// Ten messages accepted, then ten more a day later, to bob and carol in turn, while the
     /// backend refuses: the active part holds four, two per recipient, the rest are
     /// deferred. The clock is then moved to where the first ten expire, with the fsync of

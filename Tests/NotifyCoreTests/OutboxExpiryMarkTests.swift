@@ -19,7 +19,7 @@ struct OutboxExpiryMarkTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let mark = Self.mark(in: directory)
-        try mark.record(expiredAt: Self.at(1_800_000_100.5), upTo: 40)
+        #expect(try mark.record(expiredAt: Self.at(1_800_000_100.5), upTo: 40))
         let read = Self.mark(in: directory)
         #expect(read.load() == nil)
         #expect(read.covers(sequence: 40, expiresAt: Self.at(1_800_000_100)), "expired at 100.5, or 100.7 a moment later")
@@ -31,22 +31,35 @@ struct OutboxExpiryMarkTests {
     }
 
     /// A later expiry moves the mark on, keeping the highest sequence; one at an earlier
-    /// moment (the clock set back) leaves it as it is: it would cover messages accepted
-    /// between the two that had not expired.
+    /// moment (the clock set back) leaves it as it is, and says the mark cannot cover it:
+    /// it would cover messages accepted between the two that had not expired.
     @Test func movesOnOnlyWithTheClock() throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let mark = Self.mark(in: directory)
-        try mark.record(expiredAt: Self.at(2000), upTo: 50)
-        try mark.record(expiredAt: Self.at(3000), upTo: 30)
+        #expect(try mark.record(expiredAt: Self.at(2000), upTo: 50))
+        #expect(try mark.record(expiredAt: Self.at(3000), upTo: 30))
         #expect(mark.covers(sequence: 50, expiresAt: Self.at(2999)))
-        try mark.record(expiredAt: Self.at(1000), upTo: 90)
+        #expect(try !mark.record(expiredAt: Self.at(1000), upTo: 90), "behind the mark: the records must say it")
         #expect(!mark.covers(sequence: 90, expiresAt: Self.at(500)))
         #expect(mark.covers(sequence: 50, expiresAt: Self.at(2999)))
-        try mark.record(expiredAt: Self.at(3000), upTo: 60)
+        #expect(try mark.record(expiredAt: Self.at(3000.5), upTo: 40), "covered already")
+        #expect(mark.sequencesThrough == 50)
+        #expect(try mark.record(expiredAt: Self.at(3000), upTo: 60))
         let read = Self.mark(in: directory)
         _ = read.load()
         #expect(read.covers(sequence: 60, expiresAt: Self.at(2999)) && !read.covers(sequence: 61, expiresAt: Self.at(2999)))
+    }
+
+    /// New ids start past the mark's sequence, even when the id counter was lost and the
+    /// outbox emptied: a new message must never be one the mark covers.
+    @Test func newIDsStartPastTheMarkWithoutTheIDCounter() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        #expect(try Self.mark(in: directory).record(expiredAt: Self.at(2000), upTo: 5000))
+        let store = OutboxStore(stateDirectory: directory.path)
+        _ = store.load()
+        #expect(store.highestSequence() == 5000)
     }
 
     @Test func aMissingFileCoversNothing() throws {

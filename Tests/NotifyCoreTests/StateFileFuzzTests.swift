@@ -72,7 +72,7 @@ import NotifySystem
             let mark = OutboxExpiryMark(path: FilePath.join(directory, "outbox-expired"))
             _ = mark.load()
             _ = mark.covers(sequence: 7, expiresAt: Date())
-            try? mark.record(expiredAt: Date(), upTo: 8)
+            _ = try? mark.record(expiredAt: Date(), upTo: 8)
         default:
             let store = OutboxStore(stateDirectory: directory)
             let (deliveries, _) = store.load()

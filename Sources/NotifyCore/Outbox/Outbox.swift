@@ -287,7 +287,8 @@ public actor Outbox: Service {
     /// Writes the deliveries that expired at `now`, then tells their senders. Those tried
     /// are written whole, with their attempts and last error; those never tried have their
     /// records left as they were queued: one mark says they expired (`OutboxExpiryMark`),
-    /// however many they are.
+    /// however many they are, unless the clock is behind the mark (then they are written
+    /// whole as well).
     private func recordExpired(_ expired: OutboxQueue.Expired, now: Date) {
         logExpired(expired)
         let ids = expired.ids
@@ -305,9 +306,24 @@ public actor Outbox: Service {
             writer.enqueue { Task { await self.wholeExpiriesWritten() } }
         }
         if let highest = expired.untried.lazy.map(\.sequence).max() {
+            let untried = expired.untried
             writer.enqueue {
-                do throws(CoreError) { try store.recordExpiry(at: now, upTo: highest) } catch {
-                    logger.error("\(error.description); messages reported expired may be sent after a restart if the clock is set back")
+                do throws(CoreError) {
+                    if try store.recordExpiry(at: now, upTo: highest) { return }
+                } catch {
+                    logger.error("\(error.description); writing each expired message instead")
+                }
+                // The clock is behind the mark, or the mark could not be written: each record
+                // says it, as one tried does. Read on the writer's thread, after the changes
+                // handed over before it.
+                for gone in untried {
+                    guard case .success(var whole) = store.read(gone.id, at: gone.stored) else { continue }
+                    whole.state = .expired
+                    whole.lastError = OutboxQueue.expiryError
+                    whole.nextAttemptAt = nil
+                    do throws(CoreError) { try store.save(whole) } catch {
+                        logger.error("\(error.description); message \(gone.id), reported expired, may be sent after a restart if the clock is set back")
+                    }
                 }
             }
         }

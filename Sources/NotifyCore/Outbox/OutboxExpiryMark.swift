@@ -16,8 +16,10 @@ import Synchronization
 /// and whose expiry is at `expiredThrough` or before has expired. A week offline expires
 /// everything queued at once; writing each of 100,000 messages again to say so took 40 s
 /// of fsyncs and a 4 KiB file each, and a start then read 100,000 files back. Only a message
-/// never tried is left to the mark: its record has nothing else to say. One tried is
-/// written again whole, with its attempts and last error.
+/// never tried is left to the mark: its record has nothing else to say, and a start takes
+/// only a record without attempts for one the mark covers. One tried is written again
+/// whole, with its attempts and last error; so is one never tried when the clock is behind
+/// the mark kept.
 ///
 /// A message past its expiry needs no mark to be expired: the next pass finds it. The mark
 /// makes the expiry last once a sender was told of it, whatever the clock does next: a
@@ -66,17 +68,19 @@ final class OutboxExpiryMark: Sendable {
     }
 
     /// Records that the queued messages numbered up to `sequence` whose expiry is `now` or
-    /// before expired, fsynced before it returns. Records say their expiry in whole seconds,
+    /// before expired, fsynced before it returns; false when the mark cannot say it (the
+    /// clock is behind the mark kept), and those messages' records must. Records say their expiry in whole seconds,
     /// rounded down, and so does the mark: one that expires later in `now`'s second counts
     /// as expired at a start in that second, a moment early. (A second less would leave out
     /// what expires on time, at its own moment: the mark would cover a pass's expiries only
     /// once a later pass wrote another.) A mark for a time before the one kept (the clock
-    /// was set back) is not written: what it would add is found again by the next start's
-    /// first pass, from the messages' own expiries.
-    func record(expiredAt now: Date, upTo sequence: Int) throws(CoreError) {
+    /// was set back) would cover messages accepted since that had not expired: it is not
+    /// written.
+    func record(expiredAt now: Date, upTo sequence: Int) throws(CoreError) -> Bool {
         let through = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
-        try mark.withLock { (kept: inout Mark?) throws(CoreError) in
-            if let kept, through < kept.expiredThrough || (through == kept.expiredThrough && sequence <= kept.sequencesThrough) { return }
+        return try mark.withLock { (kept: inout Mark?) throws(CoreError) -> Bool in
+            if let kept, through < kept.expiredThrough { return false }
+            if let kept, through == kept.expiredThrough && sequence <= kept.sequencesThrough { return true }
             let next = Mark(expiredThrough: through, sequencesThrough: max(sequence, kept?.sequencesThrough ?? 0))
             let data: Data
             do {
@@ -86,7 +90,14 @@ final class OutboxExpiryMark: Sendable {
             }
             try AtomicFile.write(data, to: path, using: calls)
             kept = next
+            return true
         }
+    }
+
+    /// The highest sequence the mark covers (0 without one): a new message must be numbered
+    /// past it, even after the id counter was lost.
+    var sequencesThrough: Int {
+        mark.withLock { $0?.sequencesThrough ?? 0 }
     }
 
     func refuseNewerFormat() throws(CoreError) {

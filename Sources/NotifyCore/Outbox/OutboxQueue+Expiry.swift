@@ -18,7 +18,7 @@ extension OutboxQueue {
     /// What `expire` moved to `dead`, for the outbox to write and report: those tried
     /// whole, to be written with their attempts and last error; those never tried by id,
     /// their records left as they were queued (`OutboxExpiryMark` says they expired).
-    /// 100,000 messages may expire at once after a week offline: each untried one is 16
+    /// 100,000 messages may expire at once after a week offline: each untried one is 24
     /// bytes here.
     public struct Expired: Sendable {
         public var whole: [Delivery] = []
@@ -29,10 +29,12 @@ extension OutboxQueue {
         public var ids: [String] { whole.map(\.id) + untried.map(\.id) }
     }
 
-    /// A delivery that expired before its first attempt: the rest of it is in `dead`.
+    /// A delivery that expired before its first attempt, and where its record is: the
+    /// rest of it is in `dead`.
     public struct UntriedExpiry: Sendable {
         public var sequence: Int
         public var platform: Platform?
+        public var stored: StoredEntry
         public var senderWaiting: Bool
 
         public var id: String { Delivery.id(sequence: sequence, platform: platform) }
@@ -56,7 +58,7 @@ extension OutboxQueue {
                 emptied.insert(key)
                 let entry = deferred.entries[position]
                 expired.untried.append(UntriedExpiry(sequence: entry.sequence, platform: deferred.keys[Int(entry.key)].platform,
-                                                     senderWaiting: entry.senderWaiting))
+                                                     stored: deferred.stored(at: position), senderWaiting: entry.senderWaiting))
             }
             // Made one at a time as `dead` takes them: never all of them whole at once.
             dead.append(contentsOf: positions.lazy.map { [deferred] position in
@@ -73,7 +75,9 @@ extension OutboxQueue {
         if !keys.isEmpty && !deferred.isEmpty { freed.formUnion(keys) }
         emptied.formUnion(keys)
         expired.whole = whole
-        expired.untried += placed.map { UntriedExpiry(sequence: $0.delivery.sequence, platform: $0.delivery.platform, senderWaiting: $0.delivery.senderWaiting) }
+        expired.untried += placed.map {
+            UntriedExpiry(sequence: $0.delivery.sequence, platform: $0.delivery.platform, stored: $0.stored, senderWaiting: $0.delivery.senderWaiting)
+        }
         dead.append(contentsOf: whole)
         dead.append(contentsOf: placed.lazy.map { ($0.delivery, $0.stored) })
         forgetWaitsOfEmptiedKeys(emptied)

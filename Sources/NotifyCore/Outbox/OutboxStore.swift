@@ -116,16 +116,25 @@ public struct OutboxStore: Sendable {
             case .indexed(let index): index.expiresAt
             }
         }
+
+        /// No attempt and no error recorded (an indexed record is one waiting its first turn).
+        public var untried: Bool {
+            switch form {
+            case .whole(let delivery): delivery.attempts == 0 && delivery.lastError == nil
+            case .indexed(let index): index.state == .queued
+            }
+        }
     }
 
     /// `load`, each delivery with where its record is, in sequence order.
     public func loadEntries(keepingMessages: Bool = false) -> ([LoadedEntry], warnings: [String]) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return ([], []) }
-        var single: [String: LoadedEntry] = [:]
-        var batched: [String: [LoadedEntry]] = [:]
         var warnings: [String] = []
+        // Beside the outbox, and read without it: the next id goes past both.
         if let warning = ids.load() { warnings.append(warning) }
         if let warning = expiryMark.load() { warnings.append(warning) }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return ([], warnings) }
+        var single: [String: LoadedEntry] = [:]
+        var batched: [String: [LoadedEntry]] = [:]
         func entry(_ delivery: Delivery, _ stored: StoredEntry) -> LoadedEntry {
             let bytes = delivery.message.utf8.count
             guard !keepingMessages, DeferredDeliveries.fits(delivery) else { return LoadedEntry(delivery, stored: stored, bytes: bytes) }
@@ -285,8 +294,8 @@ public struct OutboxStore: Sendable {
     }
 
     /// The highest sequence number that may have been handed out: that of the id counter,
-    /// or of any file in the outbox, read or not (a newer notifyd's entry is left in place,
-    /// and a new entry must not take its name), whichever is higher.
+    /// of the expiry mark, or of any file in the outbox, read or not (a newer notifyd's
+    /// entry is left in place, and a new entry must not take its name), whichever is higher.
     public func highestSequence() -> Int {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         // A batch is named after its last (highest) member.
@@ -295,7 +304,7 @@ public struct OutboxStore: Sendable {
             return Int(entry.prefix { $0.isASCII && $0.isNumber })
         // A name past the ids notifyd hands out is not one it wrote, and cannot be taken by one.
         }.filter { $0 <= OutboxIDCounter.largestSequence }.max() ?? 0
-        return max(named, ids.highest)
+        return max(named, ids.highest, expiryMark.sequencesThrough)
     }
 
     /// Throws when the id counter was written by a newer notifyd, which a start must not overwrite.
@@ -306,14 +315,17 @@ public struct OutboxStore: Sendable {
 
     /// Records that the queued messages numbered up to `sequence` whose expiry is `now` or
     /// before expired, in one small file however many they are (`OutboxExpiryMark`): their
-    /// records stay as they are, each still in its batch or its own file.
-    public func recordExpiry(at now: Date, upTo sequence: Int) throws(CoreError) {
+    /// records stay as they are, each still in its batch or its own file. False when the
+    /// mark cannot say it, and the records must.
+    public func recordExpiry(at now: Date, upTo sequence: Int) throws(CoreError) -> Bool {
         try expiryMark.record(expiredAt: now, upTo: sequence)
     }
 
-    /// Whether `entry`, as a start reads it back, is queued on disk but expired before.
+    /// Whether `entry`, as a start reads it back, is queued on disk, never tried, and
+    /// expired before. (One tried was in flight when the mark was written, or is written
+    /// whole when it expires.)
     public func expiredBefore(_ entry: LoadedEntry) -> Bool {
-        entry.state == .queued && expiryMark.covers(sequence: entry.sequence, expiresAt: entry.expiresAt)
+        entry.state == .queued && entry.untried && expiryMark.covers(sequence: entry.sequence, expiresAt: entry.expiresAt)
     }
 
     public func save(_ delivery: Delivery) throws(CoreError) {

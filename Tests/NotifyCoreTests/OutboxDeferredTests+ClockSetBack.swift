@@ -1,0 +1,127 @@
+import Foundation
+import NotifyProtocol
+import Testing
+@testable import NotifyCore
+import NotifyTestSupport
+
+/// The expiry mark (`outbox-expired`) against a wall clock set back: what was reported
+/// expired stays expired across a restart, and nothing else is taken for expired.
+extension OutboxDeferredTests {
+    /// 40 messages accepted to bob and carol, expired at the moment their week is up with
+    /// the backend away (all but the active part's four deferred), the outbox stopped, and
+    /// the clock then set back to a day after they were accepted.
+    static func expiredThenClockSetBack(_ setup: Setup) async throws -> [String] {
+        setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
+        let outbox = await setup.outbox()
+        let ids = try await setup.accept(40, on: outbox)
+        #expect(await eventually { await outbox.nothingUnderWay })
+        setup.clock.advance(by: 7 * 86_400)
+        #expect(await eventually { await outbox.list().filter { $0.state == .expired }.count == 40 })
+        #expect(await eventually { await outbox.outcomes.noneBeingWritten })
+        await outbox.shutdown()
+        setup.clock.jump(by: -6 * 86_400)
+        return ids
+    }
+
+    /// What a sender was told expired stays expired after a restart whatever the clock does:
+    /// with it set back before their expiry, the deferred part's messages, whose records
+    /// still say queued, are not sent.
+    @Test func whatExpiredStaysExpiredAcrossARestartWithTheClockSetBack() async throws {
+        let setup = try await Setup()
+        let ids = try await Self.expiredThenClockSetBack(setup)
+        setup.backend.failEverything(nil)
+        let sentBefore = setup.sendCount
+        let outbox = await setup.outbox()
+        let listedAfter = await outbox.list()
+        #expect(listedAfter.map(\.id) == ids && listedAfter.allSatisfy { $0.state == .expired })
+        #expect(listedAfter.filter { $0.error?.message == "not delivered before it expired" }.count == 38,
+                "all but the first to each recipient, tried: \(listedAfter.map { "\($0.attempts) \($0.error?.message ?? "-")" })")
+        // New messages to both go at once: nothing of theirs waits before them.
+        let after = try await outbox.enqueue(to: "bob", message: "after", platforms: [.apns])
+            + outbox.enqueue(to: "carol", message: "after", platforms: [.apns])
+        try await outbox.committed(after)
+        // Listed until delivered, each after whatever of its recipient's waited before it.
+        #expect(await eventually { await outbox.list().count == 40 && outbox.summary.waiting == 0 })
+        #expect(setup.sendCount - sentBefore == 2, "\(setup.sent(to: "bob") + setup.sent(to: "carol"))")
+        await outbox.shutdown()
+    }
+
+    /// The mark covers what was accepted before it: a message accepted with the clock set
+    /// back, whose expiry falls before the mark's moment, waits as any other.
+    @Test func aMessageAcceptedAfterTheMarkIsNotTakenForExpired() async throws {
+        let setup = try await Setup()
+        _ = try await Self.expiredThenClockSetBack(setup)
+        // Back to when the first were accepted: the next expires when they did, before the mark.
+        setup.clock.jump(by: -86_400)
+        let outbox = await setup.outbox()
+        let later = try await outbox.enqueue(to: "bob", message: "later", platforms: [.apns])
+        try await outbox.committed(later)
+        #expect(await eventually { await outbox.nothingUnderWay })
+        await outbox.shutdown()
+        let second = await setup.outbox()
+        #expect(await second.list().filter { $0.state == .queued }.map(\.id) == later)
+        await second.shutdown()
+    }
+
+    /// Once the clock is behind the mark (set back after it was written), the mark cannot
+    /// say what expires: each record says it, and a message reported expired is not sent
+    /// after a restart with the clock set back further.
+    @Test func anExpiryWhileTheClockIsBehindTheMarkIsWrittenWhole() async throws {
+        let setup = try await Setup()
+        _ = try await Self.expiredThenClockSetBack(setup)
+        // A day before the first were accepted: the next expire before the mark's moment.
+        setup.clock.jump(by: -2 * 86_400)
+        let outbox = await setup.outbox()
+        let ids = try await outbox.enqueue(to: "dave", message: "tried", platforms: [.apns])
+            + outbox.enqueue(to: "dave", message: "never tried", platforms: [.apns])
+        try await outbox.committed(ids)
+        #expect(await eventually { await outbox.nothingUnderWay && outbox.summary.nextAttemptAt != nil })
+        async let told = outbox.wait(for: [ids[1]], untilFinal: true, timeout: 60)
+        setup.clock.advance(by: 7 * 86_400)
+        #expect(await told.map(\.state) == [.expired], "its sender hears it expired")
+        await outbox.shutdown()
+        #expect(setup.files.contains("\(ids[1]).json"), "written whole: \(setup.files)")
+
+        setup.clock.jump(by: -7 * 86_400)
+        setup.backend.failEverything(nil)
+        let second = await setup.outbox()
+        #expect(await second.list().first { $0.id == ids[1] }?.state == .expired)
+        let after = try await second.enqueue(to: "dave", message: "after", platforms: [.apns])
+        try await second.committed(after)
+        #expect(await eventually { await second.list().allSatisfy { $0.state != .queued } })
+        #expect(setup.sent(to: "dave").filter { $0.contains("never tried") }.isEmpty, "\(setup.sent(to: "dave"))")
+        #expect(setup.sent(to: "dave").contains { $0.contains("after") })
+        await second.shutdown()
+    }
+
+    /// A message in flight when the mark is written is not among what it says expired: the
+    /// attempt may end with the clock set back, and the message waits again, never reported
+    /// expired. A start finds it tried, and keeps it waiting.
+    @Test func aMessageInFlightWhenTheMarkIsWrittenStaysQueuedAcrossARestart() async throws {
+        let setup = try await Setup()
+        setup.backend.holdNext("send")
+        let outbox = await setup.outbox()
+        let ids = try await outbox.enqueue(to: "bob", message: "in flight", platforms: [.apns])
+            + outbox.enqueue(to: "bob", message: "never tried", platforms: [.apns])
+        try await outbox.committed(ids)
+        #expect(await eventually { setup.backend.isHolding })
+        setup.clock.advance(by: 7 * 86_400)
+        #expect(await eventually { await outbox.list().first { $0.id == ids[1] }?.state == .expired })
+        #expect(await eventually { await outbox.outcomes.noneBeingWritten })
+        #expect(FileManager.default.fileExists(atPath: setup.directory.file("outbox-expired")))
+        setup.clock.jump(by: -86_400)
+        setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
+        setup.backend.release()
+        #expect(await eventually {
+            let attempts = await outbox.list().first { $0.id == ids[0] }?.attempts
+            return await outbox.nothingUnderWay && attempts == 1
+        })
+        #expect(await outbox.list().first { $0.id == ids[0] }?.state == .queued)
+        await outbox.shutdown()
+
+        let second = await setup.outbox()
+        let listed = await second.list().first { $0.id == ids[0] }
+        #expect(listed?.state == .queued, "\(String(describing: listed))")
+        await second.shutdown()
+    }
+}
