@@ -83,6 +83,12 @@ struct NetworkChangeTests {
                     Issue.record("no attempt at \(next) (now \(clock.now()), \(clock.sleeperCount) timers): \(listed)")
                     break
                 }
+                // The backend has the request; the next attempt's time is known once the
+                // outbox has its outcome. Read before, it is still this one's.
+                guard await eventually(10, { await outbox.nothingUnderWay }) else {
+                    Issue.record("the attempt at \(next) did not end")
+                    break
+                }
             }
             return sends - before
         }
