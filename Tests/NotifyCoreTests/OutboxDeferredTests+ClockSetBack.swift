@@ -24,8 +24,8 @@ extension OutboxDeferredTests {
     }
 
     /// What a sender was told expired stays expired after a restart whatever the clock does:
-    /// with it set back before their expiry, the deferred part's messages, whose records
-    /// still say queued, are not sent.
+    /// with it set back before their expiry, those never tried, whose records still say
+    /// queued, are not sent.
     @Test func whatExpiredStaysExpiredAcrossARestartWithTheClockSetBack() async throws {
         let setup = try await Setup()
         let ids = try await Self.expiredThenClockSetBack(setup)
@@ -51,7 +51,7 @@ extension OutboxDeferredTests {
     @Test func aMessageAcceptedAfterTheMarkIsNotTakenForExpired() async throws {
         let setup = try await Setup()
         _ = try await Self.expiredThenClockSetBack(setup)
-        // Back to when the first were accepted: the next expires when they did, before the mark.
+        // Back to when the first were accepted: the next expires when they did, at the mark's moment.
         setup.clock.jump(by: -86_400)
         let outbox = await setup.outbox()
         let later = try await outbox.enqueue(to: "bob", message: "later", platforms: [.apns])
