@@ -143,6 +143,9 @@ public struct Delivery: Equatable, Sendable {
         return Int(Substring(id.utf8[..<dash]))
     }
 
+    /// No attempt made and no error recorded: its record is as it was queued.
+    var neverTried: Bool { attempts == 0 && lastError == nil }
+
     public var status: DeliveryStatus {
         DeliveryStatus(
             id: id, to: to, pns: pns, state: state, attempts: attempts, createdAt: createdAt,

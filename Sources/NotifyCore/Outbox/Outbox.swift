@@ -127,9 +127,7 @@ public actor Outbox: Service {
             highest = max(highest, delivery.sequence)
             if expiredBefore {
                 // Its record stays queued where it is; the mark says it expired (`recordExpired`).
-                delivery.state = .expired
-                delivery.lastError = delivery.lastError ?? OutboxQueue.expiryError
-                delivery.nextAttemptAt = nil
+                delivery.markExpired()
                 queue.add(delivery, stored: entry.stored)
                 continue
             }
@@ -318,9 +316,7 @@ public actor Outbox: Service {
                 // handed over before it.
                 for gone in untried {
                     guard case .success(var whole) = store.read(gone.id, at: gone.stored) else { continue }
-                    whole.state = .expired
-                    whole.lastError = OutboxQueue.expiryError
-                    whole.nextAttemptAt = nil
+                    whole.markExpired()
                     do throws(CoreError) { try store.save(whole) } catch {
                         logger.error("\(error.description); message \(gone.id), reported expired, may be sent after a restart if the clock is set back")
                     }

@@ -63,8 +63,7 @@ extension OutboxQueue {
             // Made one at a time as `dead` takes them: never all of them whole at once.
             dead.append(contentsOf: positions.lazy.map { [deferred] position in
                 var delivery = deferred.delivery(at: position)
-                delivery.state = .expired
-                delivery.lastError = Self.expiryError
+                delivery.markExpired()
                 return (delivery, deferred.stored(at: position))
             })
             for position in positions { deferred.remove(at: position) }
@@ -110,12 +109,8 @@ extension OutboxQueue {
                 return false
             }
             var gone = delivery
-            gone.state = .expired
-            gone.nextAttemptAt = nil
-            let untried = gone.attempts == 0 && gone.lastError == nil
-            if gone.lastError == nil {
-                gone.lastError = Self.expiryError
-            }
+            let untried = gone.neverTried
+            gone.markExpired()
             if let stored = places.removeValue(forKey: gone.id), untried {
                 placed.append((gone, stored))
             } else {
@@ -126,5 +121,15 @@ extension OutboxQueue {
         untriedPlaces = places
         expiryFloor = earliest
         return (expired, placed)
+    }
+}
+
+extension Delivery {
+    /// As an expiry leaves it: expired, without a next attempt, with the error it last had
+    /// or, never tried, why it was not sent.
+    mutating func markExpired() {
+        state = .expired
+        nextAttemptAt = nil
+        if lastError == nil { lastError = OutboxQueue.expiryError }
     }
 }

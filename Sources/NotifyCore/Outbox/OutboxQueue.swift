@@ -130,13 +130,13 @@ public struct OutboxQueue: Sendable {
     /// The record of `id`, queued in the active part before it was written, is at `stored`
     /// now: kept while it is not tried (`untriedPlaces`).
     mutating func noteWritten(_ id: String, at stored: StoredEntry) {
-        guard let index = queuedIndex(of: id), queued[index].attempts == 0 && queued[index].lastError == nil else { return }
+        guard let index = queuedIndex(of: id), queued[index].neverTried else { return }
         untriedPlaces[id] = stored
     }
 
     /// Adds `delivery` to the active part; `stored`, where its record is, if known.
     mutating func addActive(_ delivery: Delivery, stored: StoredEntry? = nil) {
-        if let stored, delivery.attempts == 0 && delivery.lastError == nil { untriedPlaces[delivery.id] = stored }
+        if let stored, delivery.neverTried { untriedPlaces[delivery.id] = stored }
         if Delivery.sequence(inID: delivery.id) != delivery.sequence { idsFollowSequence = false }
         queued.insert(delivery, at: firstQueuedIndex(atOrAfter: delivery.sequence + 1))
         lowerExpiryFloor(to: delivery.expiresAt)

@@ -50,6 +50,6 @@ extension OutboxStore {
         public var state: DeliveryState { read(\.state, \.state) }
         public var expiresAt: Date { read(\.expiresAt, \.expiresAt) }
         /// No attempt and no error recorded (an indexed record is one waiting its first turn).
-        public var untried: Bool { read({ $0.attempts == 0 && $0.lastError == nil }, { $0.state == .queued }) }
+        public var untried: Bool { read(\.neverTried, { $0.state == .queued }) }
     }
 }
