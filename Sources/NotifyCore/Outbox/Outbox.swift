@@ -303,24 +303,12 @@ public actor Outbox: Service {
             outcomes.expiryWriteStarted()
             writer.enqueue { Task { await self.wholeExpiriesWritten() } }
         }
-        if let highest = expired.untried.lazy.map(\.sequence).max() {
+        if !expired.untried.isEmpty {
             let untried = expired.untried
+            // On the writer's thread, after the changes handed over before it: a record the
+            // mark cannot cover is read back there.
             writer.enqueue {
-                do throws(CoreError) {
-                    if try store.recordExpiry(at: now, upTo: highest) { return }
-                } catch {
-                    logger.error("\(error.description); writing each expired message instead")
-                }
-                // The clock is behind the mark, or the mark could not be written: each record
-                // says it, as one tried does. Read on the writer's thread, after the changes
-                // handed over before it.
-                for gone in untried {
-                    guard case .success(var whole) = store.read(gone.id, at: gone.stored) else { continue }
-                    whole.markExpired()
-                    do throws(CoreError) { try store.save(whole) } catch {
-                        logger.error("\(error.description); message \(gone.id), reported expired, may be sent after a restart if the clock is set back")
-                    }
-                }
+                for problem in store.recordExpiry(of: untried, at: now) { logger.error(problem) }
             }
         }
         // After the writes, without holding up this pass: the senders hear of an expiry

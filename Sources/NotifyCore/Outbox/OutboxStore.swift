@@ -240,12 +240,27 @@ public struct OutboxStore: Sendable {
         try expiryMark.refuseNewerFormat()
     }
 
-    /// Records that the queued messages numbered up to `sequence` whose expiry is `now` or
-    /// before expired, in one small file however many they are (`OutboxExpiryMark`): their
-    /// records stay as they are, each still in its batch or its own file. False when the
-    /// mark cannot say it, and the records must.
-    public func recordExpiry(at now: Date, upTo sequence: Int) throws(CoreError) -> Bool {
-        try expiryMark.record(expiredAt: now, upTo: sequence)
+    /// Records that `untried`, messages never tried, expired at `now`: in one small file
+    /// however many they are (`OutboxExpiryMark`), their records staying as they are, each
+    /// still in its batch or its own file. Where the mark cannot say it (the clock is behind
+    /// it) or could not be written, each record is written again as expired, as a tried
+    /// one is. Returns what went wrong, to be logged.
+    public func recordExpiry(of untried: [OutboxQueue.UntriedExpiry], at now: Date) -> [String] {
+        guard let highest = untried.lazy.map(\.sequence).max() else { return [] }
+        var problems: [String] = []
+        do throws(CoreError) {
+            if try expiryMark.record(expiredAt: now, upTo: highest) { return [] }
+        } catch {
+            problems.append("\(error.description); writing each expired message instead")
+        }
+        for gone in untried {
+            guard case .success(var whole) = read(gone.id, at: gone.stored) else { continue }
+            whole.markExpired()
+            do throws(CoreError) { try save(whole) } catch {
+                problems.append("\(error.description); message \(gone.id), reported expired, may be sent after a restart if the clock is set back")
+            }
+        }
+        return problems
     }
 
     /// Whether `entry`, as a start reads it back, is queued on disk, never tried, and
