@@ -56,6 +56,9 @@ import Testing
         #expect(reason.hasSuffix("no connection in time"), "\(reason)")
         #expect(HTTPFailure.Kind(curlCode: Int32(NCURL_OPERATION_TIMEDOUT), systemError: 0, words: "Operation timed out after 500 milliseconds with 0 bytes received") == .timedOut)
         #expect(HTTPFailure.Kind(curlCode: Int32(NCURL_OPERATION_TIMEDOUT), systemError: 0, words: "Resolving timed out after 500 milliseconds") == .connectTimedOut)
+        // The attempt's own deadline checked before the transfer's, as when libcurl's loop wakes late.
+        #expect(HTTPFailure.Kind(curlCode: Int32(NCURL_OPERATION_TIMEDOUT), systemError: ETIMEDOUT,
+                                 words: "Failed to connect to 127.0.0.1 port 1 after 512 ms: Timeout was reached") == .connectTimedOut)
     }
 
     @Test func aProbeURLNamesOnlyTheHostAndPort() throws {

@@ -33,7 +33,7 @@ struct RegistrarTests {
         let registrar = fixture.registrar()
         await registrar.start()
         let early = try await registrar.setToken("<ab cd>", platform: nil).generation
-        let pending = await registrar.waitForOutcome(generation: early, timeout: 5)
+        let pending = await registrar.waitForOutcome(generation: early, timeout: 60)
         #expect(pending.settled)
         #expect(pending.registration.state == .notLoggedIn)
         #expect(fixture.backend.calls.isEmpty, "no credentials, no request")
@@ -98,8 +98,7 @@ struct RegistrarTests {
         do {
             let registrar = fixture.registrar()
             _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
-            let generation = try await registrar.setToken("AB", platform: nil).generation
-            _ = await registrar.waitForOutcome(generation: generation, timeout: 5)
+            _ = try await registrar.settledToken("AB")
             await registrar.shutdown()
         }
         let callsBefore = fixture.backend.calls.count
@@ -116,7 +115,7 @@ struct RegistrarTests {
         do {
             let registrar = fixture.registrar()
             _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
-            _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil).generation, timeout: 5)
+            _ = try await registrar.settledToken("AB")
             await registrar.shutdown()
         }
         fixture.clock.advance(by: 3601)
@@ -136,7 +135,7 @@ struct RegistrarTests {
         let registrar = fixture.registrar()
         fixture.backend.failEverything(.transport("connection refused"))
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
-        let outcome = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil).generation, timeout: 5)
+        let outcome = try await registrar.settledToken("AB")
         #expect(outcome.registration.state == .retrying)
         #expect(outcome.registration.message?.contains("connection refused") == true)
 
@@ -204,7 +203,7 @@ struct RegistrarTests {
         let fixture = try Fixture()
         let registrar = fixture.registrar()
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
-        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil).generation, timeout: 5)
+        _ = try await registrar.settledToken("AB")
         let credentials = CredentialStore(directory: fixture.directory.path)
         #expect(credentials.load().0 != nil)
 
@@ -219,7 +218,7 @@ struct RegistrarTests {
         let fixture = try Fixture()
         let registrar = fixture.registrar()
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
-        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil).generation, timeout: 5)
+        _ = try await registrar.settledToken("AB")
         fixture.backend.failEverything(.transport("connection refused"))
         let credentials = CredentialStore(directory: fixture.directory.path)
 
@@ -238,7 +237,7 @@ struct RegistrarTests {
         let fixture = try Fixture()
         let registrar = fixture.registrar()
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
-        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil).generation, timeout: 5)
+        _ = try await registrar.settledToken("AB")
         fixture.backend.failNextDelete(.status(500, retryAfter: nil, body: "unknown id"))
         let result = try await registrar.unregister()
         #expect(result.deletedId == "id-1")
@@ -257,7 +256,7 @@ struct RegistrarTests {
         let registrar = fixture.registrar()
         fixture.backend.failEverything(.transport("down"))
         _ = try await registrar.login(user: "alice", password: "alice", backend: nil)
-        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("AB", platform: nil).generation, timeout: 5)
+        _ = try await registrar.settledToken("AB")
         // A generation that will not settle before the retry time, which the clock never reaches.
         let outcome = await registrar.waitForOutcome(generation: Int.max, timeout: 0.05)
         #expect(!outcome.settled)
@@ -360,8 +359,19 @@ struct RegistrarTests {
         try FileManager.default.removeItem(atPath: path)
         _ = await registrar.waitForOutcome(generation: try await registrar.forceRegister(), timeout: 30)
         #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "AB", tags: []))
-        _ = await registrar.waitForOutcome(generation: try await registrar.setToken("CD", platform: nil).generation, timeout: 30)
+        _ = try await registrar.settledToken("CD")
         #expect(fixture.backend.calls.last == .upsert(id: "id-1", handle: "CD", tags: []))
         #expect(StateStore(directory: fixture.directory.path).load().0.token == "CD")
+    }
+}
+
+extension Registrar {
+    /// Sets the token and waits for what the backend made of it. A minute is what only a
+    /// hang reaches: a loaded machine must not end the wait and leave the test to go on
+    /// from a registration still under way.
+    func settledToken(_ token: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> RegistrationOutcome {
+        let outcome = await waitForOutcome(generation: try await setToken(token, platform: nil).generation, timeout: 60)
+        try #require(outcome.settled, "no outcome within a minute", sourceLocation: sourceLocation)
+        return outcome
     }
 }

@@ -37,12 +37,16 @@ extension HTTPOutcome {
 extension HTTPFailure.Kind {
     /// libcurl reports every failed connect as `CURLE_COULDNT_CONNECT`; the system's error
     /// behind it tells a machine without a route to the backend from a backend that is down.
-    /// A timeout is `CURLE_OPERATION_TIMEDOUT` whenever it struck; only its words tell one
-    /// before a connection was made ("Connection timed out after …", "Resolving timed out
-    /// after …", as libcurl has worded them since 7.x) from one waiting for an answer.
+    /// A timeout is `CURLE_OPERATION_TIMEDOUT` whenever it struck. One before a connection
+    /// was made is told from one waiting for an answer by its words ("Connection timed out
+    /// after …", "Resolving timed out after …", as libcurl has worded them since 7.x) or, when
+    /// the connect attempt's own deadline was checked first, by the `ETIMEDOUT` libcurl puts
+    /// behind it ("Failed to connect to … after 512 ms: Timeout was reached"). Which check
+    /// comes first depends on when libcurl's loop wakes: late on a loaded machine.
     init(curlCode code: Int32, systemError: Int32, words: String = "") {
         self = switch code {
-        case Int32(NCURL_OPERATION_TIMEDOUT) where words.hasPrefix("Connection timed out") || words.hasPrefix("Resolving timed out"): .connectTimedOut
+        case Int32(NCURL_OPERATION_TIMEDOUT) where words.hasPrefix("Connection timed out") || words.hasPrefix("Resolving timed out") || systemError == ETIMEDOUT:
+            .connectTimedOut
         case Int32(NCURL_OPERATION_TIMEDOUT): .timedOut
         case Int32(NCURL_COULDNT_CONNECT) where systemError == ENETUNREACH || systemError == ENETDOWN: .noRoute
         case Int32(NCURL_COULDNT_CONNECT): .connectionRefused
