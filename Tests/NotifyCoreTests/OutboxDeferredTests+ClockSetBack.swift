@@ -124,4 +124,63 @@ extension OutboxDeferredTests {
         #expect(listed?.state == .queued, "\(String(describing: listed))")
         await second.shutdown()
     }
+
+    /// The same when a stop cuts the attempt short (kill -9): its record still says queued
+    /// and never tried, as those of the messages that expired do, but the mark written
+    /// while it was in flight leaves it out. With the clock set back before its expiry, a
+    /// start queues it again.
+    @Test func aMessageInFlightWhenTheMarkIsWrittenStaysQueuedWhenAStopCutsItsAttemptShort() async throws {
+        let setup = try await Setup()
+        setup.backend.holdNext("send")
+        let outbox = await setup.outbox()
+        let ids = try await outbox.enqueue(to: "bob", message: "in flight", platforms: [.apns])
+            + outbox.enqueue(to: "bob", message: "never tried", platforms: [.apns])
+        try await outbox.committed(ids)
+        #expect(await eventually { setup.backend.isHolding })
+        setup.clock.advance(by: 7 * 86_400)
+        #expect(await eventually { await outbox.list().first { $0.id == ids[1] }?.state == .expired })
+        #expect(await eventually { await outbox.outcomes.noneBeingWritten })
+        #expect(await outbox.list().first { $0.id == ids[0] }?.state == .queued, "in flight: not reported expired")
+        // Stopped here for good: the attempt under way never ends.
+        setup.clock.jump(by: -86_400)
+        let second = await setup.outbox()
+        let listed = await second.list()
+        #expect(listed.map(\.state) == [.queued, .expired], "\(listed)")
+        await second.shutdown()
+        setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
+        setup.backend.release()
+    }
+
+    /// A silent notification has no text, so a start that reads its record whole, once it
+    /// was tried, must not take it for an index entry read without its text: kept as one,
+    /// it would pass for never tried, its expiry left to the mark that covers only records
+    /// never tried, and it would be sent after a restart with the clock set back. Its
+    /// expiry is written whole, its record read back, and a start lists it as it was tried.
+    @Test func aTriedSilentNotificationExpiresWholeAfterARestart() async throws {
+        let setup = try await Setup(api: .installations)
+        setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
+        let first = await setup.outbox()
+        let ids = try await first.enqueue(to: "bob", message: "", platforms: [], options: Outbox.SendOptions(silent: true))
+        try await first.committed(ids)
+        #expect(await eventually { await first.nothingUnderWay && first.summary.nextAttemptAt != nil })
+        #expect(await first.list().map(\.attempts) == [1])
+        await first.shutdown()
+
+        setup.clock.advance(by: 8 * 86_400)
+        let second = await setup.outbox()
+        #expect(await eventually { await second.list().map(\.state) == [.expired] })
+        #expect(await eventually { await second.outcomes.noneBeingWritten })
+        await second.shutdown()
+
+        setup.clock.jump(by: -7 * 86_400)
+        setup.backend.failEverything(nil)
+        let sentBefore = setup.sendCount
+        let third = await setup.outbox()
+        let listed = await third.list()
+        #expect(listed.map(\.state) == [.expired])
+        #expect(listed.map(\.attempts) == [1] && listed.first?.error?.message.contains("503") == true,
+                "its record written whole: \(listed.map { "\($0.attempts) \($0.error?.message ?? "-")" })")
+        #expect(await third.nothingUnderWay && setup.sendCount == sentBefore, "sent after it was reported expired")
+        await third.shutdown()
+    }
 }

@@ -15,12 +15,12 @@ struct OutboxDeferredTests {
         let settings: SettingsStore
         let accounts: AccountKeeper
 
-        init(maxBytes: Int = RuntimeSettings.defaultOutboxMaxBytes) async throws {
+        init(maxBytes: Int = RuntimeSettings.defaultOutboxMaxBytes, api: BackendDialect = .registrations) async throws {
             directory = try ScratchDirectory()
-            settings = SettingsStore(.init(backend: OutboxTests.backend, policy: RegistrationPolicy(backoff: Backoff(initial: 10, multiplier: 2, maximum: 60)),
+            settings = SettingsStore(.init(backend: OutboxTests.backend, backendAPI: api, policy: RegistrationPolicy(backoff: Backoff(initial: 10, multiplier: 2, maximum: 60)),
                                            outboxMaxBytes: maxBytes))
             accounts = AccountKeeper(stateDirectory: directory.path, settings: settings)
-            try await accounts.commit(Credentials(user: "alice", password: "alice", backend: nil))
+            try await accounts.commit(Credentials(user: "alice", password: "alice", backend: nil, api: api))
         }
 
         /// An outbox on the directory whose active part holds 4 messages, 2 per recipient past

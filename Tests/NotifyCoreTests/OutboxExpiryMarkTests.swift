@@ -19,7 +19,7 @@ struct OutboxExpiryMarkTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let mark = Self.mark(in: directory)
-        #expect(try mark.record(expiredAt: Self.at(1_800_000_100.5), upTo: 40))
+        #expect(try mark.record(expiredAt: Self.at(1_800_000_100.5), sequences: [40], beingTried: []))
         let read = Self.mark(in: directory)
         #expect(read.load() == nil)
         #expect(read.covers(sequence: 40, expiresAt: Self.at(1_800_000_100)), "expired at 100.5, or 100.7 a moment later")
@@ -37,18 +37,44 @@ struct OutboxExpiryMarkTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let mark = Self.mark(in: directory)
-        #expect(try mark.record(expiredAt: Self.at(2000), upTo: 50))
-        #expect(try mark.record(expiredAt: Self.at(3000), upTo: 30))
+        #expect(try mark.record(expiredAt: Self.at(2000), sequences: [50], beingTried: []))
+        #expect(try mark.record(expiredAt: Self.at(3000), sequences: [30], beingTried: []))
         #expect(mark.covers(sequence: 50, expiresAt: Self.at(2999)))
-        #expect(try !mark.record(expiredAt: Self.at(1000), upTo: 90), "behind the mark: the records must say it")
+        #expect(try !mark.record(expiredAt: Self.at(1000), sequences: [90], beingTried: []), "behind the mark: the records must say it")
         #expect(!mark.covers(sequence: 90, expiresAt: Self.at(500)))
         #expect(mark.covers(sequence: 50, expiresAt: Self.at(2999)))
-        #expect(try mark.record(expiredAt: Self.at(3000.5), upTo: 40), "covered already")
+        #expect(try mark.record(expiredAt: Self.at(3000.5), sequences: [40], beingTried: []), "covered already")
         #expect(mark.sequencesThrough == 50)
-        #expect(try mark.record(expiredAt: Self.at(3000), upTo: 60))
+        #expect(try mark.record(expiredAt: Self.at(3000), sequences: [60], beingTried: []))
         let read = Self.mark(in: directory)
         _ = read.load()
         #expect(read.covers(sequence: 60, expiresAt: Self.at(2999)) && !read.covers(sequence: 61, expiresAt: Self.at(2999)))
+    }
+
+    /// Messages in flight as the mark is written are left out of it: their records say
+    /// queued and never tried, but their senders were not told they expired, and a stop
+    /// that cuts their attempt short leaves them so. Left out for as long as they are in
+    /// flight as a mark is written, and no longer once one of them expires itself.
+    @Test func leavesOutWhatIsInFlightAsItIsWritten() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let mark = Self.mark(in: directory)
+        #expect(try mark.record(expiredAt: Self.at(2000), sequences: [7, 9], beingTried: [3, 8]))
+        let read = Self.mark(in: directory)
+        #expect(read.load() == nil)
+        #expect(read.covers(sequence: 7, expiresAt: Self.at(1500)) && read.covers(sequence: 9, expiresAt: Self.at(1500)))
+        #expect(!read.covers(sequence: 3, expiresAt: Self.at(1500)) && !read.covers(sequence: 8, expiresAt: Self.at(1500)))
+        let text = try String(contentsOfFile: directory.file("outbox-expired"), encoding: .utf8)
+        #expect(text.contains("\"being_tried\" : [\n    3,\n    8\n  ]"), "\(text)")
+
+        // In the same second, an attempt cut short brings 8 back, and it expires: the mark
+        // must now cover it, though it says nothing new of the sequences.
+        #expect(try mark.record(expiredAt: Self.at(2000.5), sequences: [8], beingTried: [3]))
+        _ = read.load()
+        #expect(read.covers(sequence: 8, expiresAt: Self.at(1500)) && !read.covers(sequence: 3, expiresAt: Self.at(1500)))
+        // A mark with nothing in flight says so by leaving the list out.
+        #expect(try mark.record(expiredAt: Self.at(2001), sequences: [3], beingTried: []))
+        #expect(try !String(contentsOfFile: directory.file("outbox-expired"), encoding: .utf8).contains("being_tried"))
     }
 
     /// New ids start past the mark's sequence, even when the id counter was lost and the
@@ -56,7 +82,7 @@ struct OutboxExpiryMarkTests {
     @Test func newIDsStartPastTheMarkWithoutTheIDCounter() throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
-        #expect(try Self.mark(in: directory).record(expiredAt: Self.at(2000), upTo: 5000))
+        #expect(try Self.mark(in: directory).record(expiredAt: Self.at(2000), sequences: [5000], beingTried: []))
         let store = OutboxStore(stateDirectory: directory.path)
         _ = store.load()
         #expect(store.highestSequence() == 5000)

@@ -55,7 +55,7 @@ struct OutboxQueueExpiryTests {
 
         let expired = queue.expireKeepingPlaces(now: OutboxQueueTests.at(100))
         #expect(OutboxQueueTests.ids(expired.whole) == [tried.id, unplaced.id])
-        #expect(expired.untried.map(\.id) == [placed.id])
+        #expect(expired.inPlace.map(\.id) == [placed.id] && expired.inPlace.allSatisfy { !$0.tried })
         #expect(queue.dead.map(\.id) == [tried.id, placed.id, unplaced.id])
         #expect(queue.dead.indices.map { queue.dead.stored(at: $0) } == [.inOwnFile, place, .inOwnFile])
         #expect(queue.untriedPlaces.isEmpty)

@@ -72,7 +72,7 @@ import NotifySystem
             let mark = OutboxExpiryMark(path: FilePath.join(directory, "outbox-expired"))
             _ = mark.load()
             _ = mark.covers(sequence: 7, expiresAt: Date())
-            _ = try? mark.record(expiredAt: Date(), upTo: 8)
+            _ = try? mark.record(expiredAt: Date(), sequences: [8], beingTried: [])
         default:
             let store = OutboxStore(stateDirectory: directory)
             let (deliveries, _) = store.load()

@@ -115,19 +115,24 @@ public struct CredentialStore: Sendable {
     public static let largestFile = FileContents.mebibyte
 
     public func load() -> (Credentials?, warning: String?) {
+        let reading: StateFile.Reading<Credentials>
+        var exposed: String?
         do {
-            let exposed = try makePrivate()
-            let data = try FileContents.load(path, limit: Self.largestFile)
-            _ = try DiskFormat.checkVersion(of: data, supported: CredentialsRecord.currentVersion)
-            return (try JSONDecoder.decodeStateFile(CredentialsRecord.self, from: data).credentials, exposed)
-        } catch FileContents.Problem.missing {
-            return (nil, nil)
-        } catch let newer as DiskFormat.NewerFormat {
-            return (nil, "credentials file \(path) was not read: \(newer); log in again with `notifyctl login USER`, or run the newer notifyd")
+            exposed = try makePrivate()
+            reading = StateFile.read(path, limit: Self.largestFile, supported: CredentialsRecord.currentVersion, as: CredentialsRecord.self, { try $0.credentials })
         } catch {
-            // Do not move the file: it may hold a password a person wants to recover.
-            let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? ""
-            return (nil, "credentials file \(path) could not be read\(reason); log in again with `notifyctl login USER`")
+            reading = .damaged(StateFile.reason(error))
+        }
+        switch reading {
+        case .value(let credentials):
+            return (credentials, exposed)
+        case .missing:
+            return (nil, nil)
+        case .newer(let newer):
+            return (nil, "credentials file \(path) was not read: \(newer); log in again with `notifyctl login USER`, or run the newer notifyd")
+        case .damaged(let reason):
+            // Not moved aside: it may hold a password a person wants to recover.
+            return (nil, "credentials file \(path) could not be read (\(reason)); log in again with `notifyctl login USER`")
         }
     }
 
@@ -146,13 +151,7 @@ public struct CredentialStore: Sendable {
     }
 
     public func save(_ credentials: Credentials) throws(CoreError) {
-        let data: Data
-        do {
-            data = try JSONEncoder.state.encode(CredentialsRecord(credentials))
-        } catch {
-            throw .storage("cannot encode the credentials")
-        }
-        try AtomicFile.write(data, to: path, using: calls)
+        try StateFile.write(CredentialsRecord(credentials), to: path, using: calls, naming: "the credentials")
     }
 
     /// Forgets the credentials, with any copy an interrupted save left behind.

@@ -27,6 +27,9 @@ public struct DeferredDeliveries: Sendable {
         var bytes: UInt32
         var removed = false
         var senderWaiting = false
+        /// Its record says it was tried (read whole at a start, its text left on disk): the
+        /// entry keeps no attempts or error, so its expiry reads the record back.
+        var tried = false
     }
 
     /// A key's shared part, and where its entries are.
@@ -82,7 +85,7 @@ public struct DeferredDeliveries: Sendable {
         tallies.add(keys[Int(key)].account)
         entries.append(Entry(sequence: delivery.sequence, created: Self.seconds(delivery.createdAt, up: false),
                              expires: Self.seconds(delivery.expiresAt, up: true), offset: stored.offset, length: stored.length,
-                             key: key, bytes: UInt32(clamping: size), senderWaiting: delivery.senderWaiting))
+                             key: key, bytes: UInt32(clamping: size), senderWaiting: delivery.senderWaiting, tried: !delivery.neverTried))
         count += 1
         bytes += size
         let expires = Self.date(entries[entries.count - 1].expires)

@@ -303,12 +303,12 @@ public actor Outbox: Service {
             outcomes.expiryWriteStarted()
             writer.enqueue { Task { await self.wholeExpiriesWritten() } }
         }
-        if !expired.untried.isEmpty {
-            let untried = expired.untried
+        if !expired.inPlace.isEmpty {
+            let (inPlace, beingTried) = (expired.inPlace, expired.beingTried)
             // On the writer's thread, after the changes handed over before it: a record the
             // mark cannot cover is read back there.
             writer.enqueue {
-                for problem in store.recordExpiry(of: untried, at: now) { logger.error(problem) }
+                for problem in store.recordExpiry(of: inPlace, at: now, beingTried: beingTried) { logger.error(problem) }
             }
         }
         // After the writes, without holding up this pass: the senders hear of an expiry
@@ -319,7 +319,7 @@ public actor Outbox: Service {
                 outcomes.written(delivery.id)
                 if queue.stillHolds(delivery) { report(delivery) }
             }
-            for gone in expired.untried {
+            for gone in expired.inPlace {
                 let id = gone.id
                 outcomes.written(id)
                 // As `dead` keeps it, unless a cancel or purge took it meanwhile.
@@ -346,7 +346,7 @@ public actor Outbox: Service {
         for delivery in expired.whole.prefix(shown) {
             logger.warning("outbox: message \(delivery.id) to \(delivery.to) expired undelivered after \(delivery.attempts == 1 ? "1 attempt" : "\(delivery.attempts) attempts")")
         }
-        for gone in expired.untried.prefix(max(0, shown - expired.whole.count)) {
+        for gone in expired.inPlace.prefix(max(0, shown - expired.whole.count)) {
             logger.warning("outbox: message \(gone.id) expired undelivered")
         }
         if expired.count > shown {

@@ -34,16 +34,22 @@ final class OutboxExpiryMark: Sendable {
     struct Mark: Equatable {
         var expiredThrough: Date
         var sequencesThrough: Int
+        /// The messages in flight as it was written: past their expiry, their records never
+        /// tried, but not reported expired. Their attempt rewrites the record (tried, or
+        /// gone once delivered) unless a stop cuts it short: then a start must find them
+        /// queued, as they were. As many as attempts run at once.
+        var beingTried: Set<Int> = []
 
         /// Whether a queued record numbered `sequence`, to expire at `expiresAt`, is one the
         /// mark says expired.
         func covers(sequence: Int, expiresAt: Date) -> Bool {
-            sequence <= sequencesThrough && expiresAt <= expiredThrough
+            sequence <= sequencesThrough && expiresAt <= expiredThrough && !beingTried.contains(sequence)
         }
     }
 
-    /// The file holds one small object: anything larger is not one notifyd wrote.
-    static let largestFile = 4096
+    /// The file holds one small object, with at most the active part's 1,024 messages in
+    /// flight: anything larger is not one notifyd wrote.
+    static let largestFile = 64 * 1024
 
     let path: String
     private let calls: FileSystemCalls
@@ -67,28 +73,31 @@ final class OutboxExpiryMark: Sendable {
         mark.withLock { $0?.covers(sequence: sequence, expiresAt: expiresAt) } ?? false
     }
 
-    /// Records that the queued messages numbered up to `sequence` whose expiry is `now` or
-    /// before expired, fsynced before it returns; false when the mark cannot say it (the
-    /// clock is behind the mark kept), and those messages' records must. Records say their expiry in whole seconds,
+    /// Records that the queued messages numbered up to the highest of `sequences` whose
+    /// expiry is `now` or before expired, but for those `beingTried`, fsynced before it
+    /// returns; false when the mark cannot say it (the clock is behind the mark kept), and
+    /// the records of `sequences` must. Records say their expiry in whole seconds,
     /// rounded down, and so does the mark: one that expires later in `now`'s second counts
     /// as expired at a start in that second, a moment early. (A second less would leave out
     /// what expires on time, at its own moment: the mark would cover a pass's expiries only
     /// once a later pass wrote another.) A mark for a time before the one kept (the clock
     /// was set back) would cover messages accepted since that had not expired: it is not
     /// written.
-    func record(expiredAt now: Date, upTo sequence: Int) throws(CoreError) -> Bool {
+    ///
+    /// The mark written before need not stay left out: a message it left out has been tried
+    /// since, or expires in this pass, or is in flight again and among `beingTried`.
+    func record(expiredAt now: Date, sequences: [Int], beingTried: Set<Int>) throws(CoreError) -> Bool {
+        guard let highest = sequences.max() else { return true }
         let through = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         return try mark.withLock { (kept: inout Mark?) throws(CoreError) -> Bool in
             if let kept, through < kept.expiredThrough { return false }
-            if let kept, through == kept.expiredThrough && sequence <= kept.sequencesThrough { return true }
-            let next = Mark(expiredThrough: through, sequencesThrough: max(sequence, kept?.sequencesThrough ?? 0))
-            let data: Data
-            do {
-                data = try JSONEncoder.state.encode(Record(next))
-            } catch {
-                throw .storage("cannot encode the outbox's expiry mark: \(error)")
+            if let kept, through == kept.expiredThrough && highest <= kept.sequencesThrough
+                && (kept.beingTried.isEmpty || kept.beingTried.isDisjoint(with: sequences)) {
+                return true
             }
-            try AtomicFile.write(data, to: path, using: calls)
+            let next = Mark(expiredThrough: through, sequencesThrough: max(highest, kept?.sequencesThrough ?? 0),
+                            beingTried: beingTried.subtracting(sequences))
+            try StateFile.write(Record(next), to: path, using: calls, naming: "the outbox's expiry mark")
             kept = next
             return true
         }
@@ -105,24 +114,21 @@ final class OutboxExpiryMark: Sendable {
     }
 
     private static func read(_ path: String) -> (Mark?, warning: String?) {
-        do {
-            let data = try FileContents.load(path, limit: largestFile)
-            _ = try DiskFormat.checkVersion(of: data, supported: Record.currentVersion)
-            let record = try JSONDecoder.decodeStateFile(Record.self, from: data)
-            guard (0...OutboxIDCounter.largestSequence).contains(record.sequencesThrough) else {
-                throw DiskFormat.OutOfRange(description: "it holds \(record.sequencesThrough), not an id number notifyd hands out (0 to \(OutboxIDCounter.largestSequence))")
-            }
-            return (Mark(expiredThrough: record.expiredThrough, sequencesThrough: record.sequencesThrough), nil)
-        } catch FileContents.Problem.missing {
+        let reading = StateFile.read(path, limit: largestFile, supported: Record.currentVersion, as: Record.self) { record in
+            Mark(expiredThrough: record.expiredThrough, sequencesThrough: try OutboxIDCounter.sequence(record.sequencesThrough),
+                 beingTried: Set(try (record.beingTried ?? []).map(OutboxIDCounter.sequence)))
+        }
+        switch reading {
+        case .value(let mark):
+            return (mark, nil)
+        case .missing:
             return (nil, nil)
-        } catch let newer as DiskFormat.NewerFormat {
+        case .newer(let newer):
             // A start stops on it first (`refuseNewerFormat`); read without that check, it is left alone.
             return (nil, "outbox expiry mark \(path) was not read: \(newer)")
-        } catch {
-            let aside = path + ".unreadable"
-            rename(path, aside)
-            let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? (error as? DiskFormat.OutOfRange).map { " (\($0))" } ?? ""
-            return (nil, "outbox expiry mark \(path) could not be read\(reason); moved it to \(aside). Messages past their expiry expire again from their own records")
+        case .damaged(let reason):
+            let moved = StateFile.moveAside(path, to: path + ".unreadable")
+            return (nil, "outbox expiry mark \(path) could not be read (\(reason)); \(moved). Messages past their expiry expire again from their own records")
         }
     }
 
@@ -133,17 +139,21 @@ final class OutboxExpiryMark: Sendable {
         var version: Int
         var expiredThrough: Date
         var sequencesThrough: Int
+        /// Absent when none was in flight.
+        var beingTried: [Int]?
 
         init(_ mark: Mark) {
             version = Self.currentVersion
             expiredThrough = mark.expiredThrough
             sequencesThrough = mark.sequencesThrough
+            beingTried = mark.beingTried.isEmpty ? nil : mark.beingTried.sorted()
         }
 
         enum CodingKeys: String, CodingKey {
             case version
             case expiredThrough = "expired_through"
             case sequencesThrough = "sequences_through"
+            case beingTried = "being_tried"
         }
     }
 }

@@ -76,13 +76,7 @@ final class OutboxIDCounter: Sendable {
                 throw .storage("the outbox has handed out every id it can (\(Self.largestSequence)); move \(path) and the outbox aside to start again")
             }
             let mark = (sequence / Self.step + 1) * Self.step
-            let data: Data
-            do {
-                data = try JSONEncoder.state.encode(Record(version: Record.currentVersion, reservedThrough: mark))
-            } catch {
-                throw .storage("cannot encode the outbox id counter: \(error)")
-            }
-            try AtomicFile.write(data, to: path, using: calls)
+            try StateFile.write(Record(version: Record.currentVersion, reservedThrough: mark), to: path, using: calls, naming: "the outbox id counter")
             value = mark
         }
     }
@@ -92,28 +86,29 @@ final class OutboxIDCounter: Sendable {
     }
 
     private func read() -> (mark: Int, warning: String?) {
-        do {
-            let data = try FileContents.load(path, limit: Self.largestFile)
-            _ = try DiskFormat.checkVersion(of: data, supported: Record.currentVersion)
-            let mark = try JSONDecoder.decodeStateFile(Record.self, from: data).reservedThrough
-            guard (0...Self.largestSequence).contains(mark) else {
-                throw DiskFormat.OutOfRange(description: "it holds \(mark), not an id number notifyd hands out (0 to \(Self.largestSequence))")
-            }
+        switch StateFile.read(path, limit: Self.largestFile, supported: Record.currentVersion, as: Record.self, { try Self.sequence($0.reservedThrough) }) {
+        case .value(let mark):
             return (mark, nil)
-        } catch FileContents.Problem.missing {
+        case .missing:
             return (0, nil)
-        } catch let newer as DiskFormat.NewerFormat {
+        case .newer(let newer):
             // Left for the notifyd that wrote it; a daemon does not start over it.
             return (0, "outbox id counter \(path) was not read: \(newer)")
-        } catch {
-            let aside = path + ".unreadable"
-            rename(path, aside)
-            let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? (error as? DiskFormat.OutOfRange).map { " (\($0))" } ?? ""
+        case .damaged(let reason):
+            let moved = StateFile.moveAside(path, to: path + ".unreadable")
             // The ids of messages delivered and removed are known nowhere else now: new ones
             // start past any of them (see `clockFloor`), not after the highest left on disk.
             let floor = Self.clockFloor(now: now())
-            return (floor, "outbox id counter \(path) could not be read\(reason); moved it to \(aside). New ids start at \(floor + 1), past any handed out before")
+            return (floor, "outbox id counter \(path) could not be read (\(reason)); \(moved). New ids start at \(floor + 1), past any handed out before")
         }
+    }
+
+    /// `number`, read from a file, when it is an id number notifyd hands out.
+    static func sequence(_ number: Int) throws -> Int {
+        guard (0...largestSequence).contains(number) else {
+            throw DiskFormat.OutOfRange(description: "it holds \(number), not an id number notifyd hands out (0 to \(largestSequence))")
+        }
+        return number
     }
 
     /// `outbox-ids` as written on disk.

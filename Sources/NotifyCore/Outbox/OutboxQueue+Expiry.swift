@@ -15,27 +15,33 @@ extension OutboxQueue {
         expireKeepingPlaces(now: now).ids.compactMap { id in dead.position(of: id).map { dead[$0] } }
     }
 
-    /// What `expire` moved to `dead`, for the outbox to write and report: those tried
-    /// whole, to be written with their attempts and last error; those never tried by id,
-    /// their records left as they were queued (`OutboxExpiryMark` says they expired).
-    /// 100,000 messages may expire at once after a week offline: each untried one is 24
-    /// bytes here.
+    /// What `expire` moved to `dead`, for the outbox to write and report: those held whole
+    /// (tried in the active part), to be written with their attempts and last error; the
+    /// others by where their records are (`inPlace`). Of those, one never tried keeps its
+    /// record as it was queued (`OutboxExpiryMark` says it expired); one tried that waited
+    /// in the deferred part without its text has its record read back and written whole.
+    /// 100,000 messages may expire at once after a week offline: each is 24 bytes here.
     public struct Expired: Sendable {
         public var whole: [Delivery] = []
-        public var untried: [UntriedExpiry] = []
+        public var inPlace: [ExpiryInPlace] = []
+        /// The deliveries in flight past their expiry, never tried: not expired, since their
+        /// attempt may still deliver them, and their records say queued and never tried as
+        /// the untried ones' do. The mark that records `inPlace` leaves them out.
+        public var beingTried: Set<Int> = []
 
-        public var isEmpty: Bool { whole.isEmpty && untried.isEmpty }
-        public var count: Int { whole.count + untried.count }
-        public var ids: [String] { whole.map(\.id) + untried.map(\.id) }
+        public var isEmpty: Bool { whole.isEmpty && inPlace.isEmpty }
+        public var count: Int { whole.count + inPlace.count }
+        public var ids: [String] { whole.map(\.id) + inPlace.map(\.id) }
     }
 
-    /// A delivery that expired before its first attempt, and where its record is: the
-    /// rest of it is in `dead`.
-    public struct UntriedExpiry: Sendable {
+    /// A delivery that expired, and where its record is: the rest of it is in `dead`.
+    public struct ExpiryInPlace: Sendable {
         public var sequence: Int
         public var platform: Platform?
         public var stored: StoredEntry
         public var senderWaiting: Bool
+        /// Its record says it was tried: the mark cannot cover it.
+        public var tried = false
 
         public var id: String { Delivery.id(sequence: sequence, platform: platform) }
     }
@@ -43,22 +49,22 @@ extension OutboxQueue {
     /// Why an expired delivery was not sent.
     static let expiryError = WireError(code: .timeout, message: "not delivered before it expired")
 
-    /// `expire`, telling the outbox what it must write (`Expired`). A deferred delivery
-    /// was never tried, nor was an active one whose record's place is known
-    /// (`untriedPlaces`): `dead` keeps where their records are. Any other is written whole.
+    /// `expire`, telling the outbox what it must write (`Expired`). A deferred delivery, and
+    /// an active one never tried whose record's place is known (`untriedPlaces`), are kept
+    /// in `dead` with where their records are. Any other is written whole.
     public mutating func expireKeepingPlaces(now: Date) -> Expired {
         var expired = Expired()
         var emptied = Set<String>()
         if let floor = deferred.expiryFloor, floor <= now {
             let positions = deferred.expired(now: now)
-            expired.untried.reserveCapacity(positions.count)
+            expired.inPlace.reserveCapacity(positions.count)
             for position in positions {
                 let key = deferred.orderKey(at: position)
                 freed.insert(key)
                 emptied.insert(key)
                 let entry = deferred.entries[position]
-                expired.untried.append(UntriedExpiry(sequence: entry.sequence, platform: deferred.keys[Int(entry.key)].platform,
-                                                     stored: deferred.stored(at: position), senderWaiting: entry.senderWaiting))
+                expired.inPlace.append(ExpiryInPlace(sequence: entry.sequence, platform: deferred.keys[Int(entry.key)].platform,
+                                                     stored: deferred.stored(at: position), senderWaiting: entry.senderWaiting, tried: entry.tried))
             }
             // Made one at a time as `dead` takes them: never all of them whole at once.
             dead.append(contentsOf: positions.lazy.map { [deferred] position in
@@ -74,12 +80,15 @@ extension OutboxQueue {
         if !keys.isEmpty && !deferred.isEmpty { freed.formUnion(keys) }
         emptied.formUnion(keys)
         expired.whole = whole
-        expired.untried += placed.map {
-            UntriedExpiry(sequence: $0.delivery.sequence, platform: $0.delivery.platform, stored: $0.stored, senderWaiting: $0.delivery.senderWaiting)
+        expired.inPlace += placed.map {
+            ExpiryInPlace(sequence: $0.delivery.sequence, platform: $0.delivery.platform, stored: $0.stored, senderWaiting: $0.delivery.senderWaiting)
         }
         dead.append(contentsOf: whole)
         dead.append(contentsOf: placed.lazy.map { ($0.delivery, $0.stored) })
         forgetWaitsOfEmptiedKeys(emptied)
+        if !expired.inPlace.isEmpty {
+            expired.beingTried = queued.inFlightSequences { $0.neverTried && $0.expiresAt <= now }
+        }
         return expired
     }
 

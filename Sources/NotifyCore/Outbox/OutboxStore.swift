@@ -110,10 +110,7 @@ public struct OutboxStore: Sendable {
                 // Left in place: the notifyd that wrote it can still send it.
                 warnings.append("outbox entry \(path) was not read: \(newer)")
             } catch {
-                let aside = path + ".unreadable"
-                rename(path, aside)
-                let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? ""
-                warnings.append("outbox entry \(path) could not be read\(reason); moved it to \(aside)")
+                warnings.append("outbox entry \(path) could not be read (\(StateFile.reason(error))); \(StateFile.moveAside(path, to: path + ".unreadable"))")
             }
         }
         buffer = []
@@ -188,11 +185,9 @@ public struct OutboxStore: Sendable {
         } catch let problem as FileContents.Problem where problem == .missing {
             return .failure(Unreadable(warning: "outbox entry \(id) was not found in \(file): \(problem)", reason: "its file is gone"))
         } catch {
-            let aside = file + ".unreadable"
-            rename(file, aside)
-            let reason = (error as? FileContents.Problem).map { " (\($0))" } ?? ""
-            return .failure(Unreadable(warning: "outbox entry \(id) in \(file) could not be read\(reason); moved it to \(aside)",
-                                       reason: "its file could not be read; moved to \(aside)"))
+            let moved = StateFile.moveAside(file, to: file + ".unreadable")
+            return .failure(Unreadable(warning: "outbox entry \(id) in \(file) could not be read (\(StateFile.reason(error))); \(moved)",
+                                       reason: "its file could not be read; \(moved)"))
         }
     }
 
@@ -240,32 +235,43 @@ public struct OutboxStore: Sendable {
         try expiryMark.refuseNewerFormat()
     }
 
-    /// Records that `untried`, messages never tried, expired at `now`: in one small file
-    /// however many they are (`OutboxExpiryMark`), their records staying as they are, each
-    /// still in its batch or its own file. Where the mark cannot say it (the clock is behind
-    /// it) or could not be written, each record is written again as expired, as a tried
-    /// one is. Returns what went wrong, to be logged.
-    public func recordExpiry(of untried: [OutboxQueue.UntriedExpiry], at now: Date) -> [String] {
-        guard let highest = untried.lazy.map(\.sequence).max() else { return [] }
+    /// Records that `expired` expired at `now`. Those never tried, in one small file however
+    /// many they are (`OutboxExpiryMark`), their records staying as they are, each still in
+    /// its batch or its own file; the mark leaves out `beingTried`, the messages in flight
+    /// as they expired, whose records say queued and never tried as well but which were
+    /// not reported expired. Where the mark cannot say it (the clock is behind it) or could
+    /// not be written, and for one tried, each record is read back and written again as
+    /// expired. Returns what went wrong, to be logged.
+    public func recordExpiry(of expired: [OutboxQueue.ExpiryInPlace], at now: Date, beingTried: Set<Int>) -> [String] {
         var problems: [String] = []
-        do throws(CoreError) {
-            if try expiryMark.record(expiredAt: now, upTo: highest) { return [] }
-        } catch {
-            problems.append("\(error.description); writing each expired message instead")
+        var written = expired.filter(\.tried)
+        // Not copied when none was tried: after a week offline, 100,000 may expire at once.
+        let untried = written.isEmpty ? expired : expired.filter { !$0.tried }
+        if !untried.isEmpty {
+            do throws(CoreError) {
+                if try !expiryMark.record(expiredAt: now, sequences: untried.map(\.sequence), beingTried: beingTried) { written += untried }
+            } catch {
+                problems.append("\(error.description); writing each expired message instead")
+                written += untried
+            }
         }
-        for gone in untried {
-            guard case .success(var whole) = read(gone.id, at: gone.stored) else { continue }
-            whole.markExpired()
-            do throws(CoreError) { try save(whole) } catch {
-                problems.append("\(error.description); message \(gone.id), reported expired, may be sent after a restart if the clock is set back")
+        for gone in written {
+            switch read(gone.id, at: gone.stored) {
+            case .success(var whole):
+                whole.markExpired()
+                do throws(CoreError) { try save(whole) } catch {
+                    problems.append("\(error.description); message \(gone.id), reported expired, may be sent after a restart if the clock is set back")
+                }
+            case .failure(let problem):
+                problems.append(problem.warning)
             }
         }
         return problems
     }
 
     /// Whether `entry`, as a start reads it back, is queued on disk, never tried, and
-    /// expired before. (One tried was in flight when the mark was written, or is written
-    /// whole when it expires.)
+    /// expired before. (One tried is written whole when it expires; one in flight when the
+    /// mark was written is left out of it, and a stop may have cut its attempt short.)
     public func expiredBefore(_ entry: LoadedEntry) -> Bool {
         entry.state == .queued && entry.untried && expiryMark.covers(sequence: entry.sequence, expiresAt: entry.expiresAt)
     }

@@ -151,6 +151,14 @@ public struct QueuedDeliveries: RandomAccessCollection, Sendable {
         inFlight[head + position]
     }
 
+    /// The sequences of the deliveries in flight that `include` picks.
+    func inFlightSequences(where include: (Delivery) -> Bool) -> Set<Int> {
+        guard inFlightCount > 0 else { return [] }
+        var sequences = Set<Int>()
+        for position in indices where isInFlight(at: position) && include(self[position]) { sequences.insert(self[position].sequence) }
+        return sequences
+    }
+
     /// Marks the delivery at `position` in flight, or no longer.
     mutating func setInFlight(_ inFlight: Bool, at position: Int) {
         let slot = head + position

@@ -44,52 +44,28 @@ public struct StateStore: Sendable {
 
     /// The saved state, and a warning to log when the file was unreadable and moved aside.
     public func load(now: Date = Date()) -> (DeviceState, warning: String?) {
-        do {
-            let data = try FileContents.load(path, limit: Self.largestFile)
-            _ = try DiskFormat.checkVersion(of: data, supported: DeviceState.currentVersion)
-            return (try JSONDecoder.decodeStateFile(StateRecord.self, from: data).state(), nil)
-        } catch FileContents.Problem.missing {
+        switch StateFile.read(path, limit: Self.largestFile, supported: DeviceState.currentVersion, as: StateRecord.self, { try $0.state() }) {
+        case .value(let state):
+            return (state, nil)
+        case .missing:
             return (DeviceState(), nil)
-        } catch let newer as DiskFormat.NewerFormat {
+        case .newer(let newer):
             // Kept for the notifyd that wrote it: a daemon checks `refuseNewerFormat` before it
             // starts, so nothing replaces it.
             return (DeviceState(), "state file \(path) was not read: \(newer)")
-        } catch {
-            let aside = path + ".corrupt-" + String(Int(now.timeIntervalSince1970))
-            let moved = rename(path, aside) == 0
-            let warning = moved
-                ? "state file \(path) could not be read (\(Self.reason(error))); moved it to \(aside) and starting with a fresh state"
-                : "state file \(path) could not be read (\(Self.reason(error))) nor moved aside; starting with a fresh state"
-            return (DeviceState(), warning)
+        case .damaged(let reason):
+            let moved = StateFile.moveAside(path, to: path + ".corrupt-" + String(Int(now.timeIntervalSince1970)))
+            return (DeviceState(), "state file \(path) could not be read (\(reason)); \(moved) and starting with a fresh state")
         }
     }
 
     public func save(_ state: DeviceState) throws(CoreError) {
-        let data: Data
-        do {
-            data = try JSONEncoder.state.encode(StateRecord(state))
-        } catch {
-            throw .storage("cannot encode the state: \(error)")
-        }
-        try AtomicFile.write(data, to: path, using: calls)
+        try StateFile.write(StateRecord(state), to: path, using: calls, naming: "the state")
     }
 
     /// Throws when the file was written by a newer notifyd, which a start must not overwrite.
     public func refuseNewerFormat() throws(CoreError) {
         try DiskFormat.refuseNewer(path, supported: DeviceState.currentVersion, limit: Self.largestFile)
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        if let problem = error as? FileContents.Problem {
-            if case .tooLarge = problem { return "\(problem)" }
-            return "it cannot be read: \(problem)"
-        }
-        if let newer = error as? DiskFormat.NewerFormat { return "\(newer)" }
-        if let unknown = error as? StateRecord.UnknownPlatform { return "\(unknown)" }
-        if let problem = error as? JSONShape.Problem { return "not valid JSON: \(problem)" }
-        if case DecodingError.dataCorrupted = error { return "not valid JSON" }
-        if error is DecodingError { return "unexpected content" }
-        return "\(error)"
     }
 }
 

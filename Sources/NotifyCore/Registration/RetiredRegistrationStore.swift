@@ -88,15 +88,24 @@ public struct RetiredRegistrationStore: Sendable {
     /// the registrations it named stay at their backends, as they did before notifyd
     /// deleted them).
     func load() -> ([RetiredEntry], warning: String?) {
+        let reading: StateFile.Reading<[RetiredEntry]>
+        var exposed: String?
         do {
-            let exposed = try makePrivate()
-            let data = try FileContents.load(path, limit: Self.largestFile)
-            _ = try DiskFormat.checkVersion(of: data, supported: Self.currentVersion)
-            return (try JSONDecoder.decodeStateFile(Record.self, from: data).registrations, exposed)
-        } catch FileContents.Problem.missing {
-            return ([], nil)
+            exposed = try makePrivate()
+            reading = StateFile.read(path, limit: Self.largestFile, supported: Self.currentVersion, as: Record.self, \.registrations)
         } catch {
-            return ([], "\(path) could not be read (\(error)); the registrations it names are not deleted at their old backends")
+            reading = .damaged(StateFile.reason(error))
+        }
+        switch reading {
+        case .value(let entries):
+            return (entries, exposed)
+        case .missing:
+            return ([], nil)
+        case .newer(let newer):
+            return ([], "\(path) was not read: \(newer); the registrations it names are not deleted at their old backends")
+        case .damaged(let reason):
+            // Kept: it holds the passwords those deletions need, for a person to recover.
+            return ([], "\(path) could not be read (\(reason)); the registrations it names are not deleted at their old backends")
         }
     }
 
@@ -116,12 +125,6 @@ public struct RetiredRegistrationStore: Sendable {
             AtomicFile.syncDirectory(FilePath.directory(of: path), using: calls)
             return
         }
-        let data: Data
-        do {
-            data = try JSONEncoder.state.encode(Record(version: Self.currentVersion, registrations: entries))
-        } catch {
-            throw .storage("cannot encode the retired registrations")
-        }
-        try AtomicFile.write(data, to: path, using: calls)
+        try StateFile.write(Record(version: Self.currentVersion, registrations: entries), to: path, using: calls, naming: "the retired registrations")
     }
 }
