@@ -72,6 +72,11 @@ struct OutboxExpiryMarkTests {
         #expect(try mark.record(expiredAt: Self.at(2000.5), sequences: [8], beingTried: [3]))
         _ = read.load()
         #expect(read.covers(sequence: 8, expiresAt: Self.at(1500)) && !read.covers(sequence: 3, expiresAt: Self.at(1500)))
+        // And one in flight now that the mark kept covers (its expiry in the mark's second,
+        // not expired when it was written): written again, leaving it out.
+        #expect(try mark.record(expiredAt: Self.at(2000.7), sequences: [2], beingTried: [3, 5]))
+        _ = read.load()
+        #expect(!read.covers(sequence: 5, expiresAt: Self.at(2000)) && read.covers(sequence: 2, expiresAt: Self.at(2000)))
         // A mark with nothing in flight says so by leaving the list out.
         #expect(try mark.record(expiredAt: Self.at(2001), sequences: [3], beingTried: []))
         #expect(try !String(contentsOfFile: directory.file("outbox-expired"), encoding: .utf8).contains("being_tried"))

@@ -91,8 +91,10 @@ final class OutboxExpiryMark: Sendable {
         let through = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         return try mark.withLock { (kept: inout Mark?) throws(CoreError) -> Bool in
             if let kept, through < kept.expiredThrough { return false }
+            // Said already, unless the mark kept leaves out one that expired now, or covers
+            // one in flight now (its expiry in the mark's second, it was not expired then).
             if let kept, through == kept.expiredThrough && highest <= kept.sequencesThrough
-                && (kept.beingTried.isEmpty || kept.beingTried.isDisjoint(with: sequences)) {
+                && (kept.beingTried.isEmpty || kept.beingTried.isDisjoint(with: sequences)) && beingTried.isSubset(of: kept.beingTried) {
                 return true
             }
             let next = Mark(expiredThrough: through, sequencesThrough: max(highest, kept?.sequencesThrough ?? 0),
