@@ -170,6 +170,9 @@ extension OutboxDeferredTests {
         let second = await setup.outbox()
         #expect(await eventually { await second.list().map(\.state) == [.expired] })
         #expect(await eventually { await second.outcomes.noneBeingWritten })
+        let told = await second.list()
+        #expect(told.map(\.attempts) == [1] && told.first?.error?.message.contains("503") == true,
+                "listed as it was tried: \(told.map { "\($0.attempts) \($0.error?.message ?? "-")" })")
         await second.shutdown()
 
         setup.clock.jump(by: -7 * 86_400)

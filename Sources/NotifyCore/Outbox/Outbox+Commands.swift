@@ -47,11 +47,17 @@ extension Outbox {
     /// A failed or expired delivery as listed: kept without its text (`DeadDeliveries`),
     /// which is read back from its record for its first words (its own file, written when
     /// it failed or expired; or where it was queued, for one that expired while deferred).
+    /// One that expired while deferred was kept without its attempts and last error as
+    /// well: a tried one's record has them.
     private func listedDead(_ position: Int) -> Delivery {
         let dead = queue.dead[position]
         guard dead.message.isEmpty, case .success(let whole) = store.read(dead.id, at: queue.dead.stored(at: position)) else { return dead }
         var shown = dead
         shown.message = whole.message
+        if whole.attempts > dead.attempts {
+            shown.attempts = whole.attempts
+            shown.lastError = whole.lastError ?? dead.lastError
+        }
         return shown
     }
 
