@@ -93,8 +93,8 @@ final class OutboxExpiryMark: Sendable {
             if let kept, through < kept.expiredThrough { return false }
             // Said already, unless the mark kept leaves out one that expired now, or covers
             // one in flight now (its expiry in the mark's second, it was not expired then).
-            if let kept, through == kept.expiredThrough && highest <= kept.sequencesThrough
-                && (kept.beingTried.isEmpty || kept.beingTried.isDisjoint(with: sequences)) && beingTried.isSubset(of: kept.beingTried) {
+            if let kept, through == kept.expiredThrough, highest <= kept.sequencesThrough,
+               kept.beingTried.isEmpty || kept.beingTried.isDisjoint(with: sequences), beingTried.isSubset(of: kept.beingTried) {
                 return true
             }
             let next = Mark(expiredThrough: through, sequencesThrough: max(highest, kept?.sequencesThrough ?? 0),
