@@ -186,4 +186,28 @@ extension OutboxDeferredTests {
         #expect(await third.nothingUnderWay && setup.sendCount == sentBefore, "sent after it was reported expired")
         await third.shutdown()
     }
+
+    /// A message's expiry is the whole second its record says, rounded up from the moment
+    /// `outbox_expiry` after its acceptance: the outbox expires it when a start reading the
+    /// record would. (Kept to the moment, one accepted at .5 would be past its record's
+    /// expiry for half a second before it expired, and a mark written meanwhile, which
+    /// covers records by their expiry, would cover it unreported.)
+    @Test func anExpiryIsTheWholeSecondItsRecordSays() async throws {
+        let setup = try await Setup()
+        setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
+        setup.clock.jump(by: 0.5)
+        let outbox = await setup.outbox()
+        let accepted = setup.clock.now()
+        let ids = try await setup.accept(2, on: outbox)
+        #expect(await eventually { await outbox.nothingUnderWay })
+        let expiry = Date(timeIntervalSince1970: (accepted.timeIntervalSince1970 + 7 * 86_400).rounded(.up))
+        #expect(await outbox.list().map(\.expiresAt) == [expiry, expiry])
+        #expect(OutboxStore(stateDirectory: setup.directory.path).load().0.map(\.expiresAt) == [expiry, expiry], "as the records say")
+        setup.clock.advance(by: 7 * 86_400 + 0.3)
+        #expect(await outbox.list().map(\.state) == [.queued, .queued], "a second later than the moment, never earlier")
+        setup.clock.advance(by: 0.2)
+        #expect(await eventually { await outbox.list().map(\.state) == [.expired, .expired] })
+        #expect(ids.count == 2)
+        await outbox.shutdown()
+    }
 }

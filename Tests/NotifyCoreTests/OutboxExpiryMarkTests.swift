@@ -12,9 +12,9 @@ struct OutboxExpiryMarkTests {
 
     static func at(_ seconds: Double) -> Date { Date(timeIntervalSince1970: seconds) }
 
-    /// The file says whole seconds, as records do: a record it covers expired in the
-    /// expiry's second or before, and one expiring at that very moment is among them. Up
-    /// to the sequence given.
+    /// The file says whole seconds, as records and expiries do (`Delivery.expiry`): a pass at
+    /// 100.5 found expired what expires at 100 or before, and the mark covers those records.
+    /// Up to the sequence given. Format 2.
     @Test func coversWhatExpiredUpToItsSequenceAndNothingAfterItsSecond() throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
@@ -22,12 +22,41 @@ struct OutboxExpiryMarkTests {
         #expect(try mark.record(expiredAt: Self.at(1_800_000_100.5), sequences: [40], beingTried: []))
         let read = Self.mark(in: directory)
         #expect(read.load() == nil)
-        #expect(read.covers(sequence: 40, expiresAt: Self.at(1_800_000_100)), "expired at 100.5, or 100.7 a moment later")
+        #expect(read.covers(sequence: 40, expiresAt: Self.at(1_800_000_100)), "expired at 100, found at 100.5")
         #expect(read.covers(sequence: 1, expiresAt: Self.at(1_700_000_000)))
         #expect(!read.covers(sequence: 40, expiresAt: Self.at(1_800_000_101)))
         #expect(!read.covers(sequence: 41, expiresAt: Self.at(1_800_000_000)), "accepted after the mark")
         let text = try String(contentsOfFile: directory.file("outbox-expired"), encoding: .utf8)
         #expect(text.contains("\"expired_through\" : \"2027-01-15T08:01:40Z\"") && text.contains("\"sequences_through\" : 40"), "\(text)")
+        #expect(text.contains("\"version\" : 2"), "\(text)")
+    }
+
+    /// The first format, without `being_tried`, is still read: it left nothing out.
+    @Test func readsTheFirstFormat() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        try Data(#"{"version":1,"expired_through":"2026-01-01T00:00:00Z","sequences_through":20}"#.utf8)
+            .write(to: URL(fileURLWithPath: directory.file("outbox-expired")))
+        let read = Self.mark(in: directory)
+        #expect(read.load() == nil)
+        #expect(read.covers(sequence: 20, expiresAt: Date(timeIntervalSince1970: 1_767_225_600)))
+    }
+
+    /// Too many in flight to name in a small file: the mark is not written, and the records
+    /// must say it.
+    @Test func isNotWrittenWithMoreInFlightThanItHolds() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let mark = Self.mark(in: directory)
+        let many = Set(1_000_000..<(1_000_001 + OutboxExpiryMark.mostBeingTried))
+        #expect(try !mark.record(expiredAt: Self.at(2000), sequences: [7], beingTried: many))
+        #expect(!FileManager.default.fileExists(atPath: directory.file("outbox-expired")))
+        let most = Set(9_000_000_000..<(9_000_000_000 + OutboxExpiryMark.mostBeingTried))
+        #expect(try mark.record(expiredAt: Self.at(2000), sequences: [7], beingTried: most))
+        let size = try FileManager.default.attributesOfItem(atPath: directory.file("outbox-expired"))[.size] as? Int ?? .max
+        #expect(size <= OutboxExpiryMark.largestFile, "the largest it writes, read back: \(size) bytes")
+        let read = Self.mark(in: directory)
+        #expect(read.load() == nil && read.covers(sequence: 7, expiresAt: Self.at(1999)) && !read.covers(sequence: 9_000_000_001, expiresAt: Self.at(1999)))
     }
 
     /// A later expiry moves the mark on, keeping the highest sequence; one at an earlier

@@ -2,6 +2,7 @@ import Foundation
 import NotifyProtocol
 import Testing
 @testable import NotifyCore
+import NotifyTestSupport
 
 /// The outbox queue over time: expiry, purging, and when it next needs waking. Uses the
 /// helpers of `OutboxQueueTests`.
@@ -190,5 +191,34 @@ struct OutboxQueueExpiryTests {
         queue.finished(first.id, .failed(OutboxQueueTests.rejected), now: OutboxQueueTests.at(60))
         #expect(queue.dead.map(\.id) == [first.id], "kept: it had waited in the outbox")
         #expect(OutboxQueueTests.ids(queue.takeReady(now: OutboxQueueTests.at(60))) == [second.id], "no leftover retry time for bob")
+    }
+
+    /// A machine that slept through the expiry of thousands in flight (16 connections of 100
+    /// HTTP/2 streams each, lanes 16 deep): the mark that leaves them out is still one its
+    /// own reader takes, and still covers what was reported expired.
+    @Test func aMarkLeavingOutThousandsInFlightIsReadBack() throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let first = 1_000_000
+        var queue = OutboxQueueTests.queue([], concurrency: 16)
+        for number in 0..<6400 {
+            var delivery = Delivery(sequence: first + number, to: "user\(number % 400)", platform: .apns, message: "m",
+                                    createdAt: OutboxQueueTests.start, expiresAt: OutboxQueueTests.start.addingTimeInterval(60), account: OutboxQueueTests.alice)
+            delivery.senderWaiting = false
+            queue.add(delivery)
+        }
+        #expect(queue.takeReady(now: OutboxQueueTests.start, depth: 16, requestsPerConnection: 100).count == 6400)
+        let reported = Delivery(sequence: first + 6400, to: "dave", platform: .apns, message: "m",
+                                createdAt: OutboxQueueTests.start, expiresAt: OutboxQueueTests.start.addingTimeInterval(60), account: OutboxQueueTests.alice)
+        queue.add(reported, stored: StoredEntry(offset: 0, length: 100))
+        let now = OutboxQueueTests.start.addingTimeInterval(120)
+        let expired = queue.expireKeepingPlaces(now: now)
+        #expect(expired.inPlace.map(\.id) == [reported.id] && expired.beingTried.count == 6400)
+        #expect(OutboxStore(stateDirectory: directory.path).recordExpiry(of: expired.inPlace, at: now, beingTried: expired.beingTried).isEmpty)
+        let read = OutboxExpiryMark(path: directory.file("outbox-expired"))
+        let warning = read.load()
+        #expect(warning == nil, "\(warning ?? "")")
+        #expect(read.covers(sequence: reported.sequence, expiresAt: reported.expiresAt))
+        #expect(!read.covers(sequence: first, expiresAt: reported.expiresAt), "in flight, left out")
     }
 }

@@ -143,6 +143,14 @@ public struct Delivery: Equatable, Sendable {
         return Int(Substring(id.utf8[..<dash]))
     }
 
+    /// When a message accepted at `now` expires, `expiry` later: rounded up to a whole
+    /// second, never early, as its record says it (records give times in whole seconds).
+    /// The outbox then expires a message at the moment its record says, and the expiry mark,
+    /// which a start reads against records, covers exactly what the outbox expired.
+    static func expiry(acceptedAt now: Date, after expiry: TimeInterval) -> Date {
+        Date(timeIntervalSince1970: (now.timeIntervalSince1970 + expiry).rounded(.up))
+    }
+
     /// No attempt made and no error recorded: its record is as it was queued.
     var neverTried: Bool { attempts == 0 && lastError == nil }
 

@@ -37,7 +37,7 @@ extension Outbox {
         var copies: [Delivery] = []
         for (platform, request) in plan.copies {
             var delivery = Delivery(sequence: commits.takeSequence(), to: plan.to, platform: platform, message: message,
-                                    createdAt: now, expiresAt: now.addingTimeInterval(expiry), account: account, request: request)
+                                    createdAt: now, expiresAt: Delivery.expiry(acceptedAt: now, after: expiry), account: account, request: request)
             delivery.senderWaiting = true
             delivery.idempotencyKey = Delivery.newIdempotencyKey()
             copies.append(delivery)

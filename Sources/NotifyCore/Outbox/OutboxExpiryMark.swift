@@ -27,9 +27,14 @@ import Synchronization
 /// The sequence bound keeps out what was accepted after the mark was written: with the
 /// clock set back, a new message's expiry may fall before it.
 ///
-/// An older notifyd ignores the file and expires the same messages from their own records,
-/// as it always did: nothing expired is sent after a downgrade either, unless the clock was
-/// set back as well.
+/// A message's expiry is a whole second (`Delivery.expiry`), as its record says it, and the
+/// mark is written for the second of the pass that expired them: it covers only messages
+/// that pass found expired, or one before it, and those in flight (`Mark.beingTried`).
+///
+/// A notifyd from before the mark ignores the file and expires the same messages from their
+/// own records, as it always did: nothing expired is sent after a downgrade either, unless
+/// the clock was set back as well. One that knows the mark's first format, without
+/// `being_tried`, would take what it leaves out for expired: format 2 stops its start.
 final class OutboxExpiryMark: Sendable {
     struct Mark: Equatable {
         var expiredThrough: Date
@@ -47,9 +52,13 @@ final class OutboxExpiryMark: Sendable {
         }
     }
 
-    /// The file holds one small object, with at most the active part's 1,024 messages in
-    /// flight: anything larger is not one notifyd wrote.
-    static let largestFile = 64 * 1024
+    /// The file holds one small object: anything larger is not one notifyd wrote. It holds
+    /// `mostBeingTried` sequences at most, 16 bytes each as written.
+    static let largestFile = FileContents.mebibyte
+    /// More in flight past their expiry than this (thousands may be, after a machine slept
+    /// through their expiry with `max_connections` high) and the mark is not written: the
+    /// expired records are written whole instead.
+    static let mostBeingTried = 50_000
 
     let path: String
     private let calls: FileSystemCalls
@@ -75,14 +84,11 @@ final class OutboxExpiryMark: Sendable {
 
     /// Records that the queued messages numbered up to the highest of `sequences` whose
     /// expiry is `now` or before expired, but for those `beingTried`, fsynced before it
-    /// returns; false when the mark cannot say it (the clock is behind the mark kept), and
-    /// the records of `sequences` must. Records say their expiry in whole seconds,
-    /// rounded down, and so does the mark: one that expires later in `now`'s second counts
-    /// as expired at a start in that second, a moment early. (A second less would leave out
-    /// what expires on time, at its own moment: the mark would cover a pass's expiries only
-    /// once a later pass wrote another.) A mark for a time before the one kept (the clock
-    /// was set back) would cover messages accepted since that had not expired: it is not
-    /// written.
+    /// returns; false when the mark cannot say it (the clock is behind the mark kept, or too
+    /// many are in flight), and the records of `sequences` must. The mark says `now`'s
+    /// second: an expiry is a whole second (`Delivery.expiry`), so one in it, at or before
+    /// `now`, expired in this pass. A mark for a time before the one kept (the clock was set
+    /// back) would cover messages accepted since that had not expired: it is not written.
     ///
     /// The mark written before need not stay left out: a message it left out has been tried
     /// since, or expires in this pass, or is in flight again and among `beingTried`.
@@ -91,6 +97,7 @@ final class OutboxExpiryMark: Sendable {
         let through = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         return try mark.withLock { (kept: inout Mark?) throws(CoreError) -> Bool in
             if let kept, through < kept.expiredThrough { return false }
+            if beingTried.count > Self.mostBeingTried { return false }
             // Said already, unless the mark kept leaves out one that expired now, or covers
             // one in flight now (its expiry in the mark's second, it was not expired then).
             if let kept, through == kept.expiredThrough, highest <= kept.sequencesThrough,
@@ -136,7 +143,8 @@ final class OutboxExpiryMark: Sendable {
 
     /// `outbox-expired` as written on disk.
     struct Record: Codable {
-        static let currentVersion = 1
+        /// 2: with `being_tried`, and expiries in whole seconds.
+        static let currentVersion = 2
 
         var version: Int
         var expiredThrough: Date
