@@ -210,4 +210,34 @@ extension OutboxDeferredTests {
         #expect(ids.count == 2)
         await outbox.shutdown()
     }
+
+    /// A message past its expiry when its attempt fails expires once that outcome is
+    /// written, after it: written before, the expiry was overwritten by the outcome (queued,
+    /// tried), and a restart with the clock set back sent what its sender heard expired.
+    @Test func aMessageThatExpiredInFlightIsWrittenExpiredAfterItsOutcome() async throws {
+        let setup = try await Setup()
+        setup.backend.holdNext("send")
+        let outbox = await setup.outbox()
+        let ids = try await outbox.enqueue(to: "bob", message: "in flight", platforms: [.apns])
+        try await outbox.committed(ids)
+        #expect(await eventually { setup.backend.isHolding })
+        setup.clock.advance(by: 7 * 86_400 + 1)
+        setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
+        setup.backend.release()
+        #expect(await eventually { await outbox.list().first?.state == .expired })
+        #expect(await eventually { await outbox.nothingUnderWay })
+        #expect(await eventually { await outbox.outcomes.noneBeingWritten })
+        await outbox.shutdown()
+        let onDisk = OutboxStore(stateDirectory: setup.directory.path).load().0
+        #expect(onDisk.map(\.state) == [.expired], "\(onDisk.map { "\($0.id) \($0.state), \($0.attempts) attempts" })")
+
+        setup.clock.jump(by: -3 * 86_400)
+        setup.backend.failEverything(nil)
+        let sentBefore = setup.sendCount
+        let second = await setup.outbox()
+        #expect(await second.list().map(\.state) == [.expired])
+        #expect(await eventually { await second.nothingUnderWay })
+        #expect(setup.sendCount == sentBefore, "sent after its sender heard it expired")
+        await second.shutdown()
+    }
 }

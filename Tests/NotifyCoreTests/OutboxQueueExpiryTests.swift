@@ -221,4 +221,31 @@ struct OutboxQueueExpiryTests {
         #expect(read.covers(sequence: reported.sequence, expiresAt: reported.expiresAt))
         #expect(!read.covers(sequence: first, expiresAt: reported.expiresAt), "in flight, left out")
     }
+
+    /// A deferred message expires when its record says, whatever the clock reads: one that
+    /// reads 1970 before it is set, or a date past 2106.
+    @Test(arguments: [86_400.0 * 12, 5_000_000_000.5])
+    func aDeferredExpiryIsTheSecondItsRecordSaysOnAnyClock(expiry seconds: Double) {
+        var deferred = DeferredDeliveries()
+        let created = Date(timeIntervalSince1970: seconds - 86_400)
+        let delivery = Delivery(sequence: 1, to: "bob", platform: .apns, message: "", createdAt: created,
+                                expiresAt: Date(timeIntervalSince1970: seconds), account: OutboxQueueTests.alice)
+        deferred.append(delivery, stored: StoredEntry(offset: 0, length: 10), bytes: 1)
+        let whole = Date(timeIntervalSince1970: seconds.rounded(.up))
+        #expect(deferred.delivery(at: 0).expiresAt == whole)
+        #expect(deferred.expired(now: whole.addingTimeInterval(-0.5)).isEmpty)
+        #expect(deferred.expired(now: whole) == [0])
+    }
+
+    /// A delivery whose attempt's outcome is still being written expires at the pass
+    /// after the write, not before it: its expiry written first would be overwritten by
+    /// the outcome, a record still queued. Nor is a wake armed for it meanwhile.
+    @Test func anExpiryWaitsForTheOutcomeBeingWritten() {
+        let delivery = OutboxQueueTests.delivery(1, expiresAfter: 100)
+        var queue = OutboxQueueTests.queue([delivery])
+        let later = OutboxQueueTests.start.addingTimeInterval(200)
+        #expect(queue.expireKeepingPlaces(now: later, beingWritten: [delivery.id]).isEmpty)
+        #expect(queue.nextWake(now: later, beingWritten: [delivery.id]) == nil)
+        #expect(queue.expireKeepingPlaces(now: later).whole.map(\.id) == [delivery.id])
+    }
 }

@@ -16,10 +16,12 @@ import NotifyProtocol
 public struct DeferredDeliveries: Sendable {
     struct Entry {
         var sequence: Int
-        /// Whole seconds since 2001, rounded down; `expires` rounded up: a deferred message
-        /// may expire a second late, never early.
+        /// Whole seconds since 1970, rounded up: the expiry a message's record says, which a
+        /// start's expiry mark is read against, whatever the clock (one that reads 1970 before
+        /// it is set included). Records and new messages' expiries are whole seconds already.
+        var expires: Int64
+        /// Whole seconds since 2001, rounded down (for a listing; clamped to 2001...2137).
         var created: UInt32
-        var expires: UInt32
         var offset: UInt32
         var length: UInt32
         var key: UInt32
@@ -83,12 +85,12 @@ public struct DeferredDeliveries: Sendable {
         if keys[Int(key)].count == 0 { keys[Int(key)].first = entries.count }
         keys[Int(key)].count += 1
         tallies.add(keys[Int(key)].account)
-        entries.append(Entry(sequence: delivery.sequence, created: Self.seconds(delivery.createdAt, up: false),
-                             expires: Self.seconds(delivery.expiresAt, up: true), offset: stored.offset, length: stored.length,
+        entries.append(Entry(sequence: delivery.sequence, expires: Self.wholeSeconds(delivery.expiresAt),
+                             created: Self.seconds(delivery.createdAt, up: false), offset: stored.offset, length: stored.length,
                              key: key, bytes: UInt32(clamping: size), senderWaiting: delivery.senderWaiting, tried: !delivery.neverTried))
         count += 1
         bytes += size
-        let expires = Self.date(entries[entries.count - 1].expires)
+        let expires = Self.expiry(entries[entries.count - 1].expires)
         if expiryFloor.map({ expires < $0 }) ?? true { expiryFloor = expires }
     }
 
@@ -104,7 +106,7 @@ public struct DeferredDeliveries: Sendable {
     func delivery(at position: Int) -> Delivery {
         let entry = entries[position]
         var delivery = keys[Int(entry.key)].shared.delivery(sequence: entry.sequence, createdAt: Self.date(entry.created),
-                                                            expiresAt: Self.date(entry.expires))
+                                                            expiresAt: Self.expiry(entry.expires))
         delivery.senderWaiting = entry.senderWaiting
         return delivery
     }
@@ -249,7 +251,7 @@ public struct DeferredDeliveries: Sendable {
         var found: [Int] = []
         var earliest: Date?
         for position in head..<entries.count where !entries[position].removed {
-            let expires = Self.date(entries[position].expires)
+            let expires = Self.expiry(entries[position].expires)
             if expires <= now {
                 found.append(position)
             } else if earliest.map({ expires < $0 }) ?? true {
@@ -285,5 +287,13 @@ public struct DeferredDeliveries: Sendable {
 
     private static func date(_ seconds: UInt32) -> Date {
         Date(timeIntervalSinceReferenceDate: Double(seconds))
+    }
+
+    private static func wholeSeconds(_ date: Date) -> Int64 {
+        Int64(exactly: date.timeIntervalSince1970.rounded(.up)) ?? .max
+    }
+
+    private static func expiry(_ seconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(seconds))
     }
 }

@@ -253,7 +253,7 @@ public actor Outbox: Service {
     func pump(changed: [String]? = nil, onlyRemoved: Bool = false) {
         guard !stopped else { return }
         let now = clock.now()
-        let expired = queue.expireKeepingPlaces(now: now)
+        let expired = queue.expireKeepingPlaces(now: now, beingWritten: outcomes.beingWritten)
         if !expired.isEmpty { recordExpired(expired, now: now) }
         // After a week offline, messages expire second by second for as long as they were
         // queued: each one moved up would be read whole to expire in the active part, and
@@ -378,7 +378,7 @@ public actor Outbox: Service {
     /// until its time comes (a week for an expiry), so re-arming on every pass would pile
     /// up one per send. A timer that fires early finds nothing to do and arms the next.
     private func scheduleWake() {
-        guard let date = queue.nextWake(now: clock.now()) else { return }
+        guard let date = queue.nextWake(now: clock.now(), beingWritten: outcomes.beingWritten) else { return }
         wake.arm(at: date, on: clock, soonerOnly: true) { await self.wakeFired(at: $0) }
     }
 

@@ -51,8 +51,10 @@ extension OutboxQueue {
 
     /// `expire`, telling the outbox what it must write (`Expired`). A deferred delivery, and
     /// an active one never tried whose record's place is known (`untriedPlaces`), are kept
-    /// in `dead` with where their records are. Any other is written whole.
-    public mutating func expireKeepingPlaces(now: Date) -> Expired {
+    /// in `dead` with where their records are. Any other is written whole. One whose last
+    /// outcome is `beingWritten` expires at a pass after that write: written before it,
+    /// the expiry would be overwritten by the outcome, a record still queued.
+    public mutating func expireKeepingPlaces(now: Date, beingWritten: Set<String> = []) -> Expired {
         var expired = Expired()
         var emptied = Set<String>()
         if let floor = deferred.expiryFloor, floor <= now {
@@ -75,7 +77,7 @@ extension OutboxQueue {
             for position in positions { deferred.remove(at: position) }
             deferred.tidy()
         }
-        let (whole, placed) = expireActive(now: now)
+        let (whole, placed) = expireActive(now: now, beingWritten: beingWritten)
         let keys = whole.map(\.orderKey) + placed.map(\.delivery.orderKey)
         if !keys.isEmpty && !deferred.isEmpty { freed.formUnion(keys) }
         emptied.formUnion(keys)
@@ -104,7 +106,7 @@ extension OutboxQueue {
 
     /// The active part's deliveries past their expiry: whole, or with where their records
     /// are when they were never tried and that is known.
-    private mutating func expireActive(now: Date) -> (whole: [Delivery], placed: [(delivery: Delivery, stored: StoredEntry)]) {
+    private mutating func expireActive(now: Date, beingWritten: Set<String>) -> (whole: [Delivery], placed: [(delivery: Delivery, stored: StoredEntry)]) {
         guard let floor = expiryFloor, floor <= now else { return ([], []) }
         var expired: [Delivery] = []
         var placed: [(delivery: Delivery, stored: StoredEntry)] = []
@@ -113,7 +115,7 @@ extension OutboxQueue {
         var earliest: Date?
         queued.removeAll { delivery, inFlight in
             if inFlight { return false }
-            guard delivery.expiresAt <= now else {
+            guard delivery.expiresAt <= now, beingWritten.isEmpty || !beingWritten.contains(delivery.id) else {
                 if earliest.map({ delivery.expiresAt < $0 }) ?? true { earliest = delivery.expiresAt }
                 return false
             }

@@ -332,8 +332,10 @@ public struct OutboxQueue: Sendable {
         offline.releaseStorageIfEmpty()
     }
 
-    /// When something next becomes possible: a retry time or an expiry.
-    public func nextWake(now: Date) -> Date? {
+    /// When something next becomes possible: a retry time or an expiry. Not the expiry of
+    /// one in flight or whose outcome is `beingWritten`: the pass after its answer, or after
+    /// that write, expires it.
+    public func nextWake(now: Date, beingWritten: Set<String> = []) -> Date? {
         // One pass over the queue: this runs after every attempt and every commit.
         var earliest: Date? = deferred.expiryFloor
         let pending = paused ? [:] : retryAt.compactMapValues { $0.until > now ? $0.until : nil }
@@ -341,7 +343,8 @@ public struct OutboxQueue: Sendable {
         for index in queued.indices {
             // An expiry that passed while the delivery was in flight is handled when it returns.
             let expiresAt = queued[index].expiresAt
-            if earliest.map({ expiresAt < $0 }) ?? true, !queued.isInFlight(at: index) {
+            if earliest.map({ expiresAt < $0 }) ?? true, !queued.isInFlight(at: index),
+               beingWritten.isEmpty || !beingWritten.contains(queued[index].id) {
                 earliest = expiresAt
             }
             // Held deliveries only expire: a login, not a retry time, lets them go out.
