@@ -94,11 +94,9 @@ extension OutboxDeferredTests {
         await second.shutdown()
     }
 
-    /// A message in flight when the mark is written is not among what it says expired: the
-    /// attempt may end with the clock set back, and the message waits again, never reported
-    /// expired. A start finds it tried, and keeps it waiting.
-    @Test func aMessageInFlightWhenTheMarkIsWrittenStaysQueuedAcrossARestart() async throws {
-        let setup = try await Setup()
+    /// Two messages to bob, the first held in flight, the second behind it expired a week
+    /// later, the mark written for it.
+    static func inFlightAsTheMarkIsWritten(_ setup: Setup) async throws -> (Outbox, [String]) {
         setup.backend.holdNext("send")
         let outbox = await setup.outbox()
         let ids = try await outbox.enqueue(to: "bob", message: "in flight", platforms: [.apns])
@@ -108,6 +106,15 @@ extension OutboxDeferredTests {
         setup.clock.advance(by: 7 * 86_400)
         #expect(await eventually { await outbox.list().first { $0.id == ids[1] }?.state == .expired })
         #expect(await eventually { await outbox.outcomes.noneBeingWritten })
+        return (outbox, ids)
+    }
+
+    /// A message in flight when the mark is written is not among what it says expired: the
+    /// attempt may end with the clock set back, and the message waits again, never reported
+    /// expired. A start finds it tried, and keeps it waiting.
+    @Test func aMessageInFlightWhenTheMarkIsWrittenStaysQueuedAcrossARestart() async throws {
+        let setup = try await Setup()
+        let (outbox, ids) = try await Self.inFlightAsTheMarkIsWritten(setup)
         #expect(FileManager.default.fileExists(atPath: setup.directory.file("outbox-expired")))
         setup.clock.jump(by: -86_400)
         setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
@@ -131,15 +138,7 @@ extension OutboxDeferredTests {
     /// start queues it again.
     @Test func aMessageInFlightWhenTheMarkIsWrittenStaysQueuedWhenAStopCutsItsAttemptShort() async throws {
         let setup = try await Setup()
-        setup.backend.holdNext("send")
-        let outbox = await setup.outbox()
-        let ids = try await outbox.enqueue(to: "bob", message: "in flight", platforms: [.apns])
-            + outbox.enqueue(to: "bob", message: "never tried", platforms: [.apns])
-        try await outbox.committed(ids)
-        #expect(await eventually { setup.backend.isHolding })
-        setup.clock.advance(by: 7 * 86_400)
-        #expect(await eventually { await outbox.list().first { $0.id == ids[1] }?.state == .expired })
-        #expect(await eventually { await outbox.outcomes.noneBeingWritten })
+        let (outbox, ids) = try await Self.inFlightAsTheMarkIsWritten(setup)
         #expect(await outbox.list().first { $0.id == ids[0] }?.state == .queued, "in flight: not reported expired")
         // Stopped here for good: the attempt under way never ends.
         setup.clock.jump(by: -86_400)

@@ -150,6 +150,8 @@ extension OutboxDeferredTests {
             clock.advance(by: 86_400)
             second = try await accept(10)
             #expect(await eventually { await outbox.nothingUnderWay })
+            // The attempts' outcomes written too: one being written expires only after it.
+            #expect(await eventually { await outbox.outcomes.noneBeingWritten })
             #expect(await outbox.queue.deferred.count == 16)
             self.outbox = outbox
             recorder.holdNext("fsync \(held(first)).tmp")
