@@ -87,10 +87,13 @@ extension Outbox {
             for (delivery, done) in settled {
                 if done {
                     removals.append(delivery.id)
-                } else {
+                } else if queue.delivery(delivery.id) != nil {
                     removeTogether()
                     writes.append(persisting(delivery))
                 }
+                // Else withdrawn (its batch could not be written), cancelled or purged while
+                // its batch was: its removal was handed over already, and written back now
+                // it would come back at the next start.
             }
             removeTogether()
             let jobs = writes

@@ -24,9 +24,10 @@ extension OutboxQueue {
     public struct Expired: Sendable {
         public var whole: [Delivery] = []
         public var inPlace: [ExpiryInPlace] = []
-        /// The deliveries in flight past their expiry, never tried: not expired, since their
-        /// attempt may still deliver them, and their records say queued and never tried as
-        /// the untried ones' do. The mark that records `inPlace` leaves them out.
+        /// The deliveries in flight past their expiry, never tried, and those back from their
+        /// first attempt whose outcome is not written yet: not expired, and their records say
+        /// queued and never tried as the untried ones' do. The mark that records `inPlace`
+        /// leaves them out.
         public var beingTried: Set<Int> = []
 
         public var isEmpty: Bool { whole.isEmpty && inPlace.isEmpty }
@@ -77,7 +78,7 @@ extension OutboxQueue {
             for position in positions { deferred.remove(at: position) }
             deferred.tidy()
         }
-        let (whole, placed) = expireActive(now: now, beingWritten: beingWritten)
+        let (whole, placed, awaitingOutcome) = expireActive(now: now, beingWritten: beingWritten)
         let keys = whole.map(\.orderKey) + placed.map(\.delivery.orderKey)
         if !keys.isEmpty && !deferred.isEmpty { freed.formUnion(keys) }
         emptied.formUnion(keys)
@@ -89,7 +90,9 @@ extension OutboxQueue {
         dead.append(contentsOf: placed.lazy.map { ($0.delivery, $0.stored) })
         forgetWaitsOfEmptiedKeys(emptied)
         if !expired.inPlace.isEmpty {
-            expired.beingTried = queued.inFlightSequences { $0.neverTried && $0.expiresAt <= now }
+            // Also those back from an attempt whose outcome is not on disk yet: their records
+            // still say never tried.
+            expired.beingTried = queued.inFlightSequences { $0.neverTried && $0.expiresAt <= now }.union(awaitingOutcome)
         }
         return expired
     }
@@ -105,17 +108,22 @@ extension OutboxQueue {
     }
 
     /// The active part's deliveries past their expiry: whole, or with where their records
-    /// are when they were never tried and that is known.
-    private mutating func expireActive(now: Date, beingWritten: Set<String>) -> (whole: [Delivery], placed: [(delivery: Delivery, stored: StoredEntry)]) {
-        guard let floor = expiryFloor, floor <= now else { return ([], []) }
+    /// are when they were never tried and that is known; and the sequences of those left
+    /// past their expiry for their outcome being written.
+    private mutating func expireActive(now: Date, beingWritten: Set<String>)
+        -> (whole: [Delivery], placed: [(delivery: Delivery, stored: StoredEntry)], awaitingOutcome: Set<Int>) {
+        guard let floor = expiryFloor, floor <= now else { return ([], [], []) }
         var expired: [Delivery] = []
         var placed: [(delivery: Delivery, stored: StoredEntry)] = []
         var places = untriedPlaces
         untriedPlaces = [:]
         var earliest: Date?
+        var awaitingOutcome = Set<Int>()
         queued.removeAll { delivery, inFlight in
             if inFlight { return false }
-            guard delivery.expiresAt <= now, beingWritten.isEmpty || !beingWritten.contains(delivery.id) else {
+            let awaiting = !beingWritten.isEmpty && beingWritten.contains(delivery.id)
+            guard delivery.expiresAt <= now, !awaiting else {
+                if awaiting { awaitingOutcome.insert(delivery.sequence) }
                 if earliest.map({ delivery.expiresAt < $0 }) ?? true { earliest = delivery.expiresAt }
                 return false
             }
@@ -131,7 +139,7 @@ extension OutboxQueue {
         }
         untriedPlaces = places
         expiryFloor = earliest
-        return (expired, placed)
+        return (expired, placed, awaitingOutcome)
     }
 }
 
