@@ -5,7 +5,7 @@ import Foundation
 #endif
 import NotifyProtocol
 
-/// The queued deliveries whose turn is not near: kept as an index entry of 32 bytes each,
+/// The queued deliveries whose turn is not near: kept as an index entry of 40 bytes each,
 /// their records (the message's text with them) left on disk until they move into the
 /// queue's active part (`OutboxQueue.queued`), which holds every key's first messages. A
 /// week offline then costs memory per message queued, not per byte.
