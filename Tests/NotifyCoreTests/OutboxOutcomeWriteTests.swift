@@ -110,4 +110,52 @@ struct OutboxOutcomeWriteTests {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.file("outbox"))) ?? []
         #expect(!files.contains("\(ids[0]).json"), "not accepted (\(refusal ?? "-")), yet on disk: \(files)")
     }
+
+    /// Held for another account while in flight past its expiry, a message's sender still
+    /// hears "queued" at once, as before its expiry: it is neither expiring nor settled by
+    /// an answer, which may take the whole request timeout.
+    @Test func aSenderOfAHeldMessageInFlightPastItsExpiryHearsAtOnce() async throws {
+        let setup = try await OutboxDeferredTests.Setup()
+        setup.backend.holdNext("send")
+        let outbox = await setup.outbox()
+        let ids = try await outbox.enqueue(to: "bob", message: "in flight", platforms: [.apns])
+        try await outbox.committed(ids)
+        #expect(await eventually { setup.backend.isHolding })
+        setup.clock.jump(by: 7 * 86_400 + 1)
+        try await outbox.accounts.commit(Credentials(user: "bob", password: "bob", backend: nil))
+        await outbox.accountChanged()
+        let answeredYet = Atomic(false)
+        let told = Task {
+            let answer = await outbox.wait(for: ids, untilFinal: false, timeout: 600)
+            answeredYet.store(true, ordering: .sequentiallyConsistent)
+            return answer
+        }
+        let answered = await eventually { answeredYet.load(ordering: .sequentiallyConsistent) }
+        setup.backend.release()
+        #expect(answered, "answered while the attempt is still held")
+        #expect(await told.value.map(\.state) == [.queued])
+        await outbox.shutdown()
+    }
+
+    /// Only those past their expiry are left out of the mark for an outcome on its way:
+    /// one that has days to go is not covered anyway, and would only make the list longer.
+    @Test func onlyOutcomesPastTheirExpiryAreLeftOutOfTheMark() {
+        let gone = OutboxQueueTests.delivery(1, to: "carol", expiresAfter: 100)
+        let fresh = OutboxQueueTests.delivery(2, to: "bob", expiresAfter: 10_000)
+        let late = OutboxQueueTests.delivery(3, to: "dave", expiresAfter: 100)
+        var queue = OutboxQueueTests.queue([], concurrency: 4)
+        queue.add(gone, stored: StoredEntry(offset: 0, length: 200))
+        queue.add(fresh, stored: .inOwnFile)
+        queue.add(late, stored: .inOwnFile)
+        _ = queue.takeReady(now: OutboxQueueTests.at(0))
+        for delivery in [gone, fresh, late] {
+            queue.finished(delivery.id, .transient(retryAfter: 500, error: OutboxQueueTests.unavailable), now: OutboxQueueTests.at(1))
+        }
+        var untried = OutboxQueueTests.delivery(4, to: "erin", expiresAfter: 100)
+        untried.senderWaiting = false
+        queue.add(untried, stored: StoredEntry(offset: 200, length: 200))
+        let expired = queue.expireKeepingPlaces(now: OutboxQueueTests.at(100), beingWritten: [fresh.id, late.id])
+        #expect(expired.inPlace.map(\.id) == [untried.id])
+        #expect(expired.beingTried == [late.sequence])
+    }
 }

@@ -123,7 +123,7 @@ extension OutboxQueue {
             if inFlight { return false }
             let awaiting = !beingWritten.isEmpty && beingWritten.contains(delivery.id)
             guard delivery.expiresAt <= now, !awaiting else {
-                if awaiting { awaitingOutcome.insert(delivery.sequence) }
+                if awaiting && delivery.expiresAt <= now { awaitingOutcome.insert(delivery.sequence) }
                 if earliest.map({ delivery.expiresAt < $0 }) ?? true { earliest = delivery.expiresAt }
                 return false
             }

@@ -205,8 +205,9 @@ public struct OutboxQueue: Sendable {
         // Deferred: it waits behind the first messages of its key.
         guard let index = queuedIndex(of: id) else { return deferredPosition(of: id) != nil }
         let delivery = queued[index]
-        // Past its expiry (its outcome being written held it back): it expires next, not retries.
-        if delivery.expiresAt <= now { return false }
+        // Past its expiry and back (its outcome being written held it back): it expires
+        // next, not retries. One still in flight is answered as before its expiry.
+        if delivery.expiresAt <= now && !queued.isInFlight(at: index) { return false }
         if paused || isHeld(delivery) { return true }
         if let until = retryAt[delivery.orderKey]?.until, until > now { return true }
         return delivery.attempts > 0 && !queued.isInFlight(at: index)
