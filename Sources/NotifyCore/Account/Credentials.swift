@@ -115,17 +115,11 @@ public struct CredentialStore: Sendable {
     public static let largestFile = FileContents.mebibyte
 
     public func load() -> (Credentials?, warning: String?) {
-        let reading: StateFile.Reading<Credentials>
-        var exposed: String?
-        do {
-            exposed = try makePrivate()
-            reading = StateFile.read(path, limit: Self.largestFile, supported: CredentialsRecord.currentVersion, as: CredentialsRecord.self, { try $0.credentials })
-        } catch {
-            reading = .damaged(StateFile.reason(error))
-        }
+        let (reading, exposedMode) = StateFile.readPrivate(path, limit: Self.largestFile, supported: CredentialsRecord.currentVersion,
+                                                           as: CredentialsRecord.self, { try $0.credentials })
         switch reading {
         case .value(let credentials):
-            return (credentials, exposed)
+            return (credentials, exposedMode.map(exposedWarning))
         case .missing:
             return (nil, nil)
         case .newer(let newer):
@@ -136,13 +130,10 @@ public struct CredentialStore: Sendable {
         }
     }
 
-    /// A file others may read is made 0600 again (`PrivateFile`), and said so, with what
-    /// to do: the password may have been read meanwhile. Throws when it cannot be made
-    /// private: then it is not used.
-    private func makePrivate() throws -> String? {
-        try PrivateFile.makePrivate(path).map { mode in
-            "credentials file \(path) could be read by others (mode 0\(mode)); it is 0600 now, but the password in it may have been read: change it and log in again"
-        }
+    /// What to do once a file others could read (mode 0`mode`) was made 0600 again: the
+    /// password may have been read meanwhile.
+    private func exposedWarning(mode: String) -> String {
+        "credentials file \(path) could be read by others (mode 0\(mode)); it is 0600 now, but the password in it may have been read: change it and log in again"
     }
 
     /// Throws when the file was written by a newer notifyd, which a start must not overwrite.

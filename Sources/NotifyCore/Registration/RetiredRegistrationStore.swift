@@ -88,17 +88,11 @@ public struct RetiredRegistrationStore: Sendable {
     /// the registrations it named stay at their backends, as they did before notifyd
     /// deleted them).
     func load() -> ([RetiredEntry], warning: String?) {
-        let reading: StateFile.Reading<[RetiredEntry]>
-        var exposed: String?
-        do {
-            exposed = try makePrivate()
-            reading = StateFile.read(path, limit: Self.largestFile, supported: Self.currentVersion, as: Record.self, \.registrations)
-        } catch {
-            reading = .damaged(StateFile.reason(error))
-        }
+        let (reading, exposedMode) = StateFile.readPrivate(path, limit: Self.largestFile, supported: Self.currentVersion,
+                                                           as: Record.self, \.registrations)
         switch reading {
         case .value(let entries):
-            return (entries, exposed)
+            return (entries, exposedMode.map(exposedWarning))
         case .missing:
             return ([], nil)
         case .newer(let newer):
@@ -109,12 +103,10 @@ public struct RetiredRegistrationStore: Sendable {
         }
     }
 
-    /// A file others may read is made 0600 again (`PrivateFile`), and said so, as
-    /// `credentials.json` is: it holds the passwords the deletions need.
-    private func makePrivate() throws -> String? {
-        try PrivateFile.makePrivate(path).map { mode in
-            "\(path) could be read by others (mode 0\(mode)); it is 0600 now, but the passwords in it may have been read: change them"
-        }
+    /// Said once a file others could read (mode 0`mode`) was made 0600 again, as for
+    /// `credentials.json`: it holds the passwords the deletions need.
+    private func exposedWarning(mode: String) -> String {
+        "\(path) could be read by others (mode 0\(mode)); it is 0600 now, but the passwords in it may have been read: change them"
     }
 
     func save(_ entries: [RetiredEntry]) throws(CoreError) {

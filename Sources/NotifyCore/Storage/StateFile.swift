@@ -42,6 +42,22 @@ enum StateFile {
         }
     }
 
+    /// `read` for a file that holds a password (`credentials.json`,
+    /// `retired-registrations.json`): one others could read is made 0600 first
+    /// (`PrivateFile`), and the mode it had is given back for the store to say so, since
+    /// the password may have been read meanwhile. One that cannot be made private is not
+    /// read: it counts as damaged.
+    static func readPrivate<Record: Decodable, Value>(_ path: String, limit: Int, supported: Int, as record: Record.Type,
+                                                     _ value: (Record) throws -> Value) -> (Reading<Value>, exposedMode: String?) {
+        let mode: String?
+        do {
+            mode = try PrivateFile.makePrivate(path)
+        } catch {
+            return (.damaged(reason(error)), nil)
+        }
+        return (read(path, limit: limit, supported: supported, as: record, value), mode)
+    }
+
     /// Writes `record` whole in place of the file, fsynced before it returns (`AtomicFile`).
     /// `what` names it in the error when it cannot be encoded; the encoder's own words are
     /// left out, since they may quote a value, and some records hold a password.
