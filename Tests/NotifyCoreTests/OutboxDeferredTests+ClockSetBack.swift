@@ -97,12 +97,7 @@ extension OutboxDeferredTests {
     /// Two messages to bob, the first held in flight, the second behind it expired a week
     /// later, the mark written for it.
     static func inFlightAsTheMarkIsWritten(_ setup: Setup) async throws -> (Outbox, [String]) {
-        setup.backend.holdNext("send")
-        let outbox = await setup.outbox()
-        let ids = try await outbox.enqueue(to: "bob", message: "in flight", platforms: [.apns])
-            + outbox.enqueue(to: "bob", message: "never tried", platforms: [.apns])
-        try await outbox.committed(ids)
-        #expect(await eventually { setup.backend.isHolding })
+        let (outbox, ids) = try await setup.outboxWithTheFirstHeld(["in flight", "never tried"])
         setup.clock.advance(by: 7 * 86_400)
         #expect(await eventually { await outbox.list().first { $0.id == ids[1] }?.state == .expired })
         #expect(await eventually { await outbox.outcomes.noneBeingWritten })
@@ -215,11 +210,7 @@ extension OutboxDeferredTests {
     /// tried), and a restart with the clock set back sent what its sender heard expired.
     @Test func aMessageThatExpiredInFlightIsWrittenExpiredAfterItsOutcome() async throws {
         let setup = try await Setup()
-        setup.backend.holdNext("send")
-        let outbox = await setup.outbox()
-        let ids = try await outbox.enqueue(to: "bob", message: "in flight", platforms: [.apns])
-        try await outbox.committed(ids)
-        #expect(await eventually { setup.backend.isHolding })
+        let (outbox, ids) = try await setup.outboxWithTheFirstHeld(["in flight"])
         setup.clock.advance(by: 7 * 86_400 + 1)
         setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
         setup.backend.release()

@@ -33,6 +33,18 @@ struct OutboxDeferredTests {
             return outbox
         }
 
+        /// An outbox with `messages` to bob accepted together, the first held in flight by
+        /// the backend.
+        func outboxWithTheFirstHeld(_ messages: [String]) async throws -> (Outbox, [String]) {
+            backend.holdNext("send")
+            let outbox = await outbox()
+            var ids: [String] = []
+            for message in messages { ids += try await outbox.enqueue(to: "bob", message: message, platforms: [.apns]) }
+            try await outbox.committed(ids)
+            #expect(await eventually { backend.isHolding })
+            return (outbox, ids)
+        }
+
         /// `count` messages, to bob and carol in turn, accepted together (one batch file).
         func accept(_ count: Int, on outbox: Outbox) async throws -> [String] {
             var ids: [String] = []

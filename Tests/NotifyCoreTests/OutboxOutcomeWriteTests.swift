@@ -49,11 +49,7 @@ struct OutboxOutcomeWriteTests {
     /// attempt failed past its expiry hears it expired, not that it waits for a retry.
     @Test func aSenderHearsExpiredNotARetryForAMessagePastItsExpiry() async throws {
         let setup = try await OutboxDeferredTests.Setup()
-        setup.backend.holdNext("send")
-        let outbox = await setup.outbox()
-        let ids = try await outbox.enqueue(to: "bob", message: "in flight", platforms: [.apns])
-        try await outbox.committed(ids)
-        #expect(await eventually { setup.backend.isHolding })
+        let (outbox, ids) = try await setup.outboxWithTheFirstHeld(["in flight"])
         setup.clock.advance(by: 7 * 86_400 + 1)
         let told = Task { await outbox.wait(for: ids, untilFinal: false, timeout: 60) }
         #expect(await eventually { await outbox.waiters.all.count == 1 })
@@ -116,11 +112,7 @@ struct OutboxOutcomeWriteTests {
     /// an answer, which may take the whole request timeout.
     @Test func aSenderOfAHeldMessageInFlightPastItsExpiryHearsAtOnce() async throws {
         let setup = try await OutboxDeferredTests.Setup()
-        setup.backend.holdNext("send")
-        let outbox = await setup.outbox()
-        let ids = try await outbox.enqueue(to: "bob", message: "in flight", platforms: [.apns])
-        try await outbox.committed(ids)
-        #expect(await eventually { setup.backend.isHolding })
+        let (outbox, ids) = try await setup.outboxWithTheFirstHeld(["in flight"])
         setup.clock.jump(by: 7 * 86_400 + 1)
         try await outbox.accounts.commit(Credentials(user: "bob", password: "bob", backend: nil))
         await outbox.accountChanged()
