@@ -194,6 +194,8 @@ extension OutboxDeferredTests {
         let accepted = setup.clock.now()
         let ids = try await setup.accept(2, on: outbox)
         #expect(await eventually { await outbox.nothingUnderWay })
+        // The attempts' outcomes on disk too, before the records are read from another store.
+        #expect(await eventually { await outbox.outcomes.noneBeingWritten })
         let expiry = Date(timeIntervalSince1970: (accepted.timeIntervalSince1970 + 7 * 86_400).rounded(.up))
         #expect(await outbox.list().map(\.expiresAt) == [expiry, expiry])
         #expect(OutboxStore(stateDirectory: setup.directory.path).load().0.map(\.expiresAt) == [expiry, expiry], "as the records say")
