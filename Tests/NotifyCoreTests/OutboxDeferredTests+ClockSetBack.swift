@@ -212,7 +212,7 @@ extension OutboxDeferredTests {
     /// tried), and a restart with the clock set back sent what its sender heard expired.
     @Test func aMessageThatExpiredInFlightIsWrittenExpiredAfterItsOutcome() async throws {
         let setup = try await Setup()
-        let (outbox, ids) = try await setup.outboxWithTheFirstHeld(["in flight"])
+        let (outbox, _) = try await setup.outboxWithTheFirstHeld(["in flight"])
         setup.clock.advance(by: 7 * 86_400 + 1)
         setup.backend.failEverything(.status(503, retryAfter: nil, body: ""))
         setup.backend.release()

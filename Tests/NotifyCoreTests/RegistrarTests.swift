@@ -57,14 +57,19 @@ struct RegistrarTests {
         let generation = try await registrar.setToken("AB", platform: .apns).generation
         let started = ContinuousClock.now
         async let short = registrar.waitForOutcome(generation: generation, timeout: 0.2)
-        async let long = registrar.waitForOutcome(generation: generation, timeout: 1)
+        async let long = registrar.waitForOutcome(generation: generation, timeout: 3)
         let shortOutcome = await short
         let shortEnded = ContinuousClock.now - started
         #expect(!shortOutcome.settled)
         #expect(shortEnded >= .milliseconds(200))
-        #expect(await registrar.waiterTimer.firesAt != nil, "the longer wait still has its deadline")
+        // Asked only while the longer wait's deadline is still ahead: on a machine so loaded
+        // that the shorter one is heard after it, the timer has rightly gone with both.
+        let timerLeft = await registrar.waiterTimer.firesAt != nil
+        if ContinuousClock.now - started < .seconds(3) {
+            #expect(timerLeft, "the longer wait still has its deadline")
+        }
         #expect(await !long.settled)
-        #expect(ContinuousClock.now - started >= .seconds(1), "ended at its own deadline, not the shorter one's")
+        #expect(ContinuousClock.now - started >= .seconds(3), "ended at its own deadline, not the shorter one's")
         #expect(await registrar.waiterTimer.firesAt == nil)
 
         // Answered well before its deadline: the timer goes with the last waiter.
