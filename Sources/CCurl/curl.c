@@ -1,4 +1,5 @@
-// See CCurl.h. Every libcurl call notifyd makes is in this file.
+// See CCurl.h. Loading libcurl, and each transfer; waiting for its sockets and timers is
+// in events.c.
 #include "CCurl.h"
 
 #include <dlfcn.h>
@@ -10,81 +11,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-// libcurl's ABI, from its documentation: handles are opaque, options are numbered by type.
-typedef void CURL;
-typedef void CURLM;
-struct curl_slist;
-typedef struct {
-    int msg;
-    CURL *easy_handle;
-    union {
-        void *whatever;
-        int result;
-    } data;
-} CURLMsg;
+#include "libcurl.h"
 
-enum { OPTION_LONG = 0, OPTION_POINTER = 10000, OPTION_FUNCTION = 20000 };
-enum {
-    OPT_WRITEDATA = OPTION_POINTER + 1,
-    OPT_URL = OPTION_POINTER + 2,
-    OPT_ERRORBUFFER = OPTION_POINTER + 10,
-    OPT_WRITEFUNCTION = OPTION_FUNCTION + 11,
-    OPT_HTTPHEADER = OPTION_POINTER + 23,
-    OPT_HEADERDATA = OPTION_POINTER + 29,
-    OPT_CUSTOMREQUEST = OPTION_POINTER + 36,
-    OPT_POST = OPTION_LONG + 47,
-    OPT_FOLLOWLOCATION = OPTION_LONG + 52,
-    OPT_POSTFIELDSIZE = OPTION_LONG + 60,
-    OPT_FRESH_CONNECT = OPTION_LONG + 74,
-    OPT_CONNECT_ONLY = OPTION_LONG + 141,
-    OPT_HEADERFUNCTION = OPTION_FUNCTION + 79,
-    OPT_NOSIGNAL = OPTION_LONG + 99,
-    OPT_PRIVATE = OPTION_POINTER + 103,
-    OPT_TIMEOUT_MS = OPTION_LONG + 155,
-    OPT_CONNECTTIMEOUT_MS = OPTION_LONG + 156,
-    OPT_COPYPOSTFIELDS = OPTION_POINTER + 165,
-    OPT_PROTOCOLS = OPTION_LONG + 181,
-    OPT_REDIR_PROTOCOLS = OPTION_LONG + 182,
-    OPT_PIPEWAIT = OPTION_LONG + 237,
-    OPT_MAXAGE_CONN = OPTION_LONG + 288,
-    OPT_CAPATH = OPTION_POINTER + 97,
-    OPT_CA_CACHE_TIMEOUT = OPTION_LONG + 321,
-};
-enum { INFO_STRING = 0x100000, INFO_LONG = 0x200000 };
-enum {
-    INFO_RESPONSE_CODE = INFO_LONG + 2,
-    INFO_PRIVATE = INFO_STRING + 21,
-    INFO_OS_ERRNO = INFO_LONG + 25,
-    INFO_NUM_CONNECTS = INFO_LONG + 26,
-    INFO_HTTP_VERSION = INFO_LONG + 46,
-    INFO_CAINFO = INFO_STRING + 61,
-    INFO_CAPATH = INFO_STRING + 62,
-};
-// CURL_HTTP_VERSION_2_0: HTTP/2 (HTTP/3 is 30), as CURLINFO_HTTP_VERSION reports it.
-enum { HTTP_VERSION_2 = 3 };
-enum { MULTI_MAXCONNECTS = 6, MULTI_MAX_HOST_CONNECTIONS = 7, MULTI_MAX_CONCURRENT_STREAMS = 16 };
-enum { PROTOCOL_HTTP = 1, PROTOCOL_HTTPS = 2, GLOBAL_ALL = 3, MESSAGE_DONE = 1, ERROR_SIZE = 256 };
-
-static struct {
-    int (*global_init)(long);
-    void (*global_cleanup)(void);
-    CURL *(*easy_init)(void);
-    int (*easy_setopt)(CURL *, int, ...);
-    int (*easy_getinfo)(CURL *, int, ...);
-    void (*easy_cleanup)(CURL *);
-    void (*easy_reset)(CURL *);
-    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
-    void (*slist_free_all)(struct curl_slist *);
-    CURLM *(*multi_init)(void);
-    int (*multi_setopt)(CURLM *, int, ...);
-    int (*multi_add_handle)(CURLM *, CURL *);
-    int (*multi_remove_handle)(CURLM *, CURL *);
-    int (*multi_perform)(CURLM *, int *);
-    int (*multi_poll)(CURLM *, void *, unsigned, int, int *);
-    int (*multi_wakeup)(CURLM *);
-    int (*multi_cleanup)(CURLM *);
-    CURLMsg *(*multi_info_read)(CURLM *, int *);
-} curl;
+struct libcurl curl;
 
 // The library is held while any connection pool is: `references` counts the holders, and
 // the last to let go unloads it, with every library it brought (see `ncurl_release`).
@@ -149,9 +78,7 @@ static int load(char *error, size_t error_size) {
     RESOLVE(multi_setopt, "curl_multi_setopt")
     RESOLVE(multi_add_handle, "curl_multi_add_handle")
     RESOLVE(multi_remove_handle, "curl_multi_remove_handle")
-    RESOLVE(multi_perform, "curl_multi_perform")
-    RESOLVE(multi_poll, "curl_multi_poll")
-    RESOLVE(multi_wakeup, "curl_multi_wakeup")
+    RESOLVE(multi_socket_action, "curl_multi_socket_action")
     RESOLVE(multi_info_read, "curl_multi_info_read")
     RESOLVE(multi_cleanup, "curl_multi_cleanup")
 #undef RESOLVE
@@ -207,15 +134,6 @@ struct transfer {
     char error[ERROR_SIZE];
 };
 
-/// A multi handle, and the transfers finished with, kept to be used again: setting up an
-/// easy handle and tearing it down cost a tenth of what libcurl spends on a request to a
-/// backend on loopback, and a reset one keeps nothing of its last request but its buffers.
-struct pool {
-    CURLM *multi;
-    struct transfer *spare;
-    unsigned spares;
-};
-
 /// Spare transfers kept at most: a finished request's is taken again by the next one of
 /// its lane at once, so a few serve a whole burst.
 enum { SPARE_TRANSFERS = 8 };
@@ -225,6 +143,11 @@ void *ncurl_multi_new(long max_host_connections) {
     if (!pool) return NULL;
     pool->multi = curl.multi_init();
     if (!pool->multi) {
+        free(pool);
+        return NULL;
+    }
+    if (events_open(pool) != 0) {
+        curl.multi_cleanup(pool->multi);
         free(pool);
         return NULL;
     }
@@ -379,19 +302,6 @@ void *ncurl_transfer_start(void *opaque, const char *url, const char *method, co
     return transfer;
 }
 
-int ncurl_multi_perform(void *opaque) {
-    int running = 0;
-    curl.multi_perform(((struct pool *)opaque)->multi, &running);
-    return running;
-}
-
-void ncurl_multi_wait(void *opaque, int timeout_ms) {
-    int ready = 0;
-    curl.multi_poll(((struct pool *)opaque)->multi, NULL, 0, timeout_ms, &ready);
-}
-
-void ncurl_wakeup(void *opaque) { curl.multi_wakeup(((struct pool *)opaque)->multi); }
-
 void ncurl_multi_free(void *opaque) {
     struct pool *pool = opaque;
     while (pool->spare) {
@@ -400,6 +310,7 @@ void ncurl_multi_free(void *opaque) {
         destroy(transfer);
     }
     curl.multi_cleanup(pool->multi);
+    events_close(pool);
     free(pool);
 }
 

@@ -38,5 +38,44 @@ import Testing
         #expect(Self.libdispatchPoolThreads(of: daemon.child.pid) == [], "the SIGHUP handler ran on libdispatch's pool")
         await daemon.cleanUp()
     }
+
+    /// CPU time (user and system, in clock ticks) of the thread of `pid` named `name`.
+    static func cpuTicks(of pid: pid_t, thread name: String) -> Int? {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for task in tasks {
+            let comm = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
+            guard comm.trimmingCharacters(in: .whitespacesAndNewlines) == name,
+                  let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+                  let end = stat.lastIndex(of: ")") else { continue }
+            // After the name: state is field 3, utime and stime fields 14 and 15.
+            let fields = stat[stat.index(after: end)...].split(separator: " ")
+            guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+            return user + system
+        }
+        return nil
+    }
+
+    /// Between requests, with its connections kept, the HTTP thread waits on them and on
+    /// libcurl's timer, and takes no CPU: a timer that stayed due would have it poll
+    /// without waiting until keep_alive lets the pool go. A thread that sleeps takes no
+    /// ticks however loaded the machine is; one spinning takes many in any second.
+    @Test func theHTTPThreadHoldingItsConnectionsTakesNoCPU() async throws {
+        let backend = DevBackendServer(options: .init(quiet: true))
+        try backend.start()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, environment: ["NOTIFYD_KEEP_ALIVE": "1h"])
+        try await daemon.logIn("alice")
+        #expect(try await daemon.notifyctl(["set-token", "3f2a1b"]).status == 0)
+        #expect(await eventually { backend.registrations().count == 1 })
+        let send = try await daemon.notifyctl(["send", "--to", "bob", "hello"])
+        #expect(send.status == 0, "\(send.output)\(send.error)")
+        let pid = daemon.child.pid
+        #expect(IdleLibcurlTests.mapsLibcurl(pid), "the pool was let go: nothing to measure")
+        let before = try #require(Self.cpuTicks(of: pid, thread: "notifyd-http"))
+        try await Task.sleep(for: .seconds(1))
+        let after = try #require(Self.cpuTicks(of: pid, thread: "notifyd-http"))
+        #expect(after - before <= 2, "the HTTP thread took \(after - before) ticks in a second of rest")
+        await daemon.cleanUp()
+    }
 }
 #endif

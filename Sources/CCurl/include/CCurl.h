@@ -35,7 +35,8 @@ void *ncurl_transfer_start(void *multi, const char *url, const char *method, con
                            const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit,
                            int fresh_connection, long keep_alive_seconds, int connect_only);
 
-/// Moves every transfer as far as it goes without waiting; returns how many still run.
+/// Moves on, without waiting, the transfers whose sockets are ready and those whose time
+/// has come (a request just added among them); returns how many still run.
 int ncurl_multi_perform(void *multi);
 
 /// Waits at most `timeout_ms` (less when one of libcurl's own timers is due) for a socket
