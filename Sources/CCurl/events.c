@@ -11,9 +11,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -111,19 +108,6 @@ static size_t copy_watched(struct events *events, size_t first) {
     return count;
 }
 
-/// TCP_CORK on, or off again (which sends what was held), for the first `count` sockets
-/// of `polled`: the same ones both times, whatever libcurl closes or adds in between (an
-/// `on_socket` that makes room in `polled` keeps what it held).
-static void hold_writes(struct events *events, size_t count, int hold) {
-#ifdef TCP_CORK
-    for (size_t i = 0; i < count; i++) setsockopt(events->polled[i].fd, IPPROTO_TCP, TCP_CORK, &hold, sizeof hold);
-#else
-    (void)events;
-    (void)count;
-    (void)hold;
-#endif
-}
-
 int ncurl_multi_perform(void *opaque) {
     struct pool *pool = opaque;
     struct events *events = &pool->events;
@@ -131,9 +115,6 @@ int ncurl_multi_perform(void *opaque) {
     int ready = count > 0 ? poll(events->polled, (nfds_t)count, 0) : 0;
     int due = events->timer_due <= now_milliseconds();
     if (ready <= 0 && !due) return events->running;
-    // What libcurl writes in this pass (the next requests of the lanes answered, their
-    // bodies, window updates) leaves in as few packets as it fits, once the pass is over.
-    hold_writes(events, count, 1);
     for (size_t i = 0; ready > 0 && i < count; i++) {
         short revents = events->polled[i].revents;
         if (!revents) continue;
@@ -147,7 +128,6 @@ int ncurl_multi_perform(void *opaque) {
         events->timer_due = NO_TIMER;
         curl.multi_socket_action(pool->multi, SOCKET_TIMEOUT, 0, &events->running);
     }
-    hold_writes(events, count, 0);
     return events->running;
 }
 

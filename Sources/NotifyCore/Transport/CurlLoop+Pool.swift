@@ -48,7 +48,7 @@ extension CurlLoop {
     func letPoolGo() -> Bool {
         let pool = shared.withLock { shared -> UnsafeMutableRawPointer? in
             guard shared.starting.isEmpty, !shared.stopping, let pool = multi else { return nil }
-            // Under the lock: `wake` may be calling `curl_multi_wakeup` on it.
+            // Under the lock: `wake` may be calling `ncurl_wakeup` on it.
             multi = nil
             return pool
         }
@@ -87,7 +87,7 @@ extension CurlLoop {
         }
     }
 
-    /// Never more than an hour, which `curl_multi_poll`'s milliseconds hold.
+    /// Never more than an hour, which poll()'s milliseconds hold.
     static func millisecondsLeft(of limit: Duration, since start: ContinuousClock.Instant) -> Int32 {
         let left = (start + limit) - ContinuousClock.now
         return Int32(max(0, min(limit, left, .seconds(3600)) / .milliseconds(1)).rounded(.up))

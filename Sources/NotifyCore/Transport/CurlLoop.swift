@@ -23,7 +23,7 @@ import NotifySystem
 /// no connection that old, and unloaded, the libraries it brought take no memory.
 final class CurlLoop: @unchecked Sendable {
     // @unchecked: `multi` and `running` are touched by the loop's thread alone (and
-    // `curl_multi_wakeup`, which libcurl makes safe from any thread, under the lock of
+    // `ncurl_wakeup`, which writes to the pool's wake pipe from any thread, under the lock of
     // `shared`, which the loop's thread also holds to replace `multi`); the rest is in `shared`.
     // What is not private is for the pool's life in CurlLoop+Pool.swift, on the same thread;
     // a lane's waiting requests are in CurlLoop+Lane.swift.
@@ -36,7 +36,7 @@ final class CurlLoop: @unchecked Sendable {
     let keepAlive: @Sendable () -> Double
     /// Since when no request has run, while the loop holds its pool.
     var idleSince: ContinuousClock.Instant?
-    /// Wakes the loop while it holds no pool, as `curl_multi_wakeup` does while it does.
+    /// Wakes the loop while it holds no pool, as `ncurl_wakeup` does while it does.
     let unparked = DispatchSemaphore(value: 0)
     /// The pool's size: `max_connections`, as the last reload left it.
     var maximumConnections: Int

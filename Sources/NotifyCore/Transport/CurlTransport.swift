@@ -13,8 +13,9 @@ import Darwin
 import Synchronization
 import NotifySystem
 
-/// HTTP through the system's libcurl, on one thread of its own that waits in
-/// `curl_multi_poll`: while a request waits for a slow or silent backend, nothing runs.
+/// HTTP through the system's libcurl, on one thread of its own that waits in poll() for
+/// libcurl's sockets and timer (`ncurl_multi_wait`): while a request waits for a slow or
+/// silent backend, nothing runs.
 /// Connections are kept alive and reused, at most `max_connections` to one host, for
 /// `keep_alive`; then libcurl is unloaded until the next request. Each request takes the
 /// `request_timeout` in effect when it is made.
