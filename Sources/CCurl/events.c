@@ -48,10 +48,12 @@ static int on_socket(void *easy, int socket, int what, void *context, void *sock
     }
     if (index == events->count) {
         // Room in the copy for every socket and the wake pipe is made here, so that a wait
-        // never leaves one out for want of memory.
+        // never leaves one out for want of memory. Without memory the socket goes unwatched
+        // and its transfers end at their timeout: a -1 would end every transfer of the pool
+        // for good (libcurl marks the multi handle dead).
         if (reserve(&events->watched, &events->capacity, events->count + 1) != 0 ||
             reserve(&events->polled, &events->polled_capacity, events->count + 2) != 0)
-            return -1;
+            return 0;
         events->watched[events->count++].fd = socket;
     }
     events->watched[index].events = (short)((what & WANTS_IN ? POLLIN : 0) | (what & WANTS_OUT ? POLLOUT : 0));
