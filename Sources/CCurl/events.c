@@ -7,9 +7,11 @@
 // runs, most of the HTTP thread's time in a burst. Told which socket is ready, libcurl
 // runs the transfers on it; told its timer is due, only those whose time has come (a
 // request just added among them).
+#if !defined(__APPLE__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE  // pipe2
+#endif
 #include "CCurl.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <time.h>
@@ -72,13 +74,19 @@ int events_open(struct pool *pool) {
     struct events *events = &pool->events;
     if (reserve(&events->polled, &events->polled_capacity, 1) != 0) return -1;
     int ends[2];
-    if (pipe(ends) != 0) {
-        free(events->polled);
-        return -1;
-    }
-    for (int i = 0; i < 2; i++) {
+#ifdef __APPLE__
+    int made = pipe(ends);
+    for (int i = 0; made == 0 && i < 2; i++) {
         fcntl(ends[i], F_SETFL, fcntl(ends[i], F_GETFL) | O_NONBLOCK);
         fcntl(ends[i], F_SETFD, FD_CLOEXEC);
+    }
+#else
+    // Close-on-exec from the start: another thread may be starting the password command.
+    int made = pipe2(ends, O_NONBLOCK | O_CLOEXEC);
+#endif
+    if (made != 0) {
+        free(events->polled);
+        return -1;
     }
     events->wake_read = ends[0];
     events->wake_write = ends[1];
