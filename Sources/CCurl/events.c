@@ -132,6 +132,8 @@ int ncurl_multi_perform(void *opaque) {
         int bits = (revents & (POLLIN | POLLPRI | POLLHUP | POLLERR) ? CSELECT_IN : 0) | (revents & POLLOUT ? CSELECT_OUT : 0);
         if (revents & POLLNVAL) bits |= CSELECT_ERR;
         curl.multi_socket_action(pool->multi, events->polled[i].fd, bits, &events->running);
+        // Closed without libcurl saying so: left in the list it would be ready for ever.
+        if (revents & POLLNVAL) on_socket(NULL, events->polled[i].fd, WANTS_NOTHING_MORE, pool, NULL);
     }
     if (events->timer_due <= now_milliseconds()) {
         // Cleared first: running the timer sets it again if anything is still to come.

@@ -57,5 +57,25 @@ import Testing
         #expect(await eventually { !Self.mapsLibcurl(pid) }, "libcurl kept for the old keep_alive")
         await daemon.cleanUp()
     }
+
+    static func descriptors(_ pid: pid_t) -> Int { ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count }
+
+    /// Each pool let go after keep_alive gives back every descriptor it opened.
+    @Test func poolsLetGoLeaveNoDescriptorBehind() async throws {
+        let backend = DevBackendServer(options: .init(quiet: true))
+        try backend.start()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, environment: ["NOTIFYD_KEEP_ALIVE": "1s"])
+        try await daemon.logIn("alice")
+        let pid = daemon.child.pid
+        var counts: [Int] = []
+        for round in 0..<4 {
+            #expect(try await daemon.notifyctl(["send", "--to", "bob", "m\(round)"]).status == 0)
+            #expect(await eventually { !IdleLibcurlTests.mapsLibcurl(pid) })
+            counts.append(Self.descriptors(pid))
+        }
+        #expect(Set(counts).count == 1, "descriptors after each pool went: \(counts)")
+        await daemon.cleanUp()
+    }
 }
 #endif

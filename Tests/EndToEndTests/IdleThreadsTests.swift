@@ -77,5 +77,39 @@ import Testing
         #expect(after - before <= 2, "the HTTP thread took \(after - before) ticks in a second of rest")
         await daemon.cleanUp()
     }
+
+    /// Nor while requests wait on a slow backend, nor once libcurl has closed connections
+    /// the backend dropped (a socket left watched after its close would be ready for ever).
+    @Test func theHTTPThreadWaitsWithoutCPUForASlowBackendAndAfterDroppedConnections() async throws {
+        let backend = DevBackendServer(options: .init(quiet: true))
+        try backend.start()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, environment: ["NOTIFYD_KEEP_ALIVE": "1h"])
+        try await daemon.logIn("alice")
+        let pid = daemon.child.pid
+
+        // Four sends held 2 s by the backend, on four connections.
+        try backend.addFault(.init(route: .send, delay: 2, count: 4))
+        let lines = (0..<4).map { #"{"id":\#($0),"cmd":"send","to":"user\#($0)","message":"m\#($0)"}"# }
+        let sends = Task { try await daemon.exchange(lines) }
+        try await Task.sleep(for: .milliseconds(500))
+        let waiting = try #require(Self.cpuTicks(of: pid, thread: "notifyd-http"))
+        try await Task.sleep(for: .seconds(1))
+        let waited = try #require(Self.cpuTicks(of: pid, thread: "notifyd-http"))
+        #expect(waited - waiting <= 2, "the HTTP thread took \(waited - waiting) ticks in a second of waiting for the backend")
+        let replies = try await sends.value
+        #expect(replies.count == 4 && replies.allSatisfy { $0.contains(#""state":"delivered""#) }, "\(replies)")
+
+        // The backend drops three kept connections at their next request; libcurl closes
+        // each and goes on with the fourth.
+        try backend.addFault(.init(route: .send, drop: true, count: 3))
+        let send = try await daemon.notifyctl(["send", "--to", "bob", "after the drops"])
+        #expect(send.status == 0, "\(send.output)\(send.error)")
+        let before = try #require(Self.cpuTicks(of: pid, thread: "notifyd-http"))
+        try await Task.sleep(for: .seconds(1))
+        let after = try #require(Self.cpuTicks(of: pid, thread: "notifyd-http"))
+        #expect(after - before <= 2, "the HTTP thread took \(after - before) ticks in a second of rest")
+        await daemon.cleanUp()
+    }
 }
 #endif

@@ -78,7 +78,12 @@ extension CurlLoop {
     func openPool() {
         switch Self.newPool(connections: maximumConnections) {
         case .success(let pool):
-            shared.withLock { _ in multi = pool }
+            shared.withLock { _ in
+                multi = pool
+                // Whatever was handed over (a request, a cancellation, a stop) while
+                // libcurl loaded found no pool to wake: the loop looks once more.
+                ncurl_wakeup(pool)
+            }
             // New, and of the size in effect: what a network change or a reload said of
             // an earlier pool, or while there was none, is true of it already.
             staleConnections = false

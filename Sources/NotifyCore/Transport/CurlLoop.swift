@@ -308,6 +308,8 @@ final class CurlLoop: @unchecked Sendable {
         shared.withLock { _ in
             ncurl_multi_free(old)
             multi = fresh
+            // A wake-up written to the old pool since the loop last looked goes with it.
+            ncurl_wakeup(fresh)
         }
         staleConnections = false
         poolTooLarge = false

@@ -1,0 +1,64 @@
+#if !canImport(Darwin)
+import Foundation
+import Synchronization
+import NotifyTestSupport
+import Testing
+@testable import NotifyCore
+
+/// A request handed to the HTTP thread while it has no pool to wake, or is replacing the
+/// one it has, still wakes it: otherwise it waits until keep_alive passes.
+@Suite struct CurlLoopWakeTests {
+    /// After a network change the loop replaces its pool once no request runs; a wake-up
+    /// written to the old pool in between went with it.
+    @Test func aRequestHandedAsThePoolIsReplacedIsNotHeldForKeepAlive() async throws {
+        let server = try ScriptedHTTPServer { connection in
+            while connection.readRequest() != nil { connection.write(HTTPTransportTests.okReply) }
+        }
+        defer { server.stop() }
+        let settings = SettingsStore(.init(requestTimeout: 10, maxConnections: 4, keepAlive: 30))
+        let transport = CurlTransport(settings: settings, replyLimit: HTTPBackend.defaultReplyLimit)
+        defer { transport.invalidate() }
+        _ = await transport.perform(HTTPTransportTests.post(server))
+        var slow: [(Int, Duration)] = []
+        for round in 0..<3000 {
+            transport.networkChanged()
+            let pause = (round % 40) * 5
+            if pause > 0 { usleep(UInt32(pause)) }
+            let start = ContinuousClock.now
+            _ = await transport.perform(HTTPTransportTests.post(server))
+            let took = ContinuousClock.now - start
+            // Held, it takes keep_alive (30 s); answered, milliseconds even on a loaded machine.
+            if took > .seconds(15) { slow.append((round, took)); break }
+        }
+        #expect(slow.isEmpty, "requests held until keep_alive: \(slow)")
+    }
+
+    /// The pool let go; a request that fails at once, and another handed while
+    /// the loop loads libcurl for the first, when there is no pool to wake.
+    @Test func aRequestHandedWhileThePoolOpensIsNotHeldForKeepAlive() async throws {
+        let server = try ScriptedHTTPServer { connection in
+            while connection.readRequest() != nil { connection.write(HTTPTransportTests.okReply) }
+        }
+        defer { server.stop() }
+        let settings = SettingsStore(.init(requestTimeout: 10, maxConnections: 4, keepAlive: 6))
+        let transport = CurlTransport(settings: settings, replyLimit: HTTPBackend.defaultReplyLimit)
+        defer { transport.invalidate() }
+        // Fails in connect() itself, before the first pass is over: TCP to a multicast
+        // address is refused by the kernel, and no packet leaves the machine.
+        let refused = HTTPRequest(method: "POST", url: URL(string: "http://224.0.0.1:9/api/register")!, headers: [], body: Data())
+        var slow: [(Int, Duration)] = []
+        for round in 0..<3 {
+            #expect(await eventually(30) { !transport.holdsLibcurl })
+            let first = Task { await transport.perform(refused) }
+            usleep(UInt32(50 + round * 60))
+            let start = ContinuousClock.now
+            _ = await transport.perform(HTTPTransportTests.post(server))
+            let took = ContinuousClock.now - start
+            _ = await first.value
+            // Held, it takes keep_alive (6 s); answered, milliseconds even on a loaded machine.
+            if took > .seconds(4) { slow.append((round, took)) }
+        }
+        #expect(slow.isEmpty, "requests held until keep_alive: \(slow)")
+    }
+}
+#endif
