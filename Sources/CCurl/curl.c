@@ -79,9 +79,19 @@ static int load(char *error, size_t error_size) {
     RESOLVE(multi_add_handle, "curl_multi_add_handle")
     RESOLVE(multi_remove_handle, "curl_multi_remove_handle")
     RESOLVE(multi_socket_action, "curl_multi_socket_action")
+    RESOLVE(version_info, "curl_version_info")
     RESOLVE(multi_info_read, "curl_multi_info_read")
     RESOLVE(multi_cleanup, "curl_multi_cleanup")
 #undef RESOLVE
+    // Every function above is older than 7.68, the oldest libcurl notifyd is tested with:
+    // the version says it.
+    const struct version_info *version = curl.version_info(0);
+    if (!version || version->number < OLDEST_VERSION) {
+        snprintf(error, error_size, "libcurl %s is older than 7.68; install a newer one", version ? version->text : "(unknown)");
+        dlclose(library);
+        library = NULL;
+        return -1;
+    }
     // With CURLOPT_NOSIGNAL (signals and threads do not mix) libcurl leaves SIGPIPE to the
     // program, and a TLS write to a peer that hung up would end the process. notifyd
     // ignores SIGPIPE anyway; any other program using this does too from here on.

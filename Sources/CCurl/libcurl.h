@@ -71,6 +71,14 @@ enum {
 enum { WANTS_IN = 1, WANTS_OUT = 2, WANTS_NOTHING_MORE = 4 };
 enum { SOCKET_TIMEOUT = -1, CSELECT_IN = 1, CSELECT_OUT = 2, CSELECT_ERR = 4 };
 enum { PROTOCOL_HTTP = 1, PROTOCOL_HTTPS = 2, GLOBAL_ALL = 3, MESSAGE_DONE = 1, ERROR_SIZE = 256 };
+/// The head of `curl_version_info_data`, the same in every version: its age, the version
+/// as text, and as a number (0xXXYYZZ).
+struct version_info {
+    int age;
+    const char *text;
+    unsigned int number;
+};
+enum { OLDEST_VERSION = 0x074400 };
 
 // The functions resolved from the loaded library; hidden: nothing outside CCurl calls them.
 extern __attribute__((visibility("hidden"))) struct libcurl {
@@ -90,6 +98,7 @@ extern __attribute__((visibility("hidden"))) struct libcurl {
     int (*multi_socket_action)(CURLM *, int, int, int *);
     int (*multi_cleanup)(CURLM *);
     CURLMsg *(*multi_info_read)(CURLM *, int *);
+    const struct version_info *(*version_info)(int);
 } curl;
 
 struct transfer;
