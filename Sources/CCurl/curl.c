@@ -83,8 +83,8 @@ static int load(char *error, size_t error_size) {
     RESOLVE(multi_info_read, "curl_multi_info_read")
     RESOLVE(multi_cleanup, "curl_multi_cleanup")
 #undef RESOLVE
-    // Every function above is older than 7.68, the oldest libcurl notifyd is tested with:
-    // the version says it.
+    // The functions above are all older than 7.68, the oldest libcurl notifyd is tested
+    // with, so finding them does not say the library is new enough; its version does.
     const struct version_info *version = curl.version_info(0);
     if (!version || version->number < OLDEST_VERSION) {
         snprintf(error, error_size, "libcurl %s is older than 7.68; install a newer one", version ? version->text : "(unknown)");

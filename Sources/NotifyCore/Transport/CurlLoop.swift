@@ -308,7 +308,8 @@ final class CurlLoop: @unchecked Sendable {
         shared.withLock { _ in
             ncurl_multi_free(old)
             multi = fresh
-            // A wake-up written to the old pool since the loop last looked goes with it.
+            // A wake-up written to the old pool since the loop last looked went with it:
+            // the loop looks once more.
             ncurl_wakeup(fresh)
         }
         staleConnections = false
