@@ -58,8 +58,6 @@ import Testing
         await daemon.cleanUp()
     }
 
-    static func descriptors(_ pid: pid_t) -> Int { ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count }
-
     /// Each pool let go after keep_alive gives back every descriptor it opened.
     @Test func poolsLetGoLeaveNoDescriptorBehind() async throws {
         let backend = DevBackendServer(options: .init(quiet: true))
@@ -72,7 +70,7 @@ import Testing
         for round in 0..<4 {
             #expect(try await daemon.notifyctl(["send", "--to", "bob", "m\(round)"]).status == 0)
             #expect(await eventually { !IdleLibcurlTests.mapsLibcurl(pid) })
-            counts.append(Self.descriptors(pid))
+            counts.append(ConnectionLoadTests.count("/proc/\(pid)/fd"))
         }
         #expect(Set(counts).count == 1, "descriptors after each pool went: \(counts)")
         await daemon.cleanUp()
