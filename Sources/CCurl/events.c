@@ -118,29 +118,30 @@ static size_t copy_watched(struct events *events, size_t first) {
     return count;
 }
 
-int ncurl_multi_perform(void *opaque) {
+void ncurl_multi_perform(void *opaque) {
     struct pool *pool = opaque;
     struct events *events = &pool->events;
+    // How many transfers still run, which libcurl tells each call and notifyd does not ask.
+    int running = 0;
     size_t count = copy_watched(events, 0);
     int ready = count > 0 ? poll(events->polled, (nfds_t)count, 0) : 0;
     int due = events->timer_due <= now_milliseconds();
-    if (ready <= 0 && !due) return events->running;
+    if (ready <= 0 && !due) return;
     for (size_t i = 0; ready > 0 && i < count; i++) {
         short revents = events->polled[i].revents;
         if (!revents) continue;
         // A hang-up or an error is read, for libcurl to find out which it was.
         int bits = (revents & (POLLIN | POLLPRI | POLLHUP | POLLERR) ? CSELECT_IN : 0) | (revents & POLLOUT ? CSELECT_OUT : 0);
         if (revents & POLLNVAL) bits |= CSELECT_ERR;
-        curl.multi_socket_action(pool->multi, events->polled[i].fd, bits, &events->running);
+        curl.multi_socket_action(pool->multi, events->polled[i].fd, bits, &running);
         // Closed without libcurl saying so: left in the list it would be ready for ever.
         if (revents & POLLNVAL) on_socket(NULL, events->polled[i].fd, WANTS_NOTHING_MORE, pool, NULL);
     }
     if (events->timer_due <= now_milliseconds()) {
         // Cleared first: running the timer sets it again if anything is still to come.
         events->timer_due = NO_TIMER;
-        curl.multi_socket_action(pool->multi, SOCKET_TIMEOUT, 0, &events->running);
+        curl.multi_socket_action(pool->multi, SOCKET_TIMEOUT, 0, &running);
     }
-    return events->running;
 }
 
 void ncurl_multi_wait(void *opaque, int timeout_ms) {

@@ -117,8 +117,6 @@ struct events {
     /// CLOCK_MONOTONIC milliseconds at which libcurl's timer is due, or NO_TIMER.
     long long timer_due;
     int wake_read, wake_write;
-    /// Transfers libcurl still runs, as its last call said.
-    int running;
 };
 #define NO_TIMER LLONG_MAX
 

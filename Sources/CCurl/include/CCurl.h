@@ -36,8 +36,8 @@ void *ncurl_transfer_start(void *multi, const char *url, const char *method, con
                            int fresh_connection, long keep_alive_seconds, int connect_only);
 
 /// Moves on, without waiting, the transfers whose sockets are ready and those whose time
-/// has come (a request just added among them); returns how many still run.
-int ncurl_multi_perform(void *multi);
+/// has come (a request just added among them).
+void ncurl_multi_perform(void *multi);
 
 /// Waits at most `timeout_ms` (less when one of libcurl's own timers is due) for a socket
 /// to be ready or for `ncurl_wakeup`. Costs nothing while it waits.

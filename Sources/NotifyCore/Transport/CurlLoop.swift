@@ -250,7 +250,7 @@ final class CurlLoop: @unchecked Sendable {
                 var startedNext = true
                 while startedNext {
                     startedNext = false
-                    _ = ncurl_multi_perform(multi)
+                    ncurl_multi_perform(multi)
                     while let transfer = ncurl_next_finished(multi) {
                         guard let job = running[transfer] else { continue }
                         if finish(transfer, job, HTTPOutcome(finished: transfer)) { startedNext = true }
