@@ -40,4 +40,19 @@ struct FullDiskTests {
         await outbox.shutdown()
         await registrar.shutdown()
     }
+
+    /// The filler held open elsewhere, as a program started by another test holds it
+    /// between its fork and its exec: the space must come back all the same.
+    @Test func freeingTheDiskGivesItsSpaceBackWhileTheFillerIsStillOpen() throws {
+        let disk = try SmallDisk(kilobytes: 256)
+        defer { disk.unmount() }
+        disk.fill()
+        let holder = open(disk.path + "/filler", O_RDONLY | O_CLOEXEC)
+        try #require(holder >= 0)
+        defer { close(holder) }
+        disk.free()
+        var space = statvfs()
+        try #require(statvfs(disk.path, &space) == 0)
+        #expect(Int(space.f_bavail) * Int(space.f_bsize) >= 200 * 1024, "free blocks: \(space.f_bavail)")
+    }
 }

@@ -21,16 +21,22 @@ public struct SmallDisk: Sendable {
         }
     }
 
-    /// Writes a file until the disk is full; removing it frees the space again.
+    /// Writes a file until the disk is full; `free()` gives the space back.
     public func fill() {
-        let fd = open(path + "/filler", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let fd = open(path + "/filler", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return }
         let chunk = [UInt8](repeating: 0, count: 4096)
         while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
         close(fd)
     }
 
-    public func free() { unlink(path + "/filler") }
+    /// Truncated before it is unlinked: an unlinked file keeps its pages while anything
+    /// still has it open, and a program another test starts meanwhile does, from its
+    /// fork until it closes what it inherited before exec (slow under strace).
+    public func free() {
+        truncate(path + "/filler", 0)
+        unlink(path + "/filler")
+    }
 
     /// Detached even while something still holds a file on it (a test that failed half
     /// way): lazily then, so that no mount outlives the test.
