@@ -15,7 +15,7 @@ import Testing
             while connection.readRequest() != nil { connection.write(HTTPTransportTests.okReply) }
         }
         defer { server.stop() }
-        let settings = SettingsStore(.init(requestTimeout: 10, maxConnections: 4, keepAlive: 30))
+        let settings = SettingsStore(.init(requestTimeout: 10, maxConnections: 4, keepAlive: 120))
         let transport = CurlTransport(settings: settings, replyLimit: HTTPBackend.defaultReplyLimit)
         defer { transport.invalidate() }
         _ = await transport.perform(HTTPTransportTests.post(server))
@@ -27,8 +27,10 @@ import Testing
             let start = ContinuousClock.now
             _ = await transport.perform(HTTPTransportTests.post(server))
             let took = ContinuousClock.now - start
-            // Held, it takes keep_alive (30 s); answered, milliseconds even on a loaded machine.
-            if took > .seconds(15) { slow.append((round, took)); break }
+            // Held, it takes keep_alive (2 minutes); answered, milliseconds even on a loaded
+            // machine. Half of keep_alive leaves room for a test process stalled as a whole:
+            // under strace on a saturated machine, one was, for 15 s.
+            if took > .seconds(60) { slow.append((round, took)); break }
         }
         #expect(slow.isEmpty, "requests held until keep_alive: \(slow)")
     }
@@ -40,23 +42,34 @@ import Testing
             while connection.readRequest() != nil { connection.write(HTTPTransportTests.okReply) }
         }
         defer { server.stop() }
-        let settings = SettingsStore(.init(requestTimeout: 10, maxConnections: 4, keepAlive: 6))
+        let settings = SettingsStore(.init(requestTimeout: 10, maxConnections: 4, keepAlive: 1))
         let transport = CurlTransport(settings: settings, replyLimit: HTTPBackend.defaultReplyLimit)
         defer { transport.invalidate() }
+        // A short keep_alive lets the pool go between rounds; a long one is what a request
+        // held by a lost wake-up waits for, far longer than a loaded machine holds one.
+        func keepAlive(_ seconds: Double) async {
+            var changed = settings.current
+            changed.keepAlive = seconds
+            await settings.publish(changed)
+        }
         // Fails in connect() itself, before the first pass is over: TCP to a multicast
         // address is refused by the kernel, and no packet leaves the machine.
         let refused = HTTPRequest(method: "POST", url: URL(string: "http://224.0.0.1:9/api/register")!, headers: [], body: Data())
         var slow: [(Int, Duration)] = []
         for round in 0..<3 {
+            await keepAlive(1)
             #expect(await eventually(30) { !transport.holdsLibcurl })
+            await keepAlive(120)
+            // The new keep_alive woke the loop: the request must find it waiting again.
+            #expect(await eventually(30) { transport.isParked })
             let first = Task { await transport.perform(refused) }
             usleep(UInt32(50 + round * 60))
             let start = ContinuousClock.now
             _ = await transport.perform(HTTPTransportTests.post(server))
             let took = ContinuousClock.now - start
             _ = await first.value
-            // Held, it takes keep_alive (6 s); answered, milliseconds even on a loaded machine.
-            if took > .seconds(4) { slow.append((round, took)) }
+            // Held, it takes keep_alive (2 minutes); answered, milliseconds even on a loaded machine.
+            if took > .seconds(60) { slow.append((round, took)); break }
         }
         #expect(slow.isEmpty, "requests held until keep_alive: \(slow)")
     }

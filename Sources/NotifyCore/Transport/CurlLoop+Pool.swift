@@ -21,6 +21,8 @@ extension CurlLoop {
 
     /// Whether the loop holds its pool and libcurl now.
     var holdsPool: Bool { shared.withLock { _ in multi != nil } }
+    /// Whether the loop waits, with no pool, for the next request.
+    var isParked: Bool { shared.withLock { $0.parked } }
 
     /// Waits until there is something to do: at most an hour, as libcurl wakes sooner for
     /// its own timers, a new request or a cancellation wakes it at once, and outcomes held

@@ -33,6 +33,8 @@ final class CurlTransport: HTTPTransport, HTTPLanes {
 
     /// Whether libcurl is held now: from a request until `keep_alive` has passed.
     var holdsLibcurl: Bool { loop.holdsPool }
+    /// Whether the HTTP thread waits, holding nothing, for the next request.
+    var isParked: Bool { loop.isParked }
 
     func invalidate() { loop.stop() }
 
