@@ -84,6 +84,8 @@ struct LoginTransitionTests {
         let outcome = try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "alice", backend: nil), timeout: 30)
         #expect(outcome.registration.state == .noToken)
         #expect(outcome.registration.message?.contains("checked at the first request") == true)
+        #expect(outcome.registration.message?.contains("could not be checked (the request to the backend failed: connection refused)") == true,
+                "the reason is said: \(outcome.registration.message ?? "")")
         #expect(Self.saved(fixture)?.user == "alice")
     }
 

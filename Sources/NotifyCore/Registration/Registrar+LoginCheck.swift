@@ -73,9 +73,11 @@ extension Registrar {
         case .accepted, .unchecked:
             var outcome = await waitForOutcome(generation: generation, timeout: timeout)
             if outcome.registration.state == .noToken {
-                outcome.registration.message = verdict == .accepted
-                    ? "no device token yet: notifyd registers once one is set (`notifyctl set-token TOKEN`)"
-                    : "the backend could not be reached, so the credentials are checked at the first request; no device token yet (`notifyctl set-token TOKEN`)"
+                outcome.registration.message = if case .unchecked(let reason) = verdict {
+                    "the credentials could not be checked (\(reason)), so they are checked at the first request; no device token yet (`notifyctl set-token TOKEN`)"
+                } else {
+                    "no device token yet: notifyd registers once one is set (`notifyctl set-token TOKEN`)"
+                }
                 outcome.settled = true
             }
             outcome.passwordKept = kept
@@ -89,14 +91,21 @@ extension Registrar {
     enum LoginVerdict: Equatable {
         case accepted
         /// Saved without a check: nobody was logged in and the backend could not be reached.
-        case unchecked
+        /// `reason` is said with the login: an unreachable backend is not the only cause (a
+        /// libcurl too old to load fails every request the same way).
+        case unchecked(reason: String)
         /// Not saved: the backend could not be reached while another login was in force.
         case uncheckable(user: String, reason: String)
         case refused(user: String, status: Int)
         case notSaved(CoreError)
         case superseded(user: String)
 
-        var isSaved: Bool { self == .accepted || self == .unchecked }
+        var isSaved: Bool {
+            switch self {
+            case .accepted, .unchecked: true
+            case .uncheckable, .refused, .notSaved, .superseded: false
+            }
+        }
     }
 
     /// What a registration step made with the login on trial says of it; nil while its
@@ -110,7 +119,8 @@ extension Registrar {
         // The backend looked at the request itself only after the credentials passed.
         case .done, .failed(.rejected): .accepted
         case .failed(.unauthorized(let status)): .refused(user: user, status: status)
-        case .failed(.transient(_, let reason)), .failed(.unreachable(let reason, _)), .failed(.offline(let reason)): unreachableVerdict(user: user, reason: reason)
+        // Transient, unreachable or offline: worded as for any other request.
+        case .failed(let failure): unreachableVerdict(user: user, reason: error(for: failure).description)
         }
     }
 
@@ -120,9 +130,10 @@ extension Registrar {
         switch result {
         case .success: return .accepted
         case .failure(let error):
-            switch BackendFailure.classify(error, route: .create, api: api) {
+            let failure = BackendFailure.classify(error, route: .create, api: api)
+            switch failure {
             case .unauthorized(let status): return .refused(user: user, status: status)
-            case .transient(_, let reason), .unreachable(let reason, _), .offline(let reason): return unreachableVerdict(user: user, reason: reason)
+            case .transient, .unreachable, .offline: return unreachableVerdict(user: user, reason: self.error(for: failure).description)
             case .rejected(let status, let detail):
                 return .notSaved(.backendRejected(status: status, detail: detail.isEmpty
                     ? "the login could not be checked; is the backend URL right?" : detail))
@@ -133,7 +144,7 @@ extension Registrar {
     }
 
     private func unreachableVerdict(user: String, reason: String) -> LoginVerdict {
-        credentials == nil ? .unchecked : .uncheckable(user: user, reason: reason)
+        credentials == nil ? .unchecked(reason: reason) : .uncheckable(user: user, reason: reason)
     }
 
     /// Ends the trial of `candidate` with `verdict`, once: a second verdict (a pass and a
@@ -168,7 +179,11 @@ extension Registrar {
             return
         }
         if trial?.revision == candidate.revision { trial = nil }
-        logger.notice("logged in as \(candidate.user)\(verdict == .accepted ? "" : " (the backend could not be reached: the credentials are checked at the first request)")")
+        if case .unchecked(let reason) = verdict {
+            logger.notice("logged in as \(candidate.user), unchecked: \(reason); the credentials are checked at the first request")
+        } else {
+            logger.notice("logged in as \(candidate.user)")
+        }
         // A login brings registration back on (after an `unregister`, say).
         await setRegistration(enabled: true)
         loginVerdicts[candidate.revision] = verdict
