@@ -17,7 +17,7 @@ import Testing
     ]
 
     @Test func aLibcurlOlderThanItNeedsIsNamedWithWhatToDo() async throws {
-        let library = try Self.standIn(version: "7.67.0", number: 0x074300, functions: Self.functions)
+        let library = try await Self.standIn(version: "7.67.0", number: 0x074300, functions: Self.functions)
         defer { library.remove() }
         let said = try await Self.loginAndSetToken(libraryPath: library.path)
         let advice = "libcurl 7.67.0 is older than 7.68; install a newer one"
@@ -28,7 +28,7 @@ import Testing
 
     /// Older still, it lacks a function notifyd calls: the first one missing is named.
     @Test func aLibcurlWithoutTheSocketInterfaceIsNamedWithWhatToDo() async throws {
-        let library = try Self.standIn(version: "7.15.0", number: 0x070F00,
+        let library = try await Self.standIn(version: "7.15.0", number: 0x070F00,
                                        functions: Self.functions.filter { $0 != "curl_multi_socket_action" })
         defer { library.remove() }
         let said = try await Self.loginAndSetToken(libraryPath: library.path)
@@ -55,7 +55,7 @@ import Testing
 
     /// A directory holding `libcurl.so.4` that reports `version` (`number` as libcurl encodes
     /// it) and exports `functions`, built with the C compiler that comes with Swift.
-    static func standIn(version: String, number: Int, functions: [String]) throws -> ScratchDirectory {
+    static func standIn(version: String, number: Int, functions: [String]) async throws -> ScratchDirectory {
         let directory = try ScratchDirectory()
         let source = """
             struct version_info { int age; const char *text; unsigned int number; };
@@ -69,8 +69,8 @@ import Testing
             directory.remove()
             throw StandInFailure(message: "no C compiler (clang or cc) on PATH to build the stand-in libcurl")
         }
-        let build = try SpawnedProcess(compiler, ["-shared", "-fPIC", "-o", directory.file("libcurl.so.4"), directory.file("curl.c")])
-        guard build.waitBlocking() == 0 else {
+        let build = try await SpawnedProcess.start(compiler, ["-shared", "-fPIC", "-o", directory.file("libcurl.so.4"), directory.file("curl.c")])
+        guard await build.wait(seconds: 120) == 0 else {
             directory.remove()
             throw StandInFailure(message: "the stand-in libcurl did not build: \(build.standardError)")
         }

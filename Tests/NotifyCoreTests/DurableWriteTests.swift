@@ -107,7 +107,7 @@ struct DurableWriteTests {
         var ids: [String] = []
         for number in 1...5 { ids += try await outbox.enqueue(to: "bob", message: "m\(number)", platforms: [.apns]) }
         try await outbox.committed(ids)
-        _ = await outbox.wait(for: ids, untilFinal: true, timeout: 10)
+        _ = await outbox.wait(for: ids, untilFinal: true, timeout: 60)
         await outbox.shutdown()
         let writes = recorder.steps(under: "outbox/").filter { $0.hasPrefix("write ") && $0.hasSuffix(".json.tmp") }
         #expect(writes == ["write outbox/batch-\(ids[4]).json.tmp"], "\(writes)")

@@ -36,7 +36,7 @@ struct FullDiskTests {
         _ = await registrar.waitForOutcome(generation: try await registrar.setToken("CD", platform: nil).generation, timeout: 30)
         #expect(backend.calls.last == .upsert(id: "id-1", handle: "CD", tags: []))
         let ids = try await outbox.submit(to: "bob", message: "hi", platforms: [.apns, .fcm])
-        #expect(await outbox.wait(for: ids, untilFinal: true, timeout: 10).map(\.state) == [.delivered, .delivered])
+        #expect(await outbox.wait(for: ids, untilFinal: true, timeout: 60).map(\.state) == [.delivered, .delivered])
         await outbox.shutdown()
         await registrar.shutdown()
     }

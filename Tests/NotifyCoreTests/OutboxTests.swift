@@ -96,7 +96,7 @@ struct OutboxTests {
         let fixture = try await Fixture()
         // They go out one at a time, the rest wait queued.
         let ids = try await fixture.acceptedBurst(50)
-        let statuses = await fixture.outbox.wait(for: ids, untilFinal: true, timeout: 10)
+        let statuses = await fixture.outbox.wait(for: ids, untilFinal: true, timeout: 60)
         #expect(statuses.map(\.state) == Array(repeating: .delivered, count: 50))
         #expect(fixture.backend.calls.count == 50)
         #expect(fixture.clock.sleepsStarted <= 2, "\(fixture.clock.sleepsStarted) sleeps for 50 sends")
@@ -110,7 +110,7 @@ struct OutboxTests {
         #expect(await fixture.outbox.list().count == 3)
         #expect(fixture.emptied.value == 0, "the first is still being sent")
         fixture.backend.release()
-        let statuses = await fixture.outbox.wait(for: ids, untilFinal: true, timeout: 10)
+        let statuses = await fixture.outbox.wait(for: ids, untilFinal: true, timeout: 60)
         #expect(statuses.map(\.state) == [.delivered, .delivered, .delivered])
         #expect(await eventually { fixture.emptied.value == 1 }, "once, when the last went out")
     }

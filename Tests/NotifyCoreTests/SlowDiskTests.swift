@@ -38,7 +38,7 @@ struct SlowDiskTests {
         for answer in answers { try await answer.value }
         #expect(await eventually { backend.isHolding })
         backend.release()
-        _ = await outbox.wait(for: first + burst, untilFinal: true, timeout: 10)
+        _ = await outbox.wait(for: first + burst, untilFinal: true, timeout: 60)
         await outbox.shutdown()
 
         let commits = Array(recorder.steps(under: "outbox/").prefix(13))
@@ -243,7 +243,7 @@ struct SlowDiskTests {
         let told = CallCount()
         let answer = Task {
             defer { told.add() }
-            return await outbox.wait(for: ids, untilFinal: true, timeout: 10)
+            return await outbox.wait(for: ids, untilFinal: true, timeout: 60)
         }
         clock.advance(by: 7200)
         #expect(await eventually { recorder.isHolding })
@@ -318,12 +318,12 @@ struct SlowDiskTests {
         backend.release()
         // carol's sender hears after the pass her answer made, where bob's retry would have
         // begun; once nothing is under way, such a retry would be in the backend's calls.
-        #expect(await outbox.wait(for: carol, untilFinal: true, timeout: 10).map(\.state) == [.delivered])
+        #expect(await outbox.wait(for: carol, untilFinal: true, timeout: 60).map(\.state) == [.delivered])
         #expect(await eventually { await outbox.nothingUnderWay })
         #expect(sendsTo("bob") == 1, "sent again while its last attempt was being written")
         recorder.release()
         clock.advance(by: 3600)
-        #expect(await outbox.wait(for: ids, untilFinal: true, timeout: 10).map(\.state) == [.delivered])
+        #expect(await outbox.wait(for: ids, untilFinal: true, timeout: 60).map(\.state) == [.delivered])
         #expect(sendsTo("bob") == 2)
         await outbox.shutdown()
     }
@@ -345,7 +345,7 @@ struct SlowDiskTests {
         let laterAnswer = Task { try await outbox.committed(later) }
         #expect(await eventually { recorder.isHolding })
         backend.release()
-        #expect(await outbox.wait(for: sent, untilFinal: true, timeout: 10).map(\.state) == [.delivered])
+        #expect(await outbox.wait(for: sent, untilFinal: true, timeout: 60).map(\.state) == [.delivered])
         #expect(!recorder.steps.contains("fsync outbox/\(later[0]).json.tmp"), "told while the later send's commit was still held")
         recorder.release()
         try await laterAnswer.value

@@ -146,8 +146,10 @@ final class DaemonFixture: Sendable {
 
     /// Without `password`, one the dev backend accepts for `user` (it compares the text
     /// before the first ':' with the name) and that no log line or reply may show.
+    /// Waits up to a minute for the backend's verdict, not notifyctl's 10 s: a test process
+    /// that shares two cores with other suites can take longer than that to be heard.
     func login(_ user: String = "alice", password: String? = nil) async throws -> RegistrationOutcome {
-        try await call(LoginCommand(user: user, password: password ?? user + ":" + Self.secret))
+        try await call(LoginCommand(user: user, password: password ?? user + ":" + Self.secret, timeout: 60), clientTimeout: 70)
     }
 
     /// The secret part of the fixtures' default passwords.
@@ -192,7 +194,9 @@ final class RawConnection: @unchecked Sendable {
 
     init(path: String) throws {
         fd = try UnixSocket.connect(path: path)
-        UnixSocket.setReceiveTimeout(fd, seconds: 10)
+        // Only against a test that would hang: a reply on a machine shared with other
+        // suites has been seen to take more than 10 s.
+        UnixSocket.setReceiveTimeout(fd, seconds: 60)
         reader = LineReader(fd: fd, maximumLength: 1 << 20)
     }
 
