@@ -8,7 +8,7 @@ import Foundation
 /// Without `wait`, it waits; `timeout` bounds the wait (seconds, default 10).
 public protocol WaitingCommand: NotifyCommand where Result == RegistrationOutcome {
     var wait: Bool? { get }
-    var timeout: Double? { get }
+    var timeout: Double? { get set }
 }
 
 extension WaitingCommand {

@@ -100,8 +100,12 @@ final class DaemonFixture: Sendable {
     /// its error, must not show a password.
     /// `clientTimeout`: how long the client waits for the reply, as `notifyctl` does; past
     /// a command's own wait when that is longer.
+    /// A command that waits for the backend (`WaitingCommand`) and names no wait of its own
+    /// waits up to a minute, not notifyctl's 10 s: a test process sharing two cores with
+    /// other suites, or traced, was seen to make no progress for 7 to 12 s.
     func call<Command: NotifyCommand>(_ command: Command, clientTimeout: Double = 30) async throws -> Command.Result {
         if let login = command as? LoginCommand, let password = login.password { remember(password: password) }
+        let (command, clientTimeout) = Self.patient(command, clientTimeout)
         let path = socketPath
         do {
             let (result, raw) = try await onDedicatedThread {
@@ -114,6 +118,12 @@ final class DaemonFixture: Sendable {
             expectNoPassword(in: error.message, where: "the error of \(Command.name)")
             throw ClientError.daemon(error)
         }
+    }
+
+    private static func patient<Command: NotifyCommand>(_ command: Command, _ clientTimeout: Double) -> (Command, Double) {
+        guard var waiting = command as? any WaitingCommand, waiting.wait != false, waiting.timeout == nil else { return (command, clientTimeout) }
+        waiting.timeout = 60
+        return (waiting as! Command, max(clientTimeout, 70))
     }
 
     /// A password the daemon learns other than through a login made with `call` (one
@@ -146,10 +156,8 @@ final class DaemonFixture: Sendable {
 
     /// Without `password`, one the dev backend accepts for `user` (it compares the text
     /// before the first ':' with the name) and that no log line or reply may show.
-    /// Waits up to a minute for the backend's verdict, not notifyctl's 10 s: a test process
-    /// that shares two cores with other suites can take longer than that to be heard.
     func login(_ user: String = "alice", password: String? = nil) async throws -> RegistrationOutcome {
-        try await call(LoginCommand(user: user, password: password ?? user + ":" + Self.secret, timeout: 60), clientTimeout: 70)
+        try await call(LoginCommand(user: user, password: password ?? user + ":" + Self.secret))
     }
 
     /// The secret part of the fixtures' default passwords.
