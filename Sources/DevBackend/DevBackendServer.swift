@@ -80,7 +80,8 @@ public final class DevBackendServer: Sendable {
         state.withLock { $0.notificationRequests }
     }
 
-    /// API requests in arrival order (control routes are not logged).
+    /// API requests, each logged once answered (control routes are not logged): in the
+    /// order answered, and what one did (a push, a registration) shows a moment before it does.
     public func requests() -> [DevBackend.LoggedRequest] {
         state.withLock { $0.requests }
     }

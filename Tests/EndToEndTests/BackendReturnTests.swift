@@ -36,7 +36,8 @@ import Testing
         held.release()
         _ = try second.start()
         defer { second.stop() }
-        #expect(await eventually(60) { second.pushes().count == 1 }, "delivered once the backend was back")
+        // A request is logged once answered, after the push it made: both are waited for.
+        #expect(await eventually(60) { second.pushes().count == 1 && second.requestCount(route: .send) >= 1 }, "delivered once the backend was back")
         #expect(second.requestCount(route: .send) == 1, "one request: the delivery; the probe sends none")
         let up = try await daemon.notifyctl(["status"])
         #expect(!up.output.contains("unreachable since"), "\(up.output)")

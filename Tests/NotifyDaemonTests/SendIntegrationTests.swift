@@ -208,7 +208,8 @@ import NotifyTestSupport
         try connection.send((1...count).map { #"{"cmd":"send","to":"bob","message":"m\#($0)"}"# + "\n" }.joined())
         let replies = try await onThread { (1...count).map { _ in connection.receive() } }
         #expect(replies.allSatisfy { $0?["ok"] == .bool(true) }, "replies: \(replies)\nthe daemon's log:\n\(fixture.log)")
-        #expect(await eventually { fixture.backend.pushes().filter(\.valid).count == count })
+        // A request is logged once answered, after the push it made: both are waited for.
+        #expect(await eventually { fixture.backend.pushes().filter(\.valid).count == count && fixture.count(.send) >= count + 1 })
         #expect(fixture.backend.pushes().filter(\.valid).map(\.displayedText) == (1...count).map { "From alice: m\($0)" })
         #expect(fixture.count(.send) == count + 1, "one refused, then each once: none went behind the refused one")
     }
