@@ -102,7 +102,7 @@ final class DaemonFixture: Sendable {
     /// a command's own wait when that is longer.
     /// A command that waits for the backend (`WaitingCommand`) and names no wait of its own
     /// waits up to a minute, not notifyctl's 10 s: a test process sharing two cores with
-    /// other suites, or traced, was seen to make no progress for 7 to 12 s.
+    /// other suites, or traced, was seen to make no progress for 7 s and more.
     func call<Command: NotifyCommand>(_ command: Command, clientTimeout: Double = 30) async throws -> Command.Result {
         if let login = command as? LoginCommand, let password = login.password { remember(password: password) }
         let (command, clientTimeout) = Self.patient(command, clientTimeout)

@@ -4,7 +4,7 @@ import Foundation
 /// that happen on other tasks, threads or processes. A bound, not a timing assertion: a
 /// condition that never holds fails the test after `seconds`, however fast the machine.
 /// 30 by default: a test process sharing two cores with other suites, or traced, has been
-/// seen to make no progress at all for 7 to 12 s; only a failing test waits that long.
+/// seen to make no progress at all for 7 s and more; only a failing test waits that long.
 public func eventually(_ seconds: Double = 30, _ condition: () async -> Bool) async -> Bool {
     await eventually(progressing: { 0 }, stalledFor: seconds, condition)
 }
