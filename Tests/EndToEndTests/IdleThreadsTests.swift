@@ -55,10 +55,18 @@ import Testing
         return nil
     }
 
+    /// The clock ticks the HTTP thread of `pid` takes over the next second: none for a
+    /// thread that sleeps, however loaded the machine; many for one that spins.
+    static func httpThreadTicksOverASecond(of pid: pid_t) async throws -> Int {
+        let before = try #require(cpuTicks(of: pid, thread: "notifyd-http"))
+        try await Task.sleep(for: .seconds(1))
+        let after = try #require(cpuTicks(of: pid, thread: "notifyd-http"))
+        return after - before
+    }
+
     /// Between requests, with its connections kept, the HTTP thread waits on them and on
     /// libcurl's timer, and takes no CPU: a timer that stayed due would have it poll
-    /// without waiting until keep_alive lets the pool go. A thread that sleeps takes no
-    /// ticks however loaded the machine is; one spinning takes many in any second.
+    /// without waiting until keep_alive lets the pool go.
     @Test func theHTTPThreadHoldingItsConnectionsTakesNoCPU() async throws {
         let backend = DevBackendServer(options: .init(quiet: true))
         try backend.start()
@@ -71,10 +79,8 @@ import Testing
         #expect(send.status == 0, "\(send.output)\(send.error)")
         let pid = daemon.child.pid
         #expect(IdleLibcurlTests.mapsLibcurl(pid), "the pool was let go: nothing to measure")
-        let before = try #require(Self.cpuTicks(of: pid, thread: "notifyd-http"))
-        try await Task.sleep(for: .seconds(1))
-        let after = try #require(Self.cpuTicks(of: pid, thread: "notifyd-http"))
-        #expect(after - before <= 2, "the HTTP thread took \(after - before) ticks in a second of rest")
+        let resting = try await Self.httpThreadTicksOverASecond(of: pid)
+        #expect(resting <= 2, "the HTTP thread took \(resting) ticks in a second of rest")
         await daemon.cleanUp()
     }
 
@@ -93,10 +99,8 @@ import Testing
         let lines = (0..<4).map { #"{"id":\#($0),"cmd":"send","to":"user\#($0)","message":"m\#($0)"}"# }
         let sends = Task { try await daemon.exchange(lines) }
         try await Task.sleep(for: .milliseconds(500))
-        let waiting = try #require(Self.cpuTicks(of: pid, thread: "notifyd-http"))
-        try await Task.sleep(for: .seconds(1))
-        let waited = try #require(Self.cpuTicks(of: pid, thread: "notifyd-http"))
-        #expect(waited - waiting <= 2, "the HTTP thread took \(waited - waiting) ticks in a second of waiting for the backend")
+        let waiting = try await Self.httpThreadTicksOverASecond(of: pid)
+        #expect(waiting <= 2, "the HTTP thread took \(waiting) ticks in a second of waiting for the backend")
         let replies = try await sends.value
         #expect(replies.count == 4 && replies.allSatisfy { $0.contains(#""state":"delivered""#) }, "\(replies)")
 
@@ -105,10 +109,8 @@ import Testing
         try backend.addFault(.init(route: .send, drop: true, count: 3))
         let send = try await daemon.notifyctl(["send", "--to", "bob", "after the drops"])
         #expect(send.status == 0, "\(send.output)\(send.error)")
-        let before = try #require(Self.cpuTicks(of: pid, thread: "notifyd-http"))
-        try await Task.sleep(for: .seconds(1))
-        let after = try #require(Self.cpuTicks(of: pid, thread: "notifyd-http"))
-        #expect(after - before <= 2, "the HTTP thread took \(after - before) ticks in a second of rest")
+        let resting = try await Self.httpThreadTicksOverASecond(of: pid)
+        #expect(resting <= 2, "the HTTP thread took \(resting) ticks in a second of rest")
         await daemon.cleanUp()
     }
 }

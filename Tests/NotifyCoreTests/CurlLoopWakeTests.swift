@@ -1,6 +1,5 @@
 #if !canImport(Darwin)
 import Foundation
-import Synchronization
 import NotifyTestSupport
 import Testing
 @testable import NotifyCore
@@ -11,12 +10,9 @@ import Testing
     /// After a network change the loop replaces its pool once no request runs; a wake-up
     /// written to the old pool in between went with it.
     @Test func aRequestHandedAsThePoolIsReplacedIsNotHeldForKeepAlive() async throws {
-        let server = try ScriptedHTTPServer { connection in
-            while connection.readRequest() != nil { connection.write(HTTPTransportTests.okReply) }
-        }
+        let server = try KeepAliveTests.answering()
         defer { server.stop() }
-        let settings = SettingsStore(.init(requestTimeout: 10, maxConnections: 4, keepAlive: 120))
-        let transport = CurlTransport(settings: settings, replyLimit: HTTPBackend.defaultReplyLimit)
+        let (transport, _) = KeepAliveTests.transport(keepAlive: 120)
         defer { transport.invalidate() }
         _ = await transport.perform(HTTPTransportTests.post(server))
         var slow: [(Int, Duration)] = []
@@ -38,28 +34,20 @@ import Testing
     /// The pool let go; a request that fails at once, and another handed while
     /// the loop loads libcurl for the first, when there is no pool to wake.
     @Test func aRequestHandedWhileThePoolOpensIsNotHeldForKeepAlive() async throws {
-        let server = try ScriptedHTTPServer { connection in
-            while connection.readRequest() != nil { connection.write(HTTPTransportTests.okReply) }
-        }
+        let server = try KeepAliveTests.answering()
         defer { server.stop() }
-        let settings = SettingsStore(.init(requestTimeout: 10, maxConnections: 4, keepAlive: 1))
-        let transport = CurlTransport(settings: settings, replyLimit: HTTPBackend.defaultReplyLimit)
+        let (transport, settings) = KeepAliveTests.transport(keepAlive: 1)
         defer { transport.invalidate() }
-        // A short keep_alive lets the pool go between rounds; a long one is what a request
-        // held by a lost wake-up waits for, far longer than a loaded machine holds one.
-        func keepAlive(_ seconds: Double) async {
-            var changed = settings.current
-            changed.keepAlive = seconds
-            await settings.publish(changed)
-        }
         // Fails in connect() itself, before the first pass is over: TCP to a multicast
         // address is refused by the kernel, and no packet leaves the machine.
         let refused = HTTPRequest(method: "POST", url: URL(string: "http://224.0.0.1:9/api/register")!, headers: [], body: Data())
         var slow: [(Int, Duration)] = []
         for round in 0..<3 {
-            await keepAlive(1)
+            // A short keep_alive lets the pool go between rounds; a long one is what a request
+            // held by a lost wake-up waits for, far longer than a loaded machine holds one.
+            await KeepAliveTests.publish(keepAlive: 1, to: settings)
             #expect(await eventually(30) { !transport.holdsLibcurl })
-            await keepAlive(120)
+            await KeepAliveTests.publish(keepAlive: 120, to: settings)
             // The new keep_alive woke the loop: the request must find it waiting again.
             #expect(await eventually(30) { transport.isParked })
             let first = Task { await transport.perform(refused) }

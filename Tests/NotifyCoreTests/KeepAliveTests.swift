@@ -14,6 +14,13 @@ import Testing
         return (CurlTransport(settings: settings, replyLimit: HTTPBackend.defaultReplyLimit), settings)
     }
 
+    /// A reload that changes `keep_alive` alone.
+    static func publish(keepAlive seconds: Double, to settings: SettingsStore) async {
+        var changed = settings.current
+        changed.keepAlive = seconds
+        await settings.publish(changed)
+    }
+
     static func isOK(_ outcome: HTTPOutcome) -> Bool {
         if case .response(200, _, _, _) = outcome { return true }
         return false
@@ -109,9 +116,7 @@ import Testing
         let (transport, settings) = Self.transport(keepAlive: 3600)
         defer { transport.invalidate() }
         #expect(Self.isOK(await transport.perform(HTTPTransportTests.post(server))))
-        var shorter = settings.current
-        shorter.keepAlive = 1
-        await settings.publish(shorter)
+        await Self.publish(keepAlive: 1, to: settings)
         #expect(await eventually { !transport.holdsLibcurl }, "held for the old keep_alive")
     }
 
