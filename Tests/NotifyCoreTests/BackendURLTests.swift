@@ -41,6 +41,25 @@ struct BackendURLTests {
         #expect(message.contains("use " + text.dropLast(text.hasSuffix("/") ? 5 : 4)))
     }
 
+    @Test(arguments: [("http://127.0.0.1:80800", 80800), ("https://h.example:0", 0), ("http://[::1]:99999/app", 99999)])
+    func refusesAPortNoServerCanHave(text: String, port: Int) throws {
+        let error = #expect(throws: CoreError.self) { try BackendURL.validate(text, allowInsecureHTTP: false) }
+        let message = try #require(invalidArgumentText(error))
+        #expect(message.contains("names port \(port)"))
+        #expect(message.contains("from 1 to 65535"))
+    }
+
+    @Test func theHighestPortIsAccepted() throws {
+        #expect(try BackendURL.validate("http://127.0.0.1:65535", allowInsecureHTTP: false) == "http://127.0.0.1:65535")
+    }
+
+    @Test(arguments: ["https://h.example/?x=1", "https://h.example/app#top", "https://h.example?", "https://h.example/#"])
+    func refusesAQueryOrAFragment(text: String) throws {
+        let error = #expect(throws: CoreError.self) { try BackendURL.validate(text, allowInsecureHTTP: false) }
+        let message = try #require(invalidArgumentText(error))
+        #expect(message.contains("must not hold a query"))
+    }
+
     @Test func aPathThatOnlyContainsApiIsFine() throws {
         #expect(try BackendURL.validate("https://api.example.com/apiary", allowInsecureHTTP: false) == "https://api.example.com/apiary")
         #expect(try BackendURL.validate("https://h.example/api/v2", allowInsecureHTTP: false) == "https://h.example/api/v2")

@@ -26,6 +26,14 @@ public enum BackendURL {
         guard url.user == nil, url.password == nil, shown == trimmed else {
             throw .invalidArgument("the backend URL '\(shown)' must not hold a user or password: give the user to `notifyctl login USER`, which asks for the password")
         }
+        if let port = url.port, !(1...65535).contains(port) {
+            throw .invalidArgument("the backend URL '\(shown)' names port \(port), which no server can listen on; a port is a number from 1 to 65535")
+        }
+        // Routes are added after the URL (`/api/register`): after a query or a fragment
+        // they would be read as part of it, and every request would reach the base URL.
+        guard url.query == nil, url.fragment == nil, !trimmed.contains("?"), !trimmed.contains("#") else {
+            throw .invalidArgument("the backend URL '\(shown)' must not hold a query (?…) or a fragment (#…): notifyd adds each route's path after it; give the base URL, like https://backend.example.com/app")
+        }
         if let refusal = insecureRefusal(url, allowInsecureHTTP: allowInsecureHTTP) {
             throw .invalidArgument(refusal)
         }
