@@ -83,6 +83,12 @@ extension HTTPConnection {
                 }
                 scanned = buffer.count
             }
+            // A TLS handshake record (0x16) where a request line should start: a client
+            // told https:// for this plain server. Told at once, as other HTTP servers
+            // answer garbage, instead of waiting for a head that never comes.
+            if buffer.first == 0x16 {
+                return .failure(.rejected(HTTPRejection(400, "this server speaks plain HTTP, not TLS: use http:// in the URL")))
+            }
             if buffer.count > limits.maxHeadBytes {
                 return .failure(.rejected(HTTPRejection(431, "the request head exceeds \(limits.maxHeadBytes) bytes")))
             }

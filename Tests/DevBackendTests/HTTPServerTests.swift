@@ -147,6 +147,22 @@ import Testing
         #expect(try version.readResponse().status == 505)
     }
 
+    /// A client given https:// for this plain server opens with a TLS handshake record:
+    /// answered at once (a TLS client reads it as "wrong version number") instead of
+    /// waiting for a request head that never comes.
+    @Test func aTLSHandshakeIsAnsweredAtOnceWithTheURLToUse() throws {
+        let backend = try startBackend()
+        defer { backend.stop() }
+        let raw = try RawHTTPClient(port: backend.port)
+        // The first bytes of a ClientHello: a handshake record (0x16) of TLS 1.0's record version.
+        try raw.send("\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}\u{00}\u{01}")
+        let response = try raw.readResponse()
+        #expect(response.status == 400)
+        #expect(response.text.contains("plain HTTP, not TLS: use http://"))
+        #expect(try raw.isClosedByServer())
+        #expect(backend.requests().isEmpty)
+    }
+
     @Test func headAnswersCarryNoBody() throws {
         let backend = try startBackend()
         defer { backend.stop() }

@@ -208,6 +208,26 @@ import Testing
         #expect(refusal.hasSuffix("connection refused"))
     }
 
+    #if !canImport(Darwin)
+    /// https:// for the plain dev backend, the likeliest slip of a first setup: the failure
+    /// names the URL to use, and comes at once (the dev backend answers the handshake).
+    @Test func anHTTPSURLForAPlainServerSaysToUseHTTP() async throws {
+        try await withBackend { server, backend in
+            let plain = server.baseURL.absoluteString
+            let https = URL(string: "https" + plain.dropFirst("http".count))!
+            let result = await backend.sendNotification(pns: "apns", toTag: "bob", body: "hi", account: BackendAccount(baseURL: https, user: "alice", password: Self.password))
+            guard case .failure(.cannotConnect(let reason, tls: true)) = result else {
+                Issue.record("expected a TLS failure, got \(result)")
+                return
+            }
+            #expect(reason.hasPrefix("cannot connect to \(https.absoluteString): TLS failed ("))
+            #expect(reason.hasSuffix("; the server did not answer in TLS: if it speaks plain HTTP, as notify-devbackend does, use \(plain)"))
+            #expect(!reason.contains(Self.password))
+            #expect(server.requests().isEmpty)
+        }
+    }
+    #endif
+
     @Test func plainHTTPToAnotherHostIsNotEvenAttempted() async throws {
         let backend = HTTPBackend(settings: SettingsStore(.init(requestTimeout: 5)))
         let remote = BackendAccount(baseURL: URL(string: "http://backend.invalid")!, user: "alice", password: Self.password)

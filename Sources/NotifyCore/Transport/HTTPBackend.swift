@@ -320,6 +320,18 @@ public final class HTTPBackend: BackendAPI {
         body.isEmpty ? "an empty body" : "'" + BackendText.excerpt(body, account: account) + "'"
     }
 
+    /// OpenSSL's words for a reply that is not TLS at all: most often an https:// URL for a
+    /// server that speaks plain HTTP on that port (the dev backend on this machine).
+    private static func notTLSAdvice(_ failure: HTTPFailure, reaching base: URL) -> String {
+        guard failure.detail.contains("wrong version number"), base.scheme?.lowercased() == "https" else { return "" }
+        let host = base.host ?? ""
+        guard BackendURL.isLoopback(host) else {
+            return "; the server did not answer in TLS: check that the URL's port is the backend's https port"
+        }
+        let plain = "http" + base.absoluteString.dropFirst("https".count)
+        return "; the server did not answer in TLS: if it speaks plain HTTP, as notify-devbackend does, use \(plain)"
+    }
+
     /// Names the backend: "cannot connect to https://…: connection refused" tells a wrong
     /// URL from a backend that is down.
     private static func describe(_ failure: HTTPFailure, reaching base: URL) -> String {
@@ -332,7 +344,7 @@ public final class HTTPBackend: BackendAPI {
         case .hostNotFound: detail = "host not found"
         case .connectionLost: detail = "the connection was lost"
         case .cancelled: detail = "the request was cancelled"
-        case .tlsFailed: detail = "TLS failed (\(failure.detail))"
+        case .tlsFailed: detail = "TLS failed (\(failure.detail))" + notTLSAdvice(failure, reaching: base)
         case .untrustedCertificate:
             detail = "the backend's TLS certificate is not trusted (\(failure.detail)); "
                 + "if it comes from a private CA, add that CA to the system trust store "
