@@ -50,7 +50,9 @@ enum SetTags: Subcommand {
 
         Replaces the extra tags of the registration (the backend adds username:<you> by
         itself) and registers again. No tags clears them. A tag holds letters, digits and
-        _ @ # . : - only, up to 120 characters.
+        _ @ # . : - only, up to 120 characters; username:… is refused. The tutorial
+        backend sends each message to from:<sender> as well: a device with the tag
+        from:bob receives every message bob sends, whoever it is to.
 
         Exit status: 0 registered, or saved and waiting only for you (no login or token
         yet); 1 refused; 4 saved, and notifyd keeps retrying the backend by itself.
