@@ -34,6 +34,18 @@ struct BackendFailureTests {
         #expect(reason.contains("120"))
     }
 
+    /// A Retry-After that is there but unreadable (`RetryAfter.parse` makes it 0) still
+    /// says throttling: the credentials are not what was refused.
+    @Test(arguments: allRoutes)
+    func forbiddenWithAnUnreadableRetryAfterIsThrottlingToo(route: BackendFailure.Route) {
+        let retryAfter = RetryAfter.parse("Sunday, 29-Nov-26 13:58:18 GMT soon")
+        guard case .transient(_, let reason) = classify(403, retryAfter: retryAfter, route) else {
+            Issue.record("403 with an unreadable Retry-After was not transient")
+            return
+        }
+        #expect(reason == "the backend asked to slow down (HTTP 403 with Retry-After)")
+    }
+
     @Test(arguments: idRoutes, [404, 410])
     func missingIdOnUpsertOrDeleteIsGone(route: BackendFailure.Route, status: Int) {
         #expect(classify(status, route) == .gone(status: status))

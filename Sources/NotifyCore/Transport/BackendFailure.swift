@@ -76,7 +76,10 @@ public enum BackendFailure: Equatable, Sendable {
         case 401:
             return .unauthorized(status: status)
         case 403:
-            if let retryAfter { return .transient(retryAfter: retryAfter, reason: "the backend asked to slow down (HTTP 403, Retry-After \(Int(min(retryAfter, 1e9))) s)") }
+            if let retryAfter {
+                let asked = retryAfter > 0 ? ", Retry-After \(Int(min(retryAfter, 1e9))) s" : " with Retry-After"
+                return .transient(retryAfter: retryAfter, reason: "the backend asked to slow down (HTTP 403\(asked))")
+            }
             return .unauthorized(status: status)
         case 404 where idRoute, 410 where idRoute:
             return .gone(status: status)
