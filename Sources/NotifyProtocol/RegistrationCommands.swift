@@ -140,15 +140,20 @@ public struct UnregisterResult: Codable, Hashable, Sendable {
     /// The id that was deleted (or found already gone); nil when none was cached.
     public var deletedId: String?
     public var registration: RegistrationStatus
+    /// The id whose deletion failed for a reason that may pass, and which notifyd keeps
+    /// trying to delete (`registration` says why and when next). Absent from older daemons.
+    public var deletionPending: String?
 
-    public init(deletedId: String?, registration: RegistrationStatus) {
+    public init(deletedId: String?, registration: RegistrationStatus, deletionPending: String? = nil) {
         self.deletedId = deletedId
         self.registration = registration
+        self.deletionPending = deletionPending
     }
 
     enum CodingKeys: String, CodingKey {
         case registration
         case deletedId = "deleted_id"
+        case deletionPending = "deletion_pending"
     }
 }
 

@@ -23,6 +23,9 @@ public struct RegistrationState: OpenEnumeration {
     public static let registered = RegistrationState("registered")
     /// The last attempt failed for a passing reason; another is scheduled.
     public static let retrying = RegistrationState("retrying")
+    /// Unregistered on request, but the deletion at the backend failed for a passing
+    /// reason; another attempt is scheduled (`id` is the registration still there).
+    public static let unregistering = RegistrationState("unregistering")
     /// The backend refused the credentials; nothing is retried until they change.
     public static let unauthorized = RegistrationState("unauthorized")
     /// The backend refused the registration itself (a 4xx); nothing is retried until it changes.

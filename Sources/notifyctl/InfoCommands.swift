@@ -50,7 +50,8 @@ enum Status: Subcommand {
              turned off (`unregister`), or the backend refused the login or the
              registration
           3  notifyd cannot be reached
-          4  notifyd is at it by itself: registering, or retrying the backend
+          4  notifyd is at it by itself: registering, retrying the backend, or
+             deleting a registration the backend could not delete yet
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
@@ -65,7 +66,7 @@ enum Status: Subcommand {
             if let message = registration.message { lines.append("              \(message)") }
             if let registeredAt = registration.registeredAt { lines.append("registered:   \(TimeText.stamped(registeredAt))") }
             if let next = registration.nextAttemptAt {
-                lines.append("\(registration.state == .retrying ? "next attempt: " : "refresh due:  ")\(TimeText.stamped(next))")
+                lines.append("\([.retrying, .unregistering].contains(registration.state) ? "next attempt: " : "refresh due:  ")\(TimeText.stamped(next))")
             }
             if registration.failures > 0 { lines.append("failures:     \(registration.failures) since the last success") }
             if let elsewhere = status.loginElsewhere {

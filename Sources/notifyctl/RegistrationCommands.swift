@@ -91,12 +91,26 @@ enum Unregister: Subcommand {
         usage: notifyctl unregister
 
         Deletes this device's registration at the backend and stops registering it until
-        `notifyctl register` or a new token or tags. The credentials are kept.
+        `notifyctl register` or a new token or tags. The credentials are kept. When the
+        backend cannot take the deletion now (down, throttling, no network), notifyd
+        keeps trying, across restarts, and `notifyctl status` shows it.
+
+        Exit status: 0 deleted (or nothing to delete); 1 refused; 4 not deleted yet,
+        and notifyd keeps trying by itself.
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
         _ = try parse(arguments, positionals: 0...0)
         let result = try context.call(UnregisterCommand(), timeout: 120)
+        if let pending = result.deletionPending {
+            if !context.json {
+                let registration = result.registration
+                let why = registration.message ?? "retrying automatically"
+                let next = registration.nextAttemptAt.map { " (next attempt \(TimeText.relative($0)))" } ?? ""
+                Terminal.out(PrintableText.line("Registering is now off, but registration \(pending) is not deleted at the backend yet: \(why)\(next)."))
+            }
+            return .later
+        }
         if !context.json {
             Terminal.out(result.deletedId.map { PrintableText.line("Deleted registration \($0).") } ?? "No registration to delete; registering is now off.")
         }

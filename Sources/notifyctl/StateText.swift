@@ -11,6 +11,7 @@ enum StateText {
         case .registering: "registering"
         case .registered: "registered"
         case .retrying: "not registered yet, retrying"
+        case .unregistering: "off, not deleted at the backend yet, retrying"
         case .unauthorized: "refused: the backend refused the credentials"
         case .rejected: "refused: the backend refused the registration"
         // A state from a newer notifyd: shown as readably as its name allows.

@@ -140,6 +140,36 @@ import NotifyTestSupport
         #expect(help.output.contains("1  something needs you") && help.output.contains("4  notifyd is at it by itself"))
     }
 
+    /// An `unregister` the backend cannot take now: notifyd keeps at it (exit 4), `status`
+    /// says so, and a second `unregister` once the backend works deletes it at once.
+    @Test func anUnregisterTheBackendCannotTakeNowSaysNotifydKeepsTrying() async throws {
+        let backend = try Self.backend()
+        defer { backend.stop() }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, extraArguments: ["--retry-min", "1h", "--retry-max", "1h"])
+        #expect(try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice".utf8)).status == 0)
+        #expect(try await daemon.notifyctl(["set-token", "3f2a1b"]).status == 0)
+        let id = try #require(backend.registrations().first?.id)
+        try backend.addFault(DevBackend.FaultRule(route: .delete, status: 503))
+
+        let unregister = try await daemon.notifyctl(["unregister"])
+        #expect(unregister.status == 4, "\(unregister.output)\(unregister.error)")
+        #expect(unregister.output.hasPrefix("Registering is now off, but registration \(id) is not deleted at the backend yet: the backend is unavailable for now (HTTP 503); retrying automatically (next attempt in "), "\(unregister.output)")
+        let status = try await daemon.notifyctl(["status"])
+        #expect(status.status == 4)
+        #expect(status.output.contains("registration: off, not deleted at the backend yet, retrying (id \(id))"), "\(status.output)")
+        #expect(status.output.contains("next attempt: "))
+        #expect(backend.registrations().map(\.id) == [id])
+
+        backend.clearFaults()
+        let again = try await daemon.notifyctl(["unregister"])
+        #expect(again.status == 0, "\(again.output)\(again.error)")
+        #expect(again.output.contains("Deleted registration \(id)."))
+        #expect(backend.registrations().isEmpty)
+        #expect(try await daemon.notifyctl(["status"]).status == 1, "registration turned off")
+        _ = await daemon.stop()
+        await daemon.cleanUp()
+    }
+
     /// At a terminal, login asks for the password naming where it goes, and a password typed
     /// the moment the prompt shows is neither shown nor lost: echo is off before the prompt is.
     @Test(.enabled(if: PseudoTerminal.seesWrites, "needs /proc/PID/syscall (Linux on x86_64 or arm64) to see the prompt being written"))

@@ -255,13 +255,34 @@ struct RegistrationMachineTests {
         #expect(machine.record.id == nil)
     }
 
+    /// `logout`'s deletion: its failure is the answer, and nothing goes on deleting.
     @Test func failedDeletionKeepsTheIdAndSaysWhy() {
         var machine = Self.registered()
-        _ = machine.requestDeletion(now: Self.start)
+        _ = machine.requestDeletion(now: Self.start, untilDone: false)
         let failure = BackendFailure.transient(retryAfter: nil, reason: "connection refused")
-        _ = machine.stepFinished(.failed(failure), now: Self.start)
+        #expect(Self.performed(machine.stepFinished(.failed(failure), now: Self.start)).isEmpty)
         #expect(machine.lastDeletion?.outcome == .failed(failure))
         #expect(machine.record.id == "id-1")
+        #expect(Self.performed(machine.wake(now: Self.start.addingTimeInterval(86400))).isEmpty)
+    }
+
+    /// `unregister`'s: one that may pass is tried again at the end of its backoff, and the
+    /// wish is kept in the record, which a restart reads.
+    @Test func anUnregisterWhoseDeletionMayPassIsTriedAgain() {
+        var machine = Self.registered()
+        #expect(machine.requestDeletion(now: Self.start).contains(.persist))
+        #expect(machine.record.deletionWanted == Self.start)
+        let failure = BackendFailure.transient(retryAfter: 30, reason: "throttled")
+        let actions = machine.stepFinished(.failed(failure), now: Self.start)
+        #expect(machine.lastDeletion?.outcome == .retrying(id: "id-1", failure))
+        #expect(actions.contains(.wake(at: Self.start.addingTimeInterval(30))))
+        #expect(machine.status.state == .unregistering)
+        #expect(Self.performed(machine.wake(now: Self.start.addingTimeInterval(29))).isEmpty)
+        #expect(Self.performed(machine.wake(now: Self.start.addingTimeInterval(30))) == [.delete(id: "id-1", backend: Self.backend)])
+        _ = machine.stepFinished(.done, now: Self.start.addingTimeInterval(31))
+        #expect(machine.record.deletionWanted == nil)
+        #expect(machine.record.id == nil)
+        #expect(machine.status.state == .unregistered)
     }
 
     @Test func deletionWaitsForTheCallInFlight() {

@@ -187,6 +187,21 @@ import NotifyTestSupport
         #expect(again.registration.state == .registered)
     }
 
+    /// The backend down at `unregister`: the deletion goes on by itself and goes through
+    /// once the backend answers, without another command.
+    @Test func anUnregisterTheBackendCouldNotTakeIsDoneOnceItCan() async throws {
+        let fixture = try await DaemonFixture()
+        _ = try await fixture.login()
+        let id = try await fixture.call(SetTokenCommand(token: "ABCD")).registration.id
+        try fixture.backend.addFault(.init(route: .delete, status: 503, count: 1))
+        let result = try await fixture.call(UnregisterCommand())
+        #expect(result.deletionPending == id)
+        #expect(result.deletedId == nil)
+        #expect(await eventually { fixture.backend.registrations().isEmpty })
+        #expect(fixture.count(.delete) == 2)
+        #expect(await eventually { (try? await fixture.status().registration.state) == .unregistered })
+    }
+
     @Test func logoutDeletesThenForgetsTheCredentials() async throws {
         let fixture = try await DaemonFixture()
         _ = try await fixture.login()

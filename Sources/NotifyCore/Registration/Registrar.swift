@@ -193,9 +193,11 @@ public actor Registrar: Service {
     }
 
     /// Deletes the registration at the backend (404/410/500 count as already gone) and
-    /// stops registering until `register` or a change.
-    public func unregister() async throws(CoreError) -> UnregisterResult {
-        let generation = await requestDeletion()
+    /// stops registering until `register` or a change. A deletion that fails for a reason
+    /// that may pass goes on with the backoff (`deletionPending` in the result), unless
+    /// `untilDone` is false (`logout`): then its failure is thrown.
+    public func unregister(untilDone: Bool = true) async throws(CoreError) -> UnregisterResult {
+        let generation = await requestDeletion(untilDone: untilDone)
         // Waits for this deletion itself: a pass in flight that fails first is not its answer.
         _ = await wait(for: .deletion(generation), timeout: 300)
         let outcome = RegistrationOutcome(registration: machine.status, settled: machine.settledGeneration >= generation)
@@ -206,17 +208,21 @@ public actor Registrar: Service {
         case .deleted(let id):
             if let id { logger.notice("deleted registration \(id)") }
             return UnregisterResult(deletedId: id, registration: outcome.registration)
+        case .retrying(let id, let failure):
+            guard untilDone else { throw error(for: failure) }
+            logger.warning("could not delete registration \(id) yet (\(error(for: failure).description)); retrying")
+            return UnregisterResult(deletedId: nil, registration: outcome.registration, deletionPending: id)
         case .failed(let failure):
             throw error(for: failure)
         }
     }
 
     /// Turns registering off and asks for the deletion; the generation to wait on.
-    private func requestDeletion() async -> Int {
+    private func requestDeletion(untilDone: Bool) async -> Int {
         await turns.begin()
         defer { turns.end() }
         device.enabled = false
-        await apply(machine.requestDeletion(now: clock.now()))
+        await apply(machine.requestDeletion(now: clock.now(), untilDone: untilDone))
         return machine.generation
     }
 
@@ -236,7 +242,7 @@ public actor Registrar: Service {
         var deletedId: String?
         var warning: String?
         do {
-            deletedId = try await unregister().deletedId
+            deletedId = try await unregister(untilDone: false).deletedId
         } catch {
             guard force else {
                 await turns.begin()

@@ -27,8 +27,20 @@ extension RegistrationMachine {
             return status
         }
         guard inputs.enabled else {
+            if record.deletionWanted != nil, record.id != nil {
+                status.state = .unregistering
+                status.nextAttemptAt = retryAt
+                status.message = "\(lastReason ?? "the backend is unavailable"); "
+                    + (offlineWait ? "offline: retrying when the network comes back" : "retrying automatically")
+                return status
+            }
             status.state = .unregistered
-            status.message = "not registered on request: run `notifyctl register` to register again"
+            if let id = record.id {
+                status.message = "not registered on request, but registration \(id) is still at the backend: its deletion failed; "
+                    + "run `notifyctl unregister` to try again"
+            } else {
+                status.message = "not registered on request: run `notifyctl register` to register again"
+            }
             return status
         }
         guard let account = inputs.account else {

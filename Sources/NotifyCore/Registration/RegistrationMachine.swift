@@ -89,6 +89,8 @@ public struct RegistrationMachine: Sendable {
     public mutating func update(_ newInputs: RegistrationInputs, now: Date) -> [RegistrationAction] {
         guard newInputs != inputs else { return [] }
         inputs = newInputs
+        // Registering again: the deletion an `unregister` still waited for is not wanted.
+        if inputs.enabled { record.deletionWanted = nil }
         generation += 1
         // A newer change replaces a pending retry, but not a wait the backend asked for.
         retryAt = backendWait(now: now)
@@ -104,6 +106,7 @@ public struct RegistrationMachine: Sendable {
     public mutating func forceRegister(now: Date) -> [RegistrationAction] {
         generation += 1
         inputs.enabled = true
+        record.deletionWanted = nil
         forceNext = true
         forcedPassUnfinished = true
         retryAt = nil
@@ -112,13 +115,19 @@ public struct RegistrationMachine: Sendable {
         return reconcile(now: now)
     }
 
-    /// `unregister`: stop registering and delete the registration at the backend.
-    public mutating func requestDeletion(now: Date) -> [RegistrationAction] {
+    /// `unregister`: stop registering and delete the registration at the backend. With
+    /// `untilDone`, a deletion that fails for a reason that may pass (the backend down,
+    /// throttling, no network) is retried with the backoff, across restarts, until it goes
+    /// through, is refused for good, or registering is turned on again; without (`logout`,
+    /// which changes nothing when it cannot delete), its failure is the answer.
+    public mutating func requestDeletion(now: Date, untilDone: Bool = true) -> [RegistrationAction] {
         generation += 1
         inputs.enabled = false
         retryAt = backendWait(now: now)
         deletionRequested = generation
-        return reconcile(now: now)
+        guard untilDone, record.deletionWanted == nil else { return reconcile(now: now) }
+        record.deletionWanted = now
+        return [.persist] + reconcile(now: now)
     }
 
     public mutating func wake(now: Date) -> [RegistrationAction] {
@@ -165,9 +174,32 @@ public struct RegistrationMachine: Sendable {
 
         case (.delete(let id, _, _), .done), (.delete(let id, _, _), .failed(.gone)):
             record.forgetId()
+            record.deletionWanted = nil
+            failures = 0
+            lastReason = nil
             lastDeletion = (finished.generation, .deleted(id: id))
             settle(finished.generation)
             return [.persist] + reconcile(now: now)
+
+        case (.delete(let id, _, _), .failed(let failure)) where record.deletionWanted != nil && !inputs.enabled:
+            switch failure {
+            case .transient(let retryAfter, let reason):
+                lastDeletion = (finished.generation, .retrying(id: id, failure))
+                return backOff(finished, reason: reason, retryAfter: retryAfter, now: now)
+            case .unreachable(let reason, _):
+                lastDeletion = (finished.generation, .retrying(id: id, failure))
+                return backOff(finished, reason: reason, retryAfter: nil, watched: true, now: now)
+            case .offline(let reason):
+                lastDeletion = (finished.generation, .retrying(id: id, failure))
+                return waitForNetwork(finished, reason: reason, now: now)
+            case .gone, .unauthorized, .rejected:
+                // Refused for good: said to whoever waits, and shown by `status`.
+                record.deletionWanted = nil
+                lastDeletion = (finished.generation, .failed(failure))
+                if case .unauthorized = failure, let account = finished.account { record.refusedRevision = account.revision }
+                settle(finished.generation)
+                return [.persist] + reconcile(now: now)
+            }
 
         case (.delete, .failed(let failure)):
             lastDeletion = (finished.generation, .failed(failure))
@@ -227,12 +259,31 @@ public struct RegistrationMachine: Sendable {
         if let requested = deletionRequested {
             deletionRequested = nil
             guard let id = record.id, let backend = record.idBackend ?? inputs.backend, inputs.account != nil else {
+                record.deletionWanted = nil
                 record.registered = nil
                 record.registeredAt = nil
                 lastDeletion = (requested, .deleted(id: nil))
                 settle(generation)
                 return [.persist, .cancelWake]
             }
+            return begin(.delete(id: id, backend: backend, api: record.idAPI), now: now)
+        }
+
+        // An `unregister` not through yet: tried again once its wait is over, while the id
+        // is at the backend in use and someone is logged in there. Otherwise `retired`
+        // deletes it, with a login made where it was made.
+        if !inputs.enabled, record.deletionWanted != nil, let id = record.id, let backend = record.idBackend {
+            guard let current = inputs.backend, record.idIsAt(current, inputs.api), inputs.account != nil else {
+                record.deletionWanted = nil
+                retryAt = nil
+                settle(generation)
+                return retireRecordedId() + [.cancelWake]
+            }
+            if let retryAt, now < retryAt {
+                settle(generation)
+                return [.wake(at: retryAt)]
+            }
+            retryAt = nil
             return begin(.delete(id: id, backend: backend, api: record.idAPI), now: now)
         }
 

@@ -86,6 +86,10 @@ public struct RegistrationRecord: Codable, Equatable, Sendable {
 
     public init() {}
 
+    /// Since when an `unregister` has waited for its deletion to go through: one that
+    /// failed for a reason that may pass is retried with the backoff, across restarts.
+    public var deletionWanted: Date?
+
     /// The refusal of `platform` at `backend`, if that backend refused it.
     public func refusal(of platform: Platform, at backend: String) -> RefusedPlatform? {
         refusedPlatforms.last { $0.platform == platform && $0.backend == backend }
@@ -112,6 +116,7 @@ public struct RegistrationRecord: Codable, Equatable, Sendable {
         case rejected
         case rejectedReason = "rejected_reason"
         case refusedPlatforms = "refused_platforms"
+        case deletionWanted = "deletion_wanted"
     }
 }
 
@@ -183,5 +188,7 @@ public enum RegistrationAction: Equatable, Sendable {
 /// The end of an `unregister`.
 public enum DeletionOutcome: Equatable, Sendable {
     case deleted(id: String?)
+    /// Not deleted yet, for a reason that may pass: tried again with the backoff.
+    case retrying(id: String, BackendFailure)
     case failed(BackendFailure)
 }

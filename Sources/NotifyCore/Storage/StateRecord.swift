@@ -63,6 +63,8 @@ struct StateRecord: Codable {
         var rejectedReason: String?
         /// Absent from files written before it was kept.
         var refusedPlatforms: [Refusal]?
+        /// Absent unless an `unregister` waits for its deletion.
+        var deletionWanted: Date?
 
         enum CodingKeys: String, CodingKey {
             case id, registered, rejected
@@ -74,6 +76,7 @@ struct StateRecord: Codable {
             case refusedRevision = "refused_revision"
             case rejectedReason = "rejected_reason"
             case refusedPlatforms = "refused_platforms"
+            case deletionWanted = "deletion_wanted"
         }
     }
 
@@ -100,7 +103,8 @@ struct StateRecord: Codable {
             id: record.id, idBackend: record.idBackend, idAPI: record.idAPI == .registrations ? nil : record.idAPI,
             installationId: record.installation?.id, installationBackend: record.installation?.backend, registered: record.registered.map(Target.init), registeredAt: record.registeredAt,
             refusedRevision: record.refusedRevision, rejected: record.rejected.map(Target.init), rejectedReason: record.rejectedReason,
-            refusedPlatforms: record.refusedPlatforms.isEmpty ? nil : record.refusedPlatforms.map(Refusal.init))
+            refusedPlatforms: record.refusedPlatforms.isEmpty ? nil : record.refusedPlatforms.map(Refusal.init),
+            deletionWanted: record.deletionWanted)
     }
 
     func state() throws -> DeviceState {
@@ -119,6 +123,7 @@ struct StateRecord: Codable {
         state.registration.rejected = try registration.rejected?.target()
         state.registration.rejectedReason = registration.rejectedReason
         state.registration.refusedPlatforms = try (registration.refusedPlatforms ?? []).map { try $0.refusal() }
+        state.registration.deletionWanted = registration.deletionWanted
         return state
     }
 
