@@ -293,6 +293,10 @@ void *ncurl_transfer_start(void *opaque, const char *url, const char *method, co
     // HTTP/2, and the others opened one handshake later where it does not. Plain HTTP is
     // HTTP/1.1 from the start: nothing to wait for.
     if (strncasecmp(url, "https:", 6) == 0) curl.easy_setopt(easy, OPT_PIPEWAIT, 1L);
+    // Plain http is for a backend on this machine, and carries the password in clear: never
+    // through a proxy that http_proxy or all_proxy names, which would read it (and could
+    // answer for the backend). Over https a proxy only relays the encrypted connection.
+    if (strncasecmp(url, "http:", 5) == 0) curl.easy_setopt(easy, OPT_PROXY, "");
     if (ca_file_alone) curl.easy_setopt(easy, OPT_CAPATH, (char *)NULL);
     // A CA added to the system's store while connections come and go is taken up within
     // the hour (libcurl's default keeps the parsed file for a day); a pool opened anew

@@ -7,6 +7,30 @@ import Testing
 /// backend origin to another by a reload, with a password from a file or from a command
 /// that changes with it, and what `logout` keeps of the old backend's password.
 @Suite struct CredentialBoundaryTests {
+
+    /// A proxy named in the environment (as corporate shells and environment.d set one)
+    /// would get plain http's password in clear, and could answer for the backend: plain
+    /// http goes straight to the backend on this machine.
+    @Test func plainHTTPGoesStraightToTheBackendWhateverProxyTheEnvironmentNames() async throws {
+        let backend = DevBackendServer(options: .init(quiet: true))
+        let proxy = DevBackendServer(options: .init(quiet: true))
+        try backend.start()
+        try proxy.start()
+        defer {
+            backend.stop()
+            proxy.stop()
+        }
+        let named = proxy.baseURL.absoluteString
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString,
+                                               environment: ["http_proxy": named, "HTTP_PROXY": named, "all_proxy": named, "ALL_PROXY": named])
+        let login = try await daemon.notifyctl(["login", "--password-stdin", "alice"], stdin: Data("alice\n".utf8))
+        #expect(login.status == 0, "\(login.output)\(login.error)")
+        #expect(try await daemon.notifyctl(["set-token", "3f2a1b"]).status == 0)
+        #expect(backend.registrations().count == 1)
+        #expect(proxy.acceptedConnections == 0, "the proxy was sent \(proxy.requests().count) requests")
+        _ = await daemon.stop()
+        await daemon.cleanUp()
+    }
     /// Two backends that each accept alice with a password of their own, and a config
     /// naming the first.
     struct Setup {
