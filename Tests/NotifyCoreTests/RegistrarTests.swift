@@ -357,6 +357,19 @@ struct RegistrarTests {
         #expect(!outcome.settled)
     }
 
+    /// A secret with a line break would go into its header as it is (the API key) and add
+    /// headers of its own: refused at login, without showing it, and nothing is sent.
+    @Test(arguments: ["pw\r\nX-Evil: 1", "pw\nmore", "p\u{0}w", "tab\there", "del\u{7F}"])
+    func aSecretWithAControlCharacterIsRefusedUnshown(secret: String) async throws {
+        let fixture = try Fixture()
+        let registrar = fixture.registrar()
+        let error = await #expect(throws: CoreError.self) { try await registrar.login(user: "alice", password: secret, backend: nil) }
+        let message = try #require(error?.description)
+        #expect(message == "the password given holds a control character (a line break, tab or NUL); a password is printable text on one line")
+        #expect(fixture.backend.calls.isEmpty)
+        #expect(CredentialStore(directory: fixture.directory.path).load().0 == nil)
+    }
+
     @Test func invalidInputIsRefusedAndNothingIsStored() async throws {
         let fixture = try Fixture()
         let registrar = fixture.registrar()

@@ -24,4 +24,12 @@ enum PasswordText {
         guard let text = String(bytes: bytes, encoding: .utf8) else { throw .passwordUnavailable("\(source) gave text that is not UTF-8") }
         return text
     }
+
+    /// A password or API key given to `login`, held to the same rule: an API key goes into
+    /// its header as it is, so a line break in it would add headers of its own to every
+    /// request. `secret` names it ("password", "API key"); the text itself is never shown.
+    static func checkGiven(_ text: String, named secret: String) throws(CoreError) {
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return }
+        throw .invalidArgument("the \(secret) given holds a control character (a line break, tab or NUL); a \(secret) is printable text on one line")
+    }
 }

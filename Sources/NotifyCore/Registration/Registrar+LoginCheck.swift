@@ -28,6 +28,7 @@ extension Registrar {
         if password.isEmpty && !external {
             throw .invalidArgument("no \(settings[\.backendAPI].secretName) given (and no password_command or systemd credential is configured)")
         }
+        try PasswordText.checkGiven(password, named: settings[\.backendAPI].secretName)
         let chosen = try backend.map { (url: String) throws(CoreError) in try BackendURL.validate(url, allowInsecureHTTP: settings[\.allowInsecureHTTP]) }
             ?? credentials?.backend
         guard let shown = chosen ?? settings[\.backend] else { throw .noBackend }
