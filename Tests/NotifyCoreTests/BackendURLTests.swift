@@ -22,7 +22,8 @@ struct BackendURLTests {
         let error = #expect(throws: CoreError.self) { try BackendURL.validate(text, allowInsecureHTTP: false) }
         let message = try #require(invalidArgumentText(error))
         #expect(message.contains("is not a backend URL"))
-        #expect(message.contains("'\(text)'"))
+        // What comes before an `@` may be a password: never repeated (see below).
+        #expect(message.contains(text.contains("@") ? "'…@b'" : "'\(text)'"))
     }
 
     @Test(arguments: ["https://bob:secret@h.example", "https://bob@h.example/", "http://:pw@h.example"])
@@ -39,6 +40,16 @@ struct BackendURLTests {
         let message = try #require(invalidArgumentText(error))
         #expect(message.contains("'\(text)' ends in /api"))
         #expect(message.contains("use " + text.dropLast(text.hasSuffix("/") ? 5 : 4)))
+    }
+
+    /// A password with `?`, `/` or `#` unescaped makes a URL that does not parse: it is
+    /// refused as no URL, and the message still leaves the password out.
+    @Test(arguments: ["https://alice:S3cr3t?PW@example.com", "https://alice:S3cr3t/PW@example.com", "https://alice:S3cr3t#PW@h.example", "alice:S3cr3tPW@example.com"])
+    func aURLThatDoesNotParseIsNeverRepeatedWithItsPassword(text: String) throws {
+        let error = #expect(throws: CoreError.self) { try BackendURL.validate(text, allowInsecureHTTP: false) }
+        let message = try #require(invalidArgumentText(error))
+        #expect(!message.contains("S3cr3t"), "\(message)")
+        #expect(!message.contains("PW"), "\(message)")
     }
 
     @Test(arguments: [("http://127.0.0.1:80800", 80800), ("https://h.example:0", 0), ("http://[::1]:99999/app", 99999)])

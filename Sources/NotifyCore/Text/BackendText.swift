@@ -25,19 +25,54 @@ enum BackendText {
         return single.count > maximumLength ? String(single.prefix(maximumLength)) + "…" : single
     }
 
-    /// Every spelling of the credentials a reply could carry: the password as typed and
-    /// percent-encoded, and `user:password` in base64 with and without its padding.
+    /// Every spelling of the credentials a reply could carry: `user:password` in base64
+    /// with and without its padding, and the password (or API key) as typed and as a
+    /// server echoing it may have escaped it (`spellings`).
     static func secrets(of account: BackendAccount) -> [String] {
         let basic = Data("\(account.user):\(account.password)".utf8).base64EncodedString()
         var unpadded = basic
         while unpadded.hasSuffix("=") { unpadded.removeLast() }
-        var secrets = [basic, unpadded]
-        if !account.password.isEmpty {
-            secrets.append(account.password)
-            secrets.append(URLText.escape(account.password))
-        }
+        let secrets = [basic, unpadded] + (account.password.isEmpty ? [] : spellings(of: account.password))
         // Longest first, so a password inside the base64 text never leaves a part of it behind.
         return Array(Set(secrets)).filter { !$0.isEmpty }.sorted { $0.count > $1.count }
+    }
+
+    /// `secret` as typed, and as the encoders that echo a request write it: percent-encoded
+    /// (either case of hex, and as a form with `+` for a space), in a JSON string (with `/`
+    /// escaped or not, other characters as they are or as `\u` escapes), and in HTML.
+    static func spellings(of secret: String) -> [String] {
+        let percent = URLText.escape(secret)
+        var lowerHex = ""
+        var afterPercent = 0
+        for character in percent {
+            lowerHex.append(afterPercent > 0 ? Character(character.lowercased()) : character)
+            afterPercent = character == "%" ? 2 : max(0, afterPercent - 1)
+        }
+        let form = percent.replacing("%20", with: "+")
+        var spellings = [secret, percent, lowerHex, form, form.replacing("%2B", with: "%2b")]
+        for slash in [false, true] {
+            for ascii in [false, true] { spellings.append(jsonEscaped(secret, slash: slash, ascii: ascii)) }
+        }
+        let html = [("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("\"", "&quot;")]
+            .reduce(secret) { $0.replacing($1.0, with: $1.1) }
+        spellings += [html.replacing("'", with: "&#39;"), html.replacing("'", with: "&#x27;")]
+        return spellings
+    }
+
+    /// `text` as a JSON encoder writes it inside a string.
+    private static func jsonEscaped(_ text: String, slash: Bool, ascii: Bool) -> String {
+        var escaped = ""
+        for unit in text.unicodeScalars {
+            switch unit {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case "/" where slash: escaped += "\\/"
+            case _ where unit.value < 0x20 || (ascii && unit.value > 0x7E):
+                for code in String(unit).utf16 { escaped += "\\u" + String(repeating: "0", count: 4 - String(code, radix: 16).count) + String(code, radix: 16) }
+            default: escaped.unicodeScalars.append(unit)
+            }
+        }
+        return escaped
     }
 
     /// Removes `secrets` and any credential that follows an authentication scheme name
@@ -52,12 +87,21 @@ enum BackendText {
         PrintableText.isControl(scalar) || scalar.properties.generalCategory == .format
     }
 
-    /// A URL from the backend with any `user:password@` removed, for a message.
+    /// A URL (from the backend, or as given) with any `user:password@` removed, for a
+    /// message. In text that is no URL, everything up to the last `@` goes: a password
+    /// holding `/`, `?` or `#` unescaped makes a URL no parser reads, and ends its
+    /// authority early for one that tries, yet it is still a password.
     static func withoutUserInfo(_ text: String) -> String {
-        guard let schemeEnd = text.firstRange(of: "://") else { return text }
-        let afterScheme = text[schemeEnd.upperBound...]
-        let authorityEnd = afterScheme.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? afterScheme.endIndex
-        guard let at = afterScheme[..<authorityEnd].lastIndex(of: "@") else { return text }
-        return String(text[..<schemeEnd.upperBound]) + String(afterScheme[afterScheme.index(after: at)...])
+        let schemeEnd = text.firstRange(of: "://")?.upperBound
+        let afterScheme = text[(schemeEnd ?? text.startIndex)...]
+        let searched: Substring
+        if schemeEnd != nil, URL(string: text)?.host != nil {
+            searched = afterScheme[..<(afterScheme.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? afterScheme.endIndex)]
+        } else {
+            searched = afterScheme
+        }
+        guard let at = searched.lastIndex(of: "@") else { return text }
+        let shownAfter = afterScheme[afterScheme.index(after: at)...]
+        return schemeEnd.map { String(text[..<$0]) + shownAfter } ?? "…@" + shownAfter
     }
 }
