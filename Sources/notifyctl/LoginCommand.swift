@@ -1,4 +1,5 @@
 import NotifyProtocol
+import NotifySystem
 
 enum Login: Subcommand {
     static let name = "login"
@@ -46,6 +47,8 @@ enum Login: Subcommand {
         // Which secret the backend takes: a user's password, or the backend service's API key.
         let status = try context.call(StatusCommand(), timeout: 5, printJSON: false)
         let secret = (status.backendAPI ?? .registrations).secretName
+        // What is read next is the password: no core file of this process may hold it.
+        _ = CoreDumps.forbid()
         let password: String?
         if parsed.flags.contains("--password-stdin") {
             var bytes = Terminal.readStandardInput()

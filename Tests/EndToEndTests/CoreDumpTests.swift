@@ -27,6 +27,26 @@ struct CoreDumpTests {
         #expect(daemon.child.standardError.contains("core dumps are allowed"))
     }
 
+    /// `notifyctl login` holds the password it reads: at its prompt (where Ctrl-\\ dumps
+    /// core) it has already forbidden core files and made itself undumpable.
+    @Test func notifyctlLoginForbidsCoreDumpsBeforeItReadsThePassword() async throws {
+        let daemon = try await Self.start(["--backend", "http://127.0.0.1:9"])
+        let terminal = try PseudoTerminal()
+        let user = Self.daemonUser
+        let asUser = getuid() == 0 ? ["/usr/bin/setpriv", "--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups"] : []
+        let command = ["--core=4096:4096"] + asUser + [BuiltProducts.path("notifyctl"), "--socket", daemon.socket, "login", "alice"]
+        let login = try await SpawnedProcess.start("/usr/bin/prlimit", command, terminal: terminal.path)
+        let prompted = await eventually { terminal.shown(containing: "Password for alice", seconds: 0.2).contains("Password for alice") || !login.isRunning }
+        let limit = Self.coreLimit(login.pid)
+        let owner = Self.procOwner(login.pid)
+        login.signal(SIGKILL)
+        _ = await login.wait()
+        await daemon.cleanUp()
+        #expect(prompted && limit != nil, "notifyctl waits at its prompt: \(login.standardError)")
+        #expect(limit == "0 0", "the launcher set 4096")
+        #expect(owner == 0, "undumpable: its /proc entries are root's")
+    }
+
     /// notifyd with a core limit it must lower, as a user other than root (whose /proc entries
     /// would be root's anyway): run as nobody when the tests run as root.
     static func start(_ flags: [String] = []) async throws -> DaemonUnderTest {

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -13,6 +8,7 @@ import Darwin
 /// a crash loop under a service manager writes one per crash). Like ssh-agent, it makes
 /// itself undumpable at start: no core file, and on Linux no ptrace or /proc/PID/mem by
 /// other processes of the same user. `--allow-core-dumps` keeps them for debugging.
+/// `notifyctl login` does the same before it reads a password (Ctrl-\\ at its prompt dumps core).
 public enum CoreDumps {
     /// Forbids core dumps for the rest of the process's life, and returns what could not be done.
     public static func forbid() -> [String] {
