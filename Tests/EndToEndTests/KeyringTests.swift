@@ -46,6 +46,7 @@ import Testing
                 fi
                 case $command in
                 store)
+                    while [ -e "$dir/held-store" ]; do sleep 0.02; done
                     if [ -e "$dir/locked" ]; then echo "secret-tool: Cannot create an item in a locked collection" >&2; exit 1; fi
                     # GNOME Keyring running, but no login keyring ever made.
                     if [ -e "$dir/nologin" ]; then echo "secret-tool: Object does not exist at path “/org/freedesktop/secrets/collection/login”" >&2; exit 1; fi
@@ -199,6 +200,26 @@ import Testing
         _ = try await daemon.notifyctl(["send", "--to", "bob", "needs the keyring"])
         #expect(await eventually { keyring.calls.contains { $0.hasPrefix("lookup") } }, "the lookup hangs")
         #expect(await daemon.stop() == 0, "\(daemon.child.standardError)")
+        await daemon.cleanUp()
+    }
+
+    /// A keyring that hangs as a login stores the password in it does not hold up the stop
+    /// either: the store is stopped, and the login fails without saving anything.
+    @Test func aHungStoreDoesNotHoldUpTheStop() async throws {
+        let keyring = try FakeKeyring()
+        defer { keyring.directory.remove() }
+        let backend = try Self.backend()
+        defer { backend.stop() }
+        keyring.set("held-store", true)
+        defer { keyring.set("held-store", false) }
+        let environment = keyring.environment.merging(["NOTIFYD_PASSWORD_TIMEOUT": "1h"]) { $1 }
+        let daemon = try await DaemonUnderTest(backend: backend.baseURL.absoluteString, environment: environment)
+        let login = try await SpawnedProcess.start(BuiltProducts.path("notifyctl"), ["--socket", daemon.socket, "login", "--password-stdin", "alice"],
+                                                   stdin: Data("\(Self.password)\n".utf8))
+        #expect(await eventually { keyring.calls.contains { $0.hasPrefix("store") } }, "the store hangs")
+        #expect(await daemon.stop() == 0, "\(daemon.child.standardError)")
+        #expect(await login.wait() != 0, "not logged in: \(login.standardOutput)\(login.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/credentials.json"))
         await daemon.cleanUp()
     }
 

@@ -33,6 +33,8 @@ public actor AccountKeeper: Service {
     /// Since when the password source has been running, while it runs: `status` says so
     /// rather than "talking to the backend".
     public nonisolated var passwordRunningSince: Date? { runs.runningSince }
+    /// The keyring's store and clear calls, which `shutdown` stops.
+    private let keyringCalls = KeyringCalls()
     /// The session's Secret Service, through the client `password_store` runs.
     private var keyring: SecretServiceKeyring {
         SecretServiceKeyring(tool: settings[\.keyringTool], timeout: settings[\.passwordTimeout])
@@ -129,7 +131,7 @@ public actor AccountKeeper: Service {
         do {
             try await writer.run { () throws(CoreError) in try store.save(saved) }
         } catch {
-            if let item = saved.keyringItem { _ = await keyring.clear(SecretServiceKeyring.Item(user: saved.user, id: item)) }
+            if let item = saved.keyringItem { _ = await clear(SecretServiceKeyring.Item(user: saved.user, id: item)) }
             throw error
         }
         let replaced = self.credentials
@@ -151,7 +153,11 @@ public actor AccountKeeper: Service {
         let choice = settings[\.passwordStore]
         guard choice != .file else { return PasswordKept(in: "file", detail: "in \(store.path) (mode 0600; password_store = file)") }
         let item = SecretServiceKeyring.Item(user: credentials.user, id: credentials.revision)
-        switch await keyring.store(credentials.password, in: item, backend: backend(of: credentials) ?? "?") {
+        let (keyring, password, backend) = (self.keyring, credentials.password, backend(of: credentials) ?? "?")
+        let stored = await keyringCalls.run(whenStopped: .failure(.failed("not stored: notifyd is stopping"))) {
+            await keyring.store(password, in: item, backend: backend)
+        }
+        switch stored {
         case .success:
             credentials.keyringItem = item.id
             return PasswordKept(in: "keyring", detail: "in the keyring (Secret Service)")
@@ -186,7 +192,7 @@ public actor AccountKeeper: Service {
         guard let id = credentials.keyringItem, loggedIn?.keyringItem != id else { return nil }
         if let held = keyringItemsHeld.withLock({ $0 }), await held().contains(id) { return nil }
         let item = SecretServiceKeyring.Item(user: credentials.user, id: id)
-        guard case .failure(let failure) = await keyring.clear(item) else { return nil }
+        guard case .failure(let failure) = await clear(item) else { return nil }
         return "the password of \(credentials.user) stays in the keyring (\(failure)); remove it with `\(SecretServiceKeyring.clearCommand(item))`"
     }
 
@@ -309,7 +315,14 @@ public actor AccountKeeper: Service {
     /// what it started, and none starts again. Called first of all, so that nothing that
     /// stops after it waits for a password that may be minutes away (`password_timeout`).
     public func shutdown() {
+        keyringCalls.stop()
         runs.stop()
+    }
+
+    /// Removes `item` from the keyring, unless notifyd is stopping.
+    private func clear(_ item: SecretServiceKeyring.Item) async -> Result<Void, SecretServiceKeyring.Failure> {
+        let keyring = self.keyring
+        return await keyringCalls.run(whenStopped: .failure(.failed("not removed: notifyd is stopping"))) { await keyring.clear(item) }
     }
 
     /// The backend refused the password: an external one, or one in the keyring, is
