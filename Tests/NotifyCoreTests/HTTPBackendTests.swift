@@ -51,10 +51,14 @@ import Testing
                 #expect(failure.status == status)
                 #expect(failure.body.contains("redirected to \(target)"))
                 #expect(failure.body.contains("change the backend URL"))
-                guard case .rejected = BackendFailure.classify(.status(failure.status, retryAfter: nil, body: failure.body), route: .create) else {
-                    Issue.record("a redirect is retried as if it could succeed")
+                // Retried, not refused for good: nothing is wrong with the request, but with
+                // the URL, which a reload fixes; a message already accepted waits for that.
+                guard case .transient(_, let reason) = BackendFailure.classify(.status(failure.status, retryAfter: nil, body: failure.body), route: .send) else {
+                    Issue.record("a redirect failed what it redirected for good")
                     return
                 }
+                #expect(reason.hasPrefix("the backend answered HTTP \(status): redirected to \(target)"))
+                #expect(reason.contains("change the backend URL"))
             }
         }
         // Not one request reached the other host, so no Authorization header either.

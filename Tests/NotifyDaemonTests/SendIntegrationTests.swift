@@ -69,6 +69,18 @@ import NotifyTestSupport
         #expect(fixture.backend.pushes().count == 1, "pushed once")
     }
 
+    /// A redirect (the backend service's sample sends http to https) is not followed, and
+    /// what it redirected is not failed for it: the message waits, retried, and goes once
+    /// the backend answers it (here, once the redirect ends; in use, once the URL is fixed).
+    @Test func aMessageThatMeetsARedirectWaitsInsteadOfFailing() async throws {
+        let fixture = try await Self.loggedIn()
+        try fixture.backend.addFault(.init(route: .send, status: 307, count: 1, location: "https://127.0.0.1:1/api/notifications"))
+        let result = try await fixture.call(SendCommand(to: "bob", message: "still wanted", wait: true))
+        #expect(result.deliveries.map(\.state) == [.delivered], "\(result.deliveries)")
+        #expect(fixture.backend.requestCount(route: .send) == 2)
+        #expect(fixture.backend.pushes().count == 1)
+    }
+
     @Test(arguments: TutorialVariant.allCases)
     func onePostPerPlatformAndOneResultEach(variant: TutorialVariant) async throws {
         let fixture = try await variant.loggedIn()

@@ -95,6 +95,11 @@ public enum BackendFailure: Equatable, Sendable {
             return .transient(retryAfter: retryAfter, reason: "the backend is unavailable for now (HTTP 503)")
         case 500...599:
             return .transient(retryAfter: retryAfter, reason: "the backend failed (HTTP \(status))")
+        case 300...399:
+            // Not followed (it would carry the password), and nothing wrong with what was
+            // sent: the backend URL is, which a reload fixes. Retried, so that a message
+            // already accepted waits for the fix instead of failing for good.
+            return .transient(retryAfter: retryAfter, reason: "the backend answered HTTP \(status): \(excerpt(body))")
         default:
             return .rejected(status: status, detail: excerpt(body))
         }
