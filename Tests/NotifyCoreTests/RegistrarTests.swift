@@ -370,6 +370,22 @@ struct RegistrarTests {
         #expect(CredentialStore(directory: fixture.directory.path).load().0 == nil)
     }
 
+    /// A credentials file notifyd could not read at start may still hold a password, which
+    /// a logout means to forget: it is removed, and the reply says so.
+    @Test func logoutRemovesACredentialsFileThatCouldNotBeRead() async throws {
+        let fixture = try Fixture()
+        let path = fixture.directory.path + "/credentials.json"
+        try Data(#"{"version":1,"user":"alice","password":"left-in-a-broken-file""#.utf8).write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o600)
+        let registrar = fixture.registrar()
+        let result = try await registrar.logout(force: false)
+        #expect(result.user == nil)
+        #expect(result.warning == "removed \(path), which notifyd could not read at start: the password it may have held is forgotten")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        // Nothing left: the next logout has nothing to do.
+        await #expect(throws: CoreError.notLoggedIn) { try await registrar.logout(force: false) }
+    }
+
     @Test func invalidInputIsRefusedAndNothingIsStored() async throws {
         let fixture = try Fixture()
         let registrar = fixture.registrar()

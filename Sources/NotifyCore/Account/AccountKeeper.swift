@@ -222,6 +222,18 @@ public actor AccountKeeper: Service {
         return .removed(warning: await release(removed))
     }
 
+    /// `logout` with nobody logged in: a credentials file that could not be read at start
+    /// (damaged, say) may still hold a password, which a logout means to forget. Removes
+    /// it, and returns its path; nil when there was none to remove.
+    public func removeUnreadableFile() async throws(CoreError) -> String? {
+        await turns.begin()
+        defer { turns.end() }
+        let store = self.store
+        guard credentials == nil, loadWarning != nil, FileManager.default.fileExists(atPath: store.path) else { return nil }
+        try await writer.run { () throws(CoreError) in try store.remove() }
+        return store.path
+    }
+
     /// The credentials of `key` for a backend call, or an error saying why that account
     /// cannot send now (never another account's credentials).
     public func backendAccount(for key: AccountKey) async throws(CoreError) -> BackendAccount {

@@ -234,6 +234,11 @@ public actor Registrar: Service {
         // A login stranded at another origin is logged out too: its registration there was
         // handed to `retired` when the backend moved.
         guard let loggedIn = accounts.loggedIn else {
+            if let path = try await accounts.removeUnreadableFile() {
+                let removed = "removed \(path), which notifyd could not read at start: the password it may have held is forgotten"
+                logger.notice(removed)
+                return LogoutResult(user: nil, deletedId: nil, warning: removed, oldBackendsForgotten: forgotten)
+            }
             guard let forgotten else { throw .notLoggedIn }
             return LogoutResult(user: nil, deletedId: nil, oldBackendsForgotten: forgotten)
         }
