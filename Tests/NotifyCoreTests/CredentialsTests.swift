@@ -89,6 +89,14 @@ struct CredentialsTests {
         try Credentials.validateUser(user)
     }
 
+    /// The tag username:<name> holds 120 characters at most: a longer name made every
+    /// registration fail with a 400 that read as an Android name the backend did not know.
+    @Test func aNameTooLongForItsTagIsRefusedAndTheLongestPasses() throws {
+        try Credentials.validateUser(String(repeating: "b", count: 111))
+        let error = #expect(throws: CoreError.self) { try Credentials.validateUser(String(repeating: "b", count: 112), role: "recipient") }
+        #expect(invalidArgumentText(error) == "the recipient is 112 characters; at most 111 fit the tag username:<name> by which the backend finds a user's devices (a tag holds up to 120)")
+    }
+
     @Test func emptyUserIsRefused() {
         let error = #expect(throws: CoreError.self) { try Credentials.validateUser("") }
         #expect(invalidArgumentText(error) == "the user name is empty")

@@ -62,8 +62,14 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
     public static func validateUser(_ user: String, role: String = "user name") throws(CoreError) {
         // Every byte one of those allowed: checked once per send, character by character
         // only to name a bad one.
-        if !user.isEmpty && user.utf8.allSatisfy(isAllowedInUserName) { return }
+        if !user.isEmpty && user.utf8.count <= longestUser && user.utf8.allSatisfy(isAllowedInUserName) { return }
         guard !user.isEmpty else { throw .invalidArgument("the \(role) is empty") }
+        // The tag username:<name> holds at most as many characters as any tag: a longer
+        // name was refused by the backend with a 400 that read like a platform it did not know.
+        if user.count > longestUser {
+            throw .invalidArgument("the \(role) is \(user.count) characters; at most \(longestUser) fit the tag username:<name> "
+                                   + "by which the backend finds a user's devices (a tag holds up to \(RegistrationTags.maximumLength))")
+        }
         guard !user.contains(":") else { throw .invalidArgument("a \(role) may not contain ':' (HTTP Basic authentication cannot carry it)") }
         // The backend tags registrations `username:<user>`, and tags hold only these. The
         // message names the rule's owner and the character in words: "''' is not allowed"
@@ -74,6 +80,9 @@ public struct Credentials: Codable, Equatable, Sendable, CustomStringConvertible
         }
     }
 }
+
+/// The longest user name: `username:` and it make one tag.
+let longestUser = RegistrationTags.maximumLength - "username:".count
 
 /// A character said in words where a quoted one would confuse: `'''`, `' '`.
 private func characterName(_ character: Character) -> String {
