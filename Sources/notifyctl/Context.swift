@@ -107,6 +107,9 @@ struct CommandFailure: Error {
     var code: ExitCode
     var message: String
     var wireCode: ErrorCode
+    /// notifyd's own words, for `--json`: `message` has them made safe for a terminal
+    /// (escapes disarmed), which JSON, escaping them itself, must not do a second time.
+    var daemonMessage: String?
 
     init(_ code: ExitCode, _ message: String, wireCode: ErrorCode? = nil) {
         self.code = code
@@ -128,7 +131,10 @@ struct CommandFailure: Error {
         case .closedBeforeAnswer:
             self.init(.unreachable, error.description)
         case .daemon(let wire) where wire.code == .unknownCommand:
-            self.init(.failed, error.description + " (notifyd may be older than this notifyctl \(NotifydVersion.current); check `notifyctl ping`)", wireCode: wire.code)
+            let older = " (notifyd may be older than this notifyctl \(NotifydVersion.current); check `notifyctl ping`)"
+            self.init(.failed, error.description + older, wireCode: wire.code)
+            daemonMessage = wire.message + older
+            return
         case .daemon(let wire) where wire.code == .invalidArgument:
             self.init(.usage, error.description, wireCode: wire.code)
         case .daemon(let wire) where wire.code == .loginPending:
@@ -139,11 +145,12 @@ struct CommandFailure: Error {
         case .protocolViolation, .connection:
             self.init(.failed, error.description)
         }
+        if case .daemon(let wire) = error { daemonMessage = wire.message }
     }
 
     /// `{"error":{"code":…,"message":…}}`, what `--json` prints instead of the text.
     var json: String {
-        let object = JSONValue.object(["error": .object(["code": .string(wireCode.rawValue), "message": .string(message)])])
+        let object = JSONValue.object(["error": .object(["code": .string(wireCode.rawValue), "message": .string(daemonMessage ?? message)])])
         return PrintableText.jsonLine(String(decoding: JSONTextWriter.line(object), as: UTF8.self))
     }
 }

@@ -59,6 +59,13 @@ import NotifyTestSupport
             #expect(error?["code"] as? String == code, "\(arguments): \(result.output)")
             #expect((error?["message"] as? String)?.isEmpty == false)
         }
+        // notifyd's words, escapes and line breaks included, come through as they are: once
+        // escaped, by JSON, not also as they are shown at a terminal.
+        let odd = "\u{1B}[31mX\nY"
+        let unknown = try await daemon.notifyctl(["--json", "outbox", "cancel", odd])
+        let object = try JSONSerialization.jsonObject(with: Data(unknown.output.utf8)) as? [String: Any]
+        let message = try #require((object?["error"] as? [String: Any])?["message"] as? String, "\(unknown.output)")
+        #expect(message.contains("'\(odd)'"), "\(message)")
         await daemon.cleanUp()
 
         let nowhere = try await run(BuiltProducts.path("notifyctl"), ["--json", "--socket", daemon.directory + "/gone.sock", "status"])
