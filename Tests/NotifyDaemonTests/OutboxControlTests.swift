@@ -80,6 +80,15 @@ import NotifyTestSupport
         #expect(last.nextAfter == nil, "the end")
         let everything = try await fixture.call(OutboxCommand())
         #expect(everything.deliveries.count == 5 && everything.total == nil && everything.recipients == nil)
+        // The number people read off the list marks the place as well as the whole id.
+        let number = String(try #require(Int(next.prefix { $0 != "-" })))
+        #expect(try await fixture.call(OutboxCommand(limit: 2, after: number)).deliveries.compactMap(\.preview) == ["m3", "m4"])
+        let platform = next.drop { $0 != "-" }
+        #expect(try await fixture.call(OutboxCommand(limit: 2, after: number + platform)).deliveries.compactMap(\.preview) == ["m3", "m4"])
+        for bad in ["zzz", "-5", "12-", ""] {
+            await #expect(throws: Error.self, "\(bad)") { try await fixture.call(OutboxCommand(limit: 2, after: bad)) }
+        }
+        await #expect(throws: Error.self) { try await fixture.call(OutboxCommand(limit: 0)) }
         await fixture.stop()
     }
 

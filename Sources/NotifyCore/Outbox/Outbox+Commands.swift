@@ -189,6 +189,20 @@ extension Outbox {
         countsShown.current == queue.countsByLooking
     }
 
+    /// Where a page (`outbox --after`) starts, as an id to compare the others with: an id
+    /// as listed, or its number as people read it off the list (`1002-apns`, or `1002`: after
+    /// every message of that number). The id need not be there still (delivered meanwhile).
+    public static func pageCursor(_ given: String) throws(CoreError) -> String {
+        let parts = given.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let first = parts.first, !first.isEmpty, first.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(first),
+              parts.count == 1 || !parts[1].isEmpty else {
+            throw .invalidArgument("'\(given)' is not an outbox id: give one that `notifyctl outbox` lists (0000001002-apns), or its number (1002, 1002-apns)")
+        }
+        if parts.count == 2 { return Delivery.paddedSequence(number) + "-" + parts[1].lowercased() }
+        // After every id of that number: the first one the next number could have.
+        return Delivery.paddedSequence(number + 1) + "-"
+    }
+
     /// The delivery `given` names: its id, or the id's number as people read it off the
     /// list (`1002` or `1002-apns` for 0000001002-apns; each delivery has a number of its own).
     func resolve(_ given: String) throws(CoreError) -> String {

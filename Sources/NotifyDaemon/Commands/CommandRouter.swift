@@ -93,10 +93,12 @@ struct CommandRouter: RequestHandler {
         registry.register(SendCommand.self, plainly: SendCommand.init(plainLine:), joinsBatch: { $0.queue != false }) { router, command, id, _ throws(CoreError) in
             try await router.send(id, command)
         }
-        registry.register(OutboxCommand.self) { router, command, id, _ in
+        registry.register(OutboxCommand.self) { router, command, id, _ throws(CoreError) in
+            if let limit = command.limit, limit < 1 { throw .invalidArgument("limit is \(limit); a page holds at least 1 message") }
+            let after = try command.after.map { (given: String) throws(CoreError) in try Outbox.pageCursor(given) }
             let purged = command.purge == true ? await router.outbox.purge() : nil
             guard let limit = command.limit else { return .now(Reply.success(id, OutboxResult(deliveries: await router.outbox.list(), purged: purged))) }
-            var page = await router.outbox.page(limit: limit, after: command.after)
+            var page = await router.outbox.page(limit: limit, after: after)
             page.purged = purged
             return .now(Reply.success(id, page))
         }
