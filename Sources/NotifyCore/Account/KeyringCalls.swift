@@ -18,6 +18,8 @@ final class KeyringCalls: Sendable {
     /// `call`'s result, or `whenStopped` once notifyd is stopping. A call that `stop`
     /// cancels ends as its child process does when cancelled.
     func run<T: Sendable>(whenStopped: T, _ call: @escaping @Sendable () async -> T) async -> T {
+        // A task of its own so that `stop` can cancel it, which kills its child process;
+        // the caller awaits it, so it outlives nobody.
         let call = Task { await call() }
         let id = state.withLock { state -> Int? in
             guard !state.stopped else { return nil }
