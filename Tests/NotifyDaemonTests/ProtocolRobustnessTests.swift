@@ -41,6 +41,24 @@ import Testing
         #expect(replies[6]?["id"] == .number(9))
     }
 
+    /// JSON numbers a field cannot hold: the decoder names no field and calls the line not
+    /// JSON, which it is; the reply says what is wrong instead.
+    @Test(arguments: [#""cmd":"outbox","limit":1.5"#, #""cmd":"outbox","limit":1e20"#, #""cmd":"outbox","limit":99999999999999999999999"#,
+                      #""cmd":"register","timeout":1e400"#])
+    func aNumberThatDoesNotFitItsFieldIsSaidSo(fields: String) async throws {
+        let fixture = try await DaemonFixture()
+        let path = fixture.socketPath
+        let reply = try await onThread { () -> JSONValue? in
+            let connection = try RawConnection(path: path)
+            try connection.send("{\"id\":1,\(fields)}\n")
+            return connection.receive()
+        }
+        #expect(reply?["error"]?["code"] == .string("invalid_argument"))
+        let message = try #require(reply?["error"]?["message"]?.stringValue)
+        #expect(message.hasSuffix(": a number in it does not fit its field: out of range, or with a fraction where a whole number is needed"), "\(message)")
+        #expect(!message.contains("not valid JSON"))
+    }
+
     @Test func anOversizedLineIsRefusedAndTheConnectionClosed() async throws {
         let fixture = try await DaemonFixture()
         let path = fixture.socketPath

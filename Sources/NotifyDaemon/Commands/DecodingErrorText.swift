@@ -7,6 +7,10 @@ enum DecodingErrorText {
             return "\(command) needs \"\(key.stringValue)\""
         case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
             return "\(command): \"\(path(context))\" must be \(name(of: type))"
+        case .dataCorrupted(let context) where context.codingPath.isEmpty && context.debugDescription.contains("not valid JSON"):
+            // The line is JSON (checked before it is decoded): what the decoder refuses so,
+            // naming no field, is a number a field cannot hold.
+            return "\(command): a number in it does not fit its field: out of range, or with a fraction where a whole number is needed"
         case .dataCorrupted(let context):
             let field = path(context)
             return field.isEmpty ? "\(command): \(context.debugDescription)" : "\(command): \"\(field)\" has an invalid value (\(context.debugDescription))"
