@@ -33,11 +33,12 @@ extension DevBackend {
 
           --host ADDRESS       IPv4 address to bind (default 127.0.0.1)
           --port N             port to listen on; 0 picks a free one (default 0)
-          --android-name NAME  platform name the upsert accepts for Android: fcm
-                               (default, newer tutorial), gcm (older), both, or
-                               fcmv1: the tutorial updated for FCM v1, which knows
-                               wns, apns and fcmv1 only (registrations under other
-                               names get 400 "Unsupported platform", sends 500)
+          --android-name NAME  platform name the upsert accepts for Android: fcmv1
+                               (default, as notifyd's own default expects): the
+                               tutorial updated for FCM v1, which knows wns, apns
+                               and fcmv1 only (registrations under other names get
+                               400 "Unsupported platform", sends 500); fcm: the
+                               tutorial as first written; gcm (older), or both
           --gone-status CODE   answer to an upsert of an unknown or expired id:
                                500 (default, what the tutorial does), 410 or 404
           --escapes-text       model a fixed backend that escapes the message text
@@ -68,7 +69,9 @@ extension DevBackend {
 
     /// Parses the arguments after the program name. Accepts `--flag value` and `--flag=value`.
     public static func parseArguments(_ arguments: [String]) throws(UsageError) -> Command {
-        var options = Options(logRequests: true)
+        // Android as notifyd names it by default: the tutorial as updated for FCM v1, the
+        // only way Notification Hubs reaches Android since June 2024.
+        var options = Options(androidPlatformName: .fcmv1, logRequests: true)
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             var flag = argument

@@ -3,8 +3,11 @@ import DevBackend
 import Testing
 
 @Suite struct LaunchArgumentsTests {
-    @Test func defaultsServeOnAnEphemeralLoopbackPortAndLogRequests() throws {
-        #expect(try DevBackend.parseArguments([]) == .run(DevBackend.Options(logRequests: true)))
+    /// Android under fcmv1, as notifyd's defaults send it: the README's first hour works
+    /// for an Android token without a flag on either side.
+    @Test func defaultsServeOnAnEphemeralLoopbackPortKnowAndroidAsFCMv1AndLogRequests() throws {
+        #expect(try DevBackend.parseArguments([]) == .run(DevBackend.Options(androidPlatformName: .fcmv1, logRequests: true)))
+        #expect(try DevBackend.parseArguments(["--android-name", "fcm"]) == .run(DevBackend.Options(androidPlatformName: .fcm, logRequests: true)))
     }
 
     @Test func everyFlagIsApplied() throws {
@@ -36,8 +39,8 @@ import Testing
 
     @Test func theInstallationsDialectTakesItsKeyFromTheCommandLineOrAFile() throws {
         #expect(try DevBackend.parseArguments(["--api", "installations", "--api-key=k1", "--installations-android-name", "fcm"])
-            == .run(DevBackend.Options(logRequests: true, api: .installations, apiKey: "k1", installationsAndroidName: .fcm)))
-        #expect(try DevBackend.parseArguments(["--api=registrations"]) == .run(DevBackend.Options(logRequests: true)))
+            == .run(DevBackend.Options(androidPlatformName: .fcmv1, logRequests: true, api: .installations, apiKey: "k1", installationsAndroidName: .fcm)))
+        #expect(try DevBackend.parseArguments(["--api=registrations"]) == .run(DevBackend.Options(androidPlatformName: .fcmv1, logRequests: true)))
 
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("apikey-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: path) }
