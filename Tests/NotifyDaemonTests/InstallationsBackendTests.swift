@@ -12,10 +12,12 @@ import NotifyTestSupport
     static let key = "dev-api-key-" + UUID().uuidString.prefix(8)
     static let token = String(repeating: "AB", count: 32)
 
-    static func fixture(settings: RuntimeSettings = .fast, loggedIn: Bool = true) async throws -> DaemonFixture {
+    static func fixture(settings: RuntimeSettings = .fast, loggedIn: Bool = true, backendAndroid: DevBackend.InstallationsAndroidName? = nil) async throws -> DaemonFixture {
         var settings = settings
         settings.backendAPI = .installations
-        let fixture = try await DaemonFixture(settings: settings, backendOptions: .init(quiet: true, api: .installations, apiKey: key))
+        var options = DevBackend.Options(quiet: true, api: .installations, apiKey: key)
+        if let backendAndroid { options.installationsAndroidName = backendAndroid }
+        let fixture = try await DaemonFixture(settings: settings, backendOptions: options)
         fixture.remember(password: key)
         if loggedIn { _ = try await fixture.call(LoginCommand(user: "alice", password: key)) }
         return fixture
@@ -37,6 +39,23 @@ import NotifyTestSupport
         #expect(fixture.backend.installations().isEmpty, "the check changed nothing")
         // Every request carried the key in its header, none in its URL.
         #expect(fixture.backend.requests().allSatisfy { !$0.apiKeyInQuery && !$0.path.contains(Self.key) })
+    }
+
+    /// The sample as its docs had it before FCM v1 knows Android as fcm, and answers 422
+    /// to fcmv1, as to a hub that failed: `android_name = fcm` reaches it, and without it
+    /// the retries say which setting to try.
+    @Test func anOlderBackendServiceIsReachedUnderTheAndroidNameSet() async throws {
+        let retrying = try await Self.fixture(backendAndroid: .fcm)
+        let refused = try await retrying.call(SetTokenCommand(token: "fcm:token-1", platform: .fcm))
+        #expect(refused.registration.state == .retrying, "\(refused.registration)")
+        #expect(refused.registration.message?.contains("set android_name = fcm") == true, "\(refused.registration)")
+        await retrying.stop()
+
+        let fixture = try await Self.fixture(settings: .fast { $0.androidName = .fcm }, backendAndroid: .fcm)
+        let set = try await fixture.call(SetTokenCommand(token: "fcm:token-1", platform: .fcm))
+        #expect(set.registration.state == .registered, "\(set.registration)")
+        #expect(fixture.backend.installations().first?.platform == "fcm")
+        await fixture.stop()
     }
 
     @Test func registrationIsOnePutUnderAnIdTheDeviceKeeps() async throws {

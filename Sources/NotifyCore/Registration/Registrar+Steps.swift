@@ -47,7 +47,7 @@ extension Registrar {
                 await self.finished(step, .failed(.transient(retryAfter: nil, reason: "\(error)")), with: credentials)
                 return
             }
-            let result: StepResult
+            var result: StepResult
             switch step {
             case .createId(let handle, _, let api):
                 // Back at a backend whose registration is still waiting to be deleted: that one.
@@ -69,6 +69,10 @@ extension Registrar {
                 }
                 let outcome = await backend.upsertRegistration(id: id, platform: platform, handle: target.handle, tags: target.tags, account: account)
                 result = self.stepResult(outcome, route: .upsert, backend: backendText, api: target.api)
+                if target.api == .installations, target.platform.isAndroid, case .failed(.transient(let retryAfter, let reason)) = result,
+                   case .failure(.status(422, _, _)) = outcome {
+                    result = .failed(.transient(retryAfter: retryAfter, reason: reason + InstallationRoutes.androidNameHint(settings[\.androidName])))
+                }
             case .delete(let id, _, let api):
                 result = self.stepResult(await backend.deleteRegistration(id: id, account: account), route: .delete, backend: backendText, api: api)
             }
@@ -104,12 +108,12 @@ extension Registrar {
         }
     }
 
-    /// The platform's name at the backend: Android under `android_name` at the AppBackend,
-    /// under fcmv1 at the backend service, which knows Apple's and Google's only (nil for others).
+    /// The platform's name at the backend: Android under `android_name`, at the backend
+    /// service too, which knows Apple's and Google's only (nil for others).
     static func platformName(_ platform: Platform, api: BackendDialect, android: Platform) -> String? {
         switch api {
         case .registrations: platform.backendName(android: android)
-        case .installations: InstallationRoutes.platformName(platform)
+        case .installations: InstallationRoutes.platformName(platform, android: android)
         }
     }
 

@@ -25,10 +25,19 @@ enum InstallationRoutes {
         "notifyd-login-check-" + UUID().uuidString.lowercased()
     }
 
-    /// The sample knows Apple's and Google's push services only, Android under FCM v1.
-    static func platformName(_ platform: Platform) -> String? {
-        if platform.isAndroid { return Platform.fcmv1.rawValue }
+    /// The sample knows Apple's and Google's push services only: Android under FCM v1, or
+    /// under `fcm` in the version its docs had before (`android_name`, fcmv1 by default).
+    static func platformName(_ platform: Platform, android: Platform = .fcmv1) -> String? {
+        if platform.isAndroid { return android.rawValue }
         return platform == .apns ? Platform.apns.rawValue : nil
+    }
+
+    /// The backend service answers 422 both to a platform name it does not know and to a
+    /// hub that failed: for an Android device, the first is worth naming.
+    static func androidNameHint(_ android: Platform) -> String {
+        android == .fcmv1
+            ? "; if it goes on, the backend may be the sample's older version, which knows Android as fcm: set android_name = fcm"
+            : "; if it goes on, the backend may know Android as fcmv1 (the sample as it is now): set android_name = fcmv1"
     }
 
     /// The tag a user's devices carry, and sends to that user go to: the backend service
