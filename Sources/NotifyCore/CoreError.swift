@@ -34,10 +34,10 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
     /// The password command or systemd credential failed; tried again later.
     case passwordUnavailable(String)
     /// `login` was refused by the backend; the previous credentials stay in force.
-    case loginRefused(user: String, status: Int, previous: String?)
+    case loginRefused(user: String, status: Int, previous: String?, secret: String = "password")
     /// `login` could not be checked (the backend cannot be reached) while another login is
     /// in force: it is not saved, and the one in force stays.
-    case loginUnchecked(user: String, reason: String, previous: String?)
+    case loginUnchecked(user: String, reason: String, previous: String?, secret: String = "password")
     /// `login` was replaced by a later one before the backend answered.
     case loginSuperseded(user: String)
     /// `login` waited as long as it was told to, and the check (the backend, or the password
@@ -88,12 +88,12 @@ public indirect enum CoreError: Error, Equatable, Sendable, CustomStringConverti
         case .loginForAnotherAPI(let user, let api, let inForce):
             return "the login of \(user) was made for a backend with backend_api = \(api), and notifyd now uses backend_api = \(inForce): "
                 + "its \(api.secretName) is not a \(inForce.secretName); log in with `notifyctl login \(user)` and the backend's \(inForce.secretName)"
-        case .loginRefused(let user, let status, let previous):
+        case .loginRefused(let user, let status, let previous, let secret):
             let kept = previous.map { "the credentials of '\($0)' stay in force" } ?? "no one is logged in"
-            return "the backend refused the password of '\(user)' (HTTP \(status)); the login was not saved and \(kept)"
-        case .loginUnchecked(let user, let reason, let previous):
+            return "the backend refused the \(secret) of '\(user)' (HTTP \(status)); the login was not saved and \(kept)"
+        case .loginUnchecked(let user, let reason, let previous, let secret):
             let kept = previous.map { "'\($0)' stays logged in" } ?? "no one is logged in"
-            return "the password of '\(user)' could not be checked (\(reason)); the login was not saved and \(kept): log in again once the backend can be reached"
+            return "the \(secret) of '\(user)' could not be checked (\(reason)); the login was not saved and \(kept): log in again once the backend can be reached"
         case .loginSuperseded(let user):
             return "the login of '\(user)' was replaced by a later login before the backend answered; the later one is checked and kept"
         case .loginPending(let user, let previous):

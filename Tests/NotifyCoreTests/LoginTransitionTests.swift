@@ -67,7 +67,7 @@ struct LoginTransitionTests {
         let failed = await #expect(throws: CoreError.self) {
             try await registrar.loginOutcome(try await registrar.login(user: "bob", password: "bob", backend: nil), timeout: 30)
         }
-        guard case .loginUnchecked(let user, _, let previous) = failed else {
+        guard case .loginUnchecked(let user, _, let previous, _) = failed else {
             Issue.record("expected loginUnchecked, got \(String(describing: failed))")
             return
         }

@@ -29,6 +29,7 @@ import NotifyTestSupport
         fixture.remember(password: wrong)
         let refused = try await fixture.callExpectingError(LoginCommand(user: "alice", password: wrong))
         #expect(refused.code == .unauthorized, "\(refused)")
+        #expect(refused.message.hasPrefix("the backend refused the API key of 'alice' (HTTP 401)"), "\(refused.message)")
         #expect(fixture.count(.installationDelete) == 1, "one check request, no retry")
         #expect(try await fixture.status().account == nil)
 

@@ -64,9 +64,9 @@ extension Registrar {
         let kept = passwordsKept.removeValue(forKey: pending.revision)
         switch verdict {
         case .refused(let user, let status):
-            throw .loginRefused(user: user, status: status, previous: credentials?.user)
+            throw .loginRefused(user: user, status: status, previous: credentials?.user, secret: settings[\.backendAPI].secretName)
         case .uncheckable(let user, let reason):
-            throw .loginUnchecked(user: user, reason: reason, previous: credentials?.user)
+            throw .loginUnchecked(user: user, reason: reason, previous: credentials?.user, secret: settings[\.backendAPI].secretName)
         case .notSaved(let error):
             throw error
         case .superseded(let user):
