@@ -50,8 +50,9 @@ enum Status: Subcommand {
              turned off (`unregister`), or the backend refused the login or the
              registration
           3  notifyd cannot be reached
-          4  notifyd is at it by itself: registering, retrying the backend, or
-             deleting a registration the backend could not delete yet
+          4  notifyd is at it by itself: registering, retrying the backend (for the
+             registration, or messages waiting for it), or deleting a registration
+             the backend could not delete yet
         """
 
     static func run(_ arguments: [String], _ context: Context) throws(CommandFailure) -> ExitCode {
@@ -114,12 +115,19 @@ enum Status: Subcommand {
             // Each field on its own line, whatever it holds.
             Terminal.out(lines.map(PrintableText.line).joined(separator: "\n"))
         }
-        return exitCode(registration.state)
+        return exitCode(registration.state, retryingMessages: Self.retrying(status))
     }
 
-    static func exitCode(_ state: RegistrationState) -> ExitCode {
+    /// Registered, but messages wait for the backend: notifyd is retrying it, which a script
+    /// watching `status` must hear (exit 4), not "all is well".
+    static func retrying(_ status: StatusResult) -> Bool {
+        let waiting = status.outbox.map { $0.waiting > 0 && $0.nextAttemptAt != nil } ?? false
+        return waiting || status.network?.backendUnreachableSince != nil || status.network?.offlineSince != nil
+    }
+
+    static func exitCode(_ state: RegistrationState, retryingMessages: Bool = false) -> ExitCode {
         switch state {
-        case .registered: .done
+        case .registered: retryingMessages ? .later : .done
         case .unauthorized, .rejected: .failed
         case let waiting where StateText.waitsForUser(waiting): .failed
         default: .later

@@ -127,6 +127,13 @@ import NotifyTestSupport
         #expect(try await exit() == 1, "no token")
         #expect(try await daemon.notifyctl(["set-token", "3f2a1b"]).status == 0)
         #expect(try await exit() == 0, "registered")
+        // Registered, but a message waits for a backend that refuses it for now.
+        try backend.addFault(DevBackend.FaultRule(route: .send, status: 503))
+        #expect(try await daemon.notifyctl(["send", "--to", "bob", "later"]).status == 4)
+        #expect(try await exit() == 4, "a message waits for a retry")
+        backend.clearFaults()
+        #expect(try await daemon.notifyctl(["outbox", "retry"]).status == 0)
+        #expect(await eventually { (try? await exit()) == 0 }, "delivered: nothing waits")
         try backend.addFault(DevBackend.FaultRule(route: .upsert, status: 503))
         _ = try await daemon.notifyctl(["set-tags", "news"])
         #expect(await eventually { (try? await exit()) == 4 }, "retrying")
