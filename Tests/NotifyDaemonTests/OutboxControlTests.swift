@@ -31,6 +31,27 @@ import NotifyTestSupport
         await fixture.stop()
     }
 
+    /// Sends pipelined in one write fill the outbox before any of them is queued: the one
+    /// past the bound still names whom the outbox waits for.
+    @Test func aBurstInOneWritePastTheBoundNamesWhomTheOutboxWaitsFor() async throws {
+        let fixture = try await DaemonFixture(settings: RuntimeSettings.fast {
+            $0.retry = Backoff(initial: 3600, multiplier: 2, maximum: 3600)
+            $0.outboxMax = 3
+        })
+        _ = try await fixture.login()
+        try fixture.backend.addFault(.init(route: .send, status: 503))
+        let path = fixture.socketPath
+        let replies = try await onThread { () -> [JSONValue?] in
+            let connection = try RawConnection(path: path)
+            try connection.send((1...4).map { #"{"id":\#($0),"cmd":"send","to":"\#($0 == 2 ? "carol" : "bob")","message":"m\#($0)"}"# + "\n" }.joined())
+            return (1...4).map { _ in connection.receive() }
+        }
+        let refused = try #require(replies.first { $0?["error"] != nil } ?? nil, "\(replies)")
+        #expect(refused["error"]?["code"] == .string("outbox_full"))
+        #expect(refused["error"]?["message"]?.stringValue?.contains("3 messages waiting for bob (2), carol (1) (outbox_max = 3)") == true, "\(refused)")
+        await fixture.stop()
+    }
+
     /// Past `outbox_max`, a send is refused with whom the queue waits for, and nothing
     /// queued is dropped: once the backend is back, those go out, and there is room again.
     @Test func pastTheBoundASendIsRefusedAndNothingQueuedIsDropped() async throws {

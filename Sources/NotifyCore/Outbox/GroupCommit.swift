@@ -27,6 +27,9 @@ struct GroupCommit {
     /// The copies gathered for the next batches, not queued yet.
     var gathered: Int { collecting.reduce(0) { $0 + $1.copies.count } }
 
+    /// Those copies themselves, for a refusal that names whom the outbox waits for.
+    var gatheredCopies: [Delivery] { collecting.flatMap(\.copies) }
+
     /// The copies of one message (one per platform), to be written in the same batch.
     mutating func collect(_ copies: [Delivery]) {
         collecting.append((copies, copies.reduce(0) { $0 + OutboxEntryRecord.sizeBound(of: $1) }))

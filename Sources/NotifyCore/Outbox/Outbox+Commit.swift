@@ -64,7 +64,9 @@ extension Outbox {
         let tooMany = waiting + copies > limit
         guard tooMany || queuedBytes + copies * bytes > byteLimit else { return }
         var perRecipient: [String: Int] = [:]
-        for delivery in queue.queued { perRecipient[delivery.to, default: 0] += 1 }
+        // Those gathered for the write under way count too: a burst of sends in one read
+        // fills the outbox before any of them is queued.
+        for delivery in queue.queued + commits.gatheredCopies { perRecipient[delivery.to, default: 0] += 1 }
         for key in queue.deferred.perKey { perRecipient[key.to, default: 0] += key.count }
         let most = perRecipient.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
         let named = most.prefix(3).map { "\($0.key) (\($0.value))" } + (most.count > 3 ? ["\(most.count - 3) more"] : [])
