@@ -23,4 +23,15 @@ public enum Platform: String, Codable, Sendable, CaseIterable, CustomStringConve
     /// Google retired the legacy FCM HTTP API (and GCM before it) on 20 June 2024: a
     /// backend still registers devices under these names, but nothing reaches them.
     public var isLegacyAndroid: Bool { self == .fcm || self == .gcm }
+
+    /// A name it does not know is refused naming those it does (the decoder's own words
+    /// were "Cannot initialize Platform from invalid String value …").
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let name = try container.decode(String.self)
+        guard let platform = Platform(rawValue: name) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(PrintableText.line(name))' is not a platform; one of \(Self.names)")
+        }
+        self = platform
+    }
 }

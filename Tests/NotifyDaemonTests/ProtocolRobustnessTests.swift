@@ -59,6 +59,19 @@ import Testing
         #expect(!message.contains("not valid JSON"))
     }
 
+    /// A platform notifyd does not know is refused with the ones it does.
+    @Test func anUnknownPlatformIsRefusedNamingTheKnownOnes() async throws {
+        let fixture = try await DaemonFixture()
+        let path = fixture.socketPath
+        let reply = try await onThread { () -> JSONValue? in
+            let connection = try RawConnection(path: path)
+            try connection.send(#"{"id":1,"cmd":"set-token","token":"ABCD","platform":"bogus"}"# + "\n")
+            return connection.receive()
+        }
+        #expect(reply?["error"]?["code"] == .string("invalid_argument"))
+        #expect(reply?["error"]?["message"] == .string("set-token: \"platform\" has an invalid value ('bogus' is not a platform; one of apns, fcm, fcmv1, gcm, wns)"))
+    }
+
     @Test func anOversizedLineIsRefusedAndTheConnectionClosed() async throws {
         let fixture = try await DaemonFixture()
         let path = fixture.socketPath
