@@ -3,6 +3,7 @@ import Foundation
 import NotifyClient
 import NotifyProtocol
 import NotifySocket
+import NotifyTestSupport
 import Testing
 
 /// Client input can be anything; the daemon answers and never falls over.
@@ -57,6 +58,24 @@ import Testing
         let message = try #require(reply?["error"]?["message"]?.stringValue)
         #expect(message.hasSuffix(": a number in it does not fit its field: out of range, or with a fraction where a whole number is needed"), "\(message)")
         #expect(!message.contains("not valid JSON"))
+    }
+
+    /// A client that goes with its replies unread resets the connection: a script doing so
+    /// in a loop must not fill the journal with a warning each.
+    @Test func clientsThatGoWithRepliesUnreadAreNotWarnedAbout() async throws {
+        let fixture = try await DaemonFixture()
+        let path = fixture.socketPath
+        try await onThread {
+            for _ in 1...20 {
+                let connection = try RawConnection(path: path)
+                try connection.send(#"{"cmd":"ping"}"# + "\n")
+                // The reply is there, unread, when the connection goes.
+                var entry = pollfd(fd: connection.fd, events: Int16(POLLIN), revents: 0)
+                _ = poll(&entry, 1, 60_000)
+            }
+        }
+        #expect(await eventually { fixture.log.matches(of: /connection \d+ closed/).count >= 20 }, "\(fixture.log)")
+        #expect(!fixture.log.contains("read failed"))
     }
 
     /// A platform notifyd does not know is refused with the ones it does.
