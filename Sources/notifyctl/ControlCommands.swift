@@ -36,16 +36,21 @@ enum Stop: Subcommand {
             if context.json { context.printJSON(.object(["stopped": .bool(false)])) } else { Terminal.out("notifyd is not running.") }
             return .done
         }
+        let stopped: (StopResult, JSONValue)
         do {
-            let (result, raw) = try client.call(StopCommand())
+            stopped = try client.call(StopCommand())
             // One wait in all, not one for the answer and another for the close.
             client.timeout = max(0, deadline - monotonicSeconds())
             try client.waitForClose()
-            if context.json { context.printJSON(raw) } else { Terminal.out("notifyd (pid \(result.pid)) stopped.") }
-            return .done
         } catch {
             throw context.failure(error)
         }
+        let (result, raw) = stopped
+        guard ProcessExit.wait(for: result.pid, until: deadline) else {
+            throw CommandFailure(.failed, "notifyd (pid \(result.pid)) is still running \(Int(timeout.rounded())) s after it was asked to stop")
+        }
+        if context.json { context.printJSON(raw) } else { Terminal.out("notifyd (pid \(result.pid)) stopped.") }
+        return .done
     }
 }
 

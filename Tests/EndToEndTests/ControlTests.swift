@@ -1,4 +1,5 @@
 import Foundation
+import NotifySocket
 import Testing
 import NotifyTestSupport
 
@@ -31,6 +32,37 @@ import NotifyTestSupport
         let again = try await daemon.notifyctl(["stop"])
         #expect(again.status == 0, "stopping a stopped notifyd is not an error")
         await daemon.cleanUp()
+    }
+
+    /// notifyd closes its clients' connections a moment before its process exits: `stop`
+    /// returns only once the process named in the answer has exited, so that a notifyd
+    /// started next finds the socket and the lock free; one that does not exit within the
+    /// timeout is said to be still running.
+    @Test func stopReturnsOnceTheProcessHasExited() async throws {
+        let lingering = try await SpawnedProcess.start("/bin/sleep", ["1"])
+        let stopsLate = try await HostileListener.with(serve: Self.stopAnswer(pid: lingering.pid)) { listener in
+            try await run(BuiltProducts.path("notifyctl"), ["--socket", listener.path, "stop"])
+        }
+        #expect(stopsLate.status == 0, "\(stopsLate.error)")
+        #expect(!lingering.isRunning, "stop returned while pid \(lingering.pid) still ran")
+
+        let stays = try await SpawnedProcess.start("/bin/sleep", ["300"])
+        defer { stays.signal(SIGKILL) }
+        let neverStops = try await HostileListener.with(serve: Self.stopAnswer(pid: stays.pid)) { listener in
+            try await run(BuiltProducts.path("notifyctl"), ["--socket", listener.path, "stop", "--timeout", "1"])
+        }
+        #expect(neverStops.status == 1)
+        #expect(neverStops.error.contains("notifyd (pid \(stays.pid)) is still running 1 s after it was asked to stop"), "\(neverStops.error)")
+    }
+
+    /// Answers `stop` as notifyd does, naming `pid`, and closes the connection.
+    static func stopAnswer(pid: pid_t) -> @Sendable (Int32) -> Void {
+        { fd in
+            let reader = LineReader(fd: fd, maximumLength: 1 << 20)
+            guard case .line(let bytes) = reader.next() else { return }
+            let id = ((try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any])?["id"] as? Int ?? 0
+            _ = try? UnixSocket.writeAll(fd, Array((#"{"id":\#(id),"ok":true,"result":{"pid":\#(pid)}}"# + "\n").utf8))
+        }
     }
 
     @Test func reloadAppliesTheChangedSettingsAndRefusesABrokenConfig() async throws {
