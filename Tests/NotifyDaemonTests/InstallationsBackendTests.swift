@@ -175,6 +175,18 @@ import NotifyTestSupport
         #expect(wrongBackend.message.contains("set backend_api = registrations"), "\(wrongBackend)")
     }
 
+    /// A wrong path at an AppBackend is not taken for the other kind of backend (its
+    /// authentication answers any request without Basic auth with 500, the probe's too):
+    /// the refusal says to check the URL.
+    @Test func aWrongPathIsNotTakenForTheOtherKindOfBackend() async throws {
+        let fixture = try await DaemonFixture()
+        let wrongPath = fixture.backend.baseURL.absoluteString + "/sub"
+        let refused = try await fixture.callExpectingError(LoginCommand(user: "alice", password: "alice:" + DaemonFixture.secret, backend: wrongPath))
+        #expect(!refused.message.contains("backend_api"), "\(refused)")
+        #expect(refused.message.contains("no such route at \(wrongPath)"), "\(refused)")
+        #expect(refused.message.contains("check the backend URL, its path especially"), "\(refused)")
+    }
+
     /// A reload to the other API is a switch of backend: the old registration is deleted
     /// at the old backend with its own password, the API key never goes there, and back.
     @Test func aSwitchBetweenTheTwoAPIsDeletesTheOldRegistrationBothWays() async throws {

@@ -219,8 +219,10 @@ public final class HTTPBackend: BackendAPI {
 
     /// `result`, or when the other API's routes answer at this backend, a refusal that says
     /// to set `backend_api`. The probe carries no secret: the other API's route is asked
-    /// without credentials (the backend service answers 401, not 404, to a route it has)
-    /// or with a made-up user (the AppBackend answers 403 to it).
+    /// without credentials (the backend service answers 401 to a route it has) or with a
+    /// made-up user (the AppBackend answers 401 or 403 to it). Only those answers name the
+    /// other API: the AppBackend answers a request without Basic auth with 500, on any
+    /// route, so a wrong path at an AppBackend once read as a backend service.
     private func namingOtherAPI(_ result: Result<Data, BackendCallError>, status: Int, account: BackendAccount) async -> Result<Data, BackendCallError> {
         let other: BackendDialect = account.api == .registrations ? .installations : .registrations
         var probe = account
@@ -234,10 +236,14 @@ public final class HTTPBackend: BackendAPI {
         guard case .success(var request) = request(method, path, query: [], body: body, account: probe) else { return result }
         // The backend service is asked with no key at all.
         if other == .installations { request.headers.removeAll { $0.hasPrefix("apikey:") } }
-        if case .response(let answer, _, _, _) = await transport.perform(request), answer != 404 {
+        let namesOther: Set<Int> = other == .installations ? [401] : [401, 403]
+        if case .response(let answer, _, _, _) = await transport.perform(request), namesOther.contains(answer) {
             return .failure(.otherAPI(status: status, suggestion: Self.otherAPISuggestion(other)))
         }
-        return result
+        // Neither API's route is there: most likely the URL's path is wrong.
+        guard status == 404, case .failure(.status(let status, let retryAfter, let body)) = result else { return result }
+        let said = body.isEmpty ? "" : " (\(body))"
+        return .failure(.status(status, retryAfter: retryAfter, body: "no such route at \(account.baseURL.absoluteString)\(said): check the backend URL, its path especially"))
     }
 
     static func otherAPISuggestion(_ api: BackendDialect) -> String {
