@@ -123,6 +123,13 @@ import NotifyTestSupport
         let outbox = try #require(try await fixture.status().outbox)
         #expect(outbox.waiting == 0)
         #expect(outbox.nextAttemptAt == nil, "nothing is tried before the next login")
+        // One sent meanwhile is held with it, and its sender hears why and what to do.
+        let later = try await fixture.call(SendCommand(to: "carol", message: "sent after the refusal"))
+        let held = try #require(later.deliveries.first)
+        #expect(held.state == .queued && held.nextAttemptAt == nil)
+        #expect(held.error?.message.contains("refused the credentials of 'alice'") == true, "\(held)")
+        #expect(held.error?.message.contains("notifyctl login alice") == true, "\(held)")
+        #expect(try await fixture.status().outbox?.held == 2)
         await fixture.stop()
     }
 

@@ -39,6 +39,10 @@ extension Outbox {
         if queue.isHeld(delivery) {
             status.nextAttemptAt = nil
             status.error = Self.heldReason(delivery.account, current: accounts.currentKey, saved: accounts.loggedIn).wireError
+        } else if queue.paused, delivery.state == .queued, let reason = queue.pauseReason {
+            // Held with every other until the next login: what the backend refused says why.
+            status.nextAttemptAt = nil
+            status.error = reason
         }
         return status
     }

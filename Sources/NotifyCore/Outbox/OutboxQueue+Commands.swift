@@ -9,6 +9,7 @@ extension OutboxQueue {
         if let id, let position = deferredPosition(of: id) { keys.insert(deferred.orderKey(at: position)) }
         for key in keys { retryAt[key] = nil }
         paused = false
+        pauseReason = nil
         let deferredCount = id == nil ? deferred.count : keys.reduce(0) { $0 + deferred.count(of: $1) }
         return queued.indices.filter { keys.contains(queued[$0].orderKey) && !queued.isInFlight(at: $0) }.count + deferredCount
     }

@@ -48,6 +48,8 @@ public struct OutboxQueue: Sendable {
     public internal(set) var concurrency: Int
     /// Set while the backend refuses the credentials: nothing goes out until `resume`.
     public internal(set) var paused = false
+    /// What the backend said when it refused them: why every delivery is held meanwhile.
+    public internal(set) var pauseReason: WireError?
     /// The account logged in now; deliveries of any other are held.
     public private(set) var account: AccountKey?
 
@@ -262,6 +264,7 @@ public struct OutboxQueue: Sendable {
         case .unauthorized(let error) where !delivery.senderWaiting:
             offline[key] = nil
             paused = true
+            pauseReason = error
             delivery.nextAttemptAt = nil
             delivery.lastError = error
         case .unauthorized(let error), .failed(let error):
@@ -310,6 +313,7 @@ public struct OutboxQueue: Sendable {
     /// Credentials changed: try again.
     public mutating func resume() {
         paused = false
+        pauseReason = nil
     }
 
     /// Whether the queue still holds `delivery` as it was: not cancelled, purged or changed
