@@ -32,6 +32,16 @@ import Testing
         let above = try await run(BuiltProducts.path("notifyd"), ["--config", shared + "/config", "--check-config"], seconds: 10)
         #expect(above.status == 78)
         #expect(above.error.contains("\(shared) is writable by other users (mode 777)"), "\(above.error)")
+        // The file and the directories made for it under a umask of 002: all named at once,
+        // with one command, not one a run.
+        let made = shared + "/notifyd"
+        try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
+        #expect(chmod(shared, 0o775) == 0 && chmod(made, 0o775) == 0)
+        try Self.write("log_level = info\n", to: made + "/config", mode: 0o664)
+        let all = try await run(BuiltProducts.path("notifyd"), ["--config", made + "/config", "--check-config"], seconds: 10)
+        #expect(all.status == 78)
+        #expect(all.error.contains("\(made)/config (mode 664), \(made) (mode 775) and \(shared) (mode 775) are writable by other users"), "\(all.error)")
+        #expect(all.error.contains("run `chmod go-w \(made)/config \(made) \(shared)`"), "\(all.error)")
     }
 
     /// What was reported: a config made writable by others, a password_command added to it,

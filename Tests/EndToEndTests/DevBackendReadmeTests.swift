@@ -38,7 +38,9 @@ import Testing
         let home = try ScratchDirectory()
         defer { home.remove() }
         let environment = ["HOME": home.path, "XDG_CONFIG_HOME": ""]
-        let written = try await runCaptured("/bin/sh", ["-c", lines[2]], environment: environment)
+        // As on a desktop whose umask lets the user's group write: the config it makes is
+        // still one notifyd takes (nobody else may change a file that names a command).
+        let written = try await runCaptured("/bin/sh", ["-c", "umask 002; " + lines[2]], environment: environment)
         #expect(written.status == 0, "\(lines[2]): \(written.error)")
         let config = home.file(".config/notifyd/config")
         let text = try String(contentsOfFile: config, encoding: .utf8)

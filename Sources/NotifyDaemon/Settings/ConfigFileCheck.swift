@@ -19,6 +19,10 @@ enum ConfigFileCheck {
     static func problem(_ path: String, home: String = FilePath.homeDirectory(), uid: UInt32 = currentUID()) -> String? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         let danger = "who could make notifyd run a command of theirs as you (password_command)"
+        // Every place writable by others is named at once, with one command for them all:
+        // a umask of 002 leaves the file and each directory made for it so, and naming one
+        // at a time took as many runs as there were.
+        var writable: [(place: String, mode: String)] = []
         for (index, place) in StateDirectoryCheck.pathsUp(from: StateDirectoryCheck.resolvedPath(path), home: home).enumerated() {
             switch PathSafety.problem(at: place, uid: uid, stickyAllowed: index > 0) {
             case nil:
@@ -28,9 +32,13 @@ enum ConfigFileCheck {
             case .ownedBy(let owner):
                 return "\(place) belongs to uid \(owner), \(danger); use a config file of your own (`chown \(uid) \(place)`, or --config)"
             case .writableByOthers(let mode):
-                return "\(place) is writable by other users (mode \(mode)), \(danger); run `chmod go-w \(place)`"
+                writable.append((place, mode))
             }
         }
-        return nil
+        guard let first = writable.first else { return nil }
+        let command = "`chmod go-w \(writable.map(\.place).joined(separator: " "))`"
+        guard writable.count > 1 else { return "\(first.place) is writable by other users (mode \(first.mode)), \(danger); run \(command)" }
+        let named = writable.map { "\($0.place) (mode \($0.mode))" }
+        return "\(named.dropLast().joined(separator: ", ")) and \(named.last!) are writable by other users, \(danger); run \(command)"
     }
 }
