@@ -23,7 +23,7 @@ import NotifyTestSupport
         // For a person: a line each, the local time first.
         #expect(await human.wait(seconds: 10) == 0, "watch: \(human.standardError)")
         let said = human.standardOutput.split(separator: "\n")
-        #expect(said.count == 2 && said[0].contains(/^\d\d:\d\d:\d\d  registration: not logged in/) && said[1].hasSuffix("  notifyd stopped"),
+        #expect(said.count == 2 && said[0].contains(/^\d\d:\d\d:\d\d  registration: no backend configured/) && said[1].hasSuffix("  notifyd stopped"),
                 "\(human.standardOutput)")
         let first = try #require(lines.first ?? nil)
         #expect(first["event"] as? String == "registration")

@@ -30,9 +30,9 @@ import NotifyTestSupport
     @Test func globalOptionsWorkAfterTheCommandAndEveryHelpListsThem() async throws {
         let daemon = try await DaemonUnderTest(backend: nil)
         let status = try await run(BuiltProducts.path("notifyctl"), ["status", "--json", "--socket", daemon.socket])
-        #expect(status.status == 1, "not logged in, which needs you: \(status.error)")
+        #expect(status.status == 1, "no backend, which needs you: \(status.error)")
         let object = try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any]
-        #expect((object?["registration"] as? [String: Any])?["state"] as? String == "not_logged_in")
+        #expect((object?["registration"] as? [String: Any])?["state"] as? String == "no_backend")
         let equals = try await run(BuiltProducts.path("notifyctl"), ["ping", "--socket=\(daemon.socket)"])
         #expect(equals.status == 0, "\(equals.error)")
         await daemon.cleanUp()

@@ -227,11 +227,15 @@ struct RegistrationMachineTests {
         #expect(Self.performed(machine.update(Self.complete(), now: Self.start)) == [.createId(handle: "AA", backend: Self.backend)])
     }
 
+    /// The backend first: a login needs one, and what `status` says of it tells how to give
+    /// both (`notifyctl login --backend URL USER`).
     @Test func missingPiecesAreReportedInOrder() {
         var machine = RegistrationMachine(inputs: RegistrationInputs(), record: RegistrationRecord(), policy: Self.policy)
-        #expect(machine.status.state == .notLoggedIn)
+        #expect(machine.status.state == .noBackend)
         _ = machine.update(RegistrationInputs(account: Self.alice), now: Self.start)
         #expect(machine.status.state == .noBackend)
+        _ = machine.update(RegistrationInputs(backend: Self.backend), now: Self.start)
+        #expect(machine.status.state == .notLoggedIn)
         _ = machine.update(RegistrationInputs(account: Self.alice, backend: Self.backend), now: Self.start)
         #expect(machine.status.state == .noToken)
     }

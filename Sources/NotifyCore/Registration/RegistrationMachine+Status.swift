@@ -43,14 +43,15 @@ extension RegistrationMachine {
             }
             return status
         }
-        guard let account = inputs.account else {
-            status.state = .notLoggedIn
-            status.message = CoreError.notLoggedIn.description
-            return status
-        }
+        // No backend first: a login needs one, and its message says how to give both.
         guard inputs.backend != nil else {
             status.state = .noBackend
             status.message = CoreError.noBackend.description
+            return status
+        }
+        guard let account = inputs.account else {
+            status.state = .notLoggedIn
+            status.message = CoreError.notLoggedIn.description
             return status
         }
         guard let target else {
