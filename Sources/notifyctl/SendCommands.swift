@@ -90,6 +90,11 @@ enum Send: Subcommand {
                 code = .failed
             }
         }
+        // `--wait` ran out: said, so that a message still queued is not read as forgotten.
+        if command.wait == true, !context.json, result.deliveries.contains(where: { $0.state == .queued }) {
+            let waited = Int((timeout ?? SendCommand.defaultTimeout).rounded())
+            Terminal.out("Not delivered within the \(waited) s waited: notifyd keeps trying by itself; `notifyctl outbox` follows it.")
+        }
         return code
     }
 }

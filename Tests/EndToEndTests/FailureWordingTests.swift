@@ -38,6 +38,9 @@ import Testing
         let refused = try await down.notifyctl(["send", "--to", "bob", "--wait", "--timeout", "3", "hello"])
         #expect((refused.output + refused.error).contains("the backend could not be reached: cannot connect to http://127.0.0.1:9: connection refused"),
                 "\(refused.output)\(refused.error)")
+        // The wait ran out, and the message is not forgotten: said so.
+        #expect(refused.status == 4)
+        #expect(refused.output.contains("Not delivered within the 3 s waited: notifyd keeps trying by itself"), "\(refused.output)")
         await down.cleanUp()
     }
 
