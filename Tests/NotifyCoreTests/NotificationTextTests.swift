@@ -255,6 +255,7 @@ struct NotificationTextTests {
             #expect(text.contains(platform.rawValue), "\(text)")
             #expect(text.contains(String(limit + 1)), "\(text)")
             #expect(text.contains(String(limit)), "\(text)")
+            #expect(text.hasSuffix("shorten it by at least 1 byte"), "\(text)")
             #expect(error?.wireError.code == .messageTooLarge)
         }
     }
