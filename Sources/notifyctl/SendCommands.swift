@@ -60,7 +60,11 @@ enum Send: Subcommand {
             var bytes = Terminal.readStandardInput()
             // `echo text |` adds a newline the user did not mean as part of the message.
             if bytes.last == 0x0A { bytes.removeLast() }
-            message = String(decoding: bytes, as: UTF8.self)
+            // Not repaired into U+FFFD behind the sender's back: the message is text.
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw CommandFailure(.usage, "send: the message on standard input is not UTF-8 text")
+            }
+            message = text
         }
         if parsed.flags.contains("--wait") && parsed.flags.contains("--no-queue") {
             throw usageError("--wait and --no-queue do not go together (--no-queue never waits)")

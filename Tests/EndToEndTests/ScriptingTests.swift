@@ -73,6 +73,16 @@ import NotifyTestSupport
         #expect(nowhere.output.contains(#""code":"not_running""#), "\(nowhere.output)")
     }
 
+    /// A message read from standard input is text: bytes that are not UTF-8 are refused,
+    /// not sent with U+FFFD in their place.
+    @Test func aMessageOnStandardInputThatIsNotUTF8IsRefused() async throws {
+        let daemon = try await DaemonUnderTest(backend: "http://127.0.0.1:9")
+        let sent = try await daemon.notifyctl(["send", "--to", "bob", "-"], stdin: Data([0x68, 0x69, 0xFF, 0xFE, 0x0A]))
+        #expect(sent.status == 2, "\(sent.output)\(sent.error)")
+        #expect(sent.error.contains("the message on standard input is not UTF-8 text"), "\(sent.error)")
+        await daemon.cleanUp()
+    }
+
     @Test func logoutWhenNotLoggedInSucceeds() async throws {
         let daemon = try await DaemonUnderTest(backend: nil)
         let logout = try await daemon.notifyctl(["logout"])
