@@ -66,6 +66,11 @@ enum Send: Subcommand {
             }
             message = text
         }
+        // notifyd says exactly how much a platform takes; past this it would not even read
+        // the line (`line_too_long`), which says nothing of the message.
+        if message.utf8.count > 65_536 {
+            throw usageError("the message is \(message.utf8.count) bytes, far more than a push carries (a few KB); shorten it")
+        }
         if parsed.flags.contains("--wait") && parsed.flags.contains("--no-queue") {
             throw usageError("--wait and --no-queue do not go together (--no-queue never waits)")
         }

@@ -75,11 +75,15 @@ import NotifyTestSupport
 
     /// A message read from standard input is text: bytes that are not UTF-8 are refused,
     /// not sent with U+FFFD in their place.
-    @Test func aMessageOnStandardInputThatIsNotUTF8IsRefused() async throws {
+    @Test func aMessageOnStandardInputThatIsNotUTF8OrFarTooLongIsRefused() async throws {
         let daemon = try await DaemonUnderTest(backend: "http://127.0.0.1:9")
         let sent = try await daemon.notifyctl(["send", "--to", "bob", "-"], stdin: Data([0x68, 0x69, 0xFF, 0xFE, 0x0A]))
         #expect(sent.status == 2, "\(sent.output)\(sent.error)")
         #expect(sent.error.contains("the message on standard input is not UTF-8 text"), "\(sent.error)")
+        // Far too long for any push: said so, not as a request line notifyd would not read.
+        let huge = try await daemon.notifyctl(["send", "--to", "bob", "-"], stdin: Data(String(repeating: "a", count: 300_000).utf8))
+        #expect(huge.status == 2, "\(huge.output)\(huge.error)")
+        #expect(huge.error.contains("the message is 300000 bytes, far more than a push carries"), "\(huge.error)")
         await daemon.cleanUp()
     }
 
