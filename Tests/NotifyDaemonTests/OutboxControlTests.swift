@@ -31,15 +31,21 @@ import NotifyTestSupport
         await fixture.stop()
     }
 
-    /// Sends pipelined in one write fill the outbox before any of them is queued: the one
-    /// past the bound still names whom the outbox waits for.
-    @Test func aBurstInOneWritePastTheBoundNamesWhomTheOutboxWaitsFor() async throws {
+    /// Logged in, `outbox_max = 3`, and every send answered 503 (retried an hour later).
+    static func roomForThreeWithTheBackendRefusingSends() async throws -> DaemonFixture {
         let fixture = try await DaemonFixture(settings: RuntimeSettings.fast {
             $0.retry = Backoff(initial: 3600, multiplier: 2, maximum: 3600)
             $0.outboxMax = 3
         })
         _ = try await fixture.login()
         try fixture.backend.addFault(.init(route: .send, status: 503))
+        return fixture
+    }
+
+    /// Sends pipelined in one write fill the outbox before any of them is queued: the one
+    /// past the bound still names whom the outbox waits for.
+    @Test func aBurstInOneWritePastTheBoundNamesWhomTheOutboxWaitsFor() async throws {
+        let fixture = try await Self.roomForThreeWithTheBackendRefusingSends()
         let path = fixture.socketPath
         let replies = try await onThread { () -> [JSONValue?] in
             let connection = try RawConnection(path: path)
@@ -55,12 +61,7 @@ import NotifyTestSupport
     /// Past `outbox_max`, a send is refused with whom the queue waits for, and nothing
     /// queued is dropped: once the backend is back, those go out, and there is room again.
     @Test func pastTheBoundASendIsRefusedAndNothingQueuedIsDropped() async throws {
-        let fixture = try await DaemonFixture(settings: RuntimeSettings.fast {
-            $0.retry = Backoff(initial: 3600, multiplier: 2, maximum: 3600)
-            $0.outboxMax = 3
-        })
-        _ = try await fixture.login()
-        try fixture.backend.addFault(.init(route: .send, status: 503))
+        let fixture = try await Self.roomForThreeWithTheBackendRefusingSends()
         for (to, text) in [("bob", "one"), ("carol", "two"), ("bob", "three")] {
             #expect(try await fixture.call(SendCommand(to: to, message: text)).deliveries.first?.state == .queued)
         }
