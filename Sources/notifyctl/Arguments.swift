@@ -70,7 +70,9 @@ extension Arguments {
 
     /// The values a repeatable option was given, in order.
     static func values(of joined: String?) -> [String] {
-        joined.map { $0.components(separatedBy: valueSeparator) } ?? []
+        // Not `components(separatedBy:)`: FoundationEssentials' string extensions bring
+        // much of it into notifyctl, whose every start relocates it (`NotifyctlLinkTests`).
+        joined.map { $0.split(separator: Character(valueSeparator), omittingEmptySubsequences: false).map(String.init) } ?? []
     }
 }
 

@@ -146,7 +146,7 @@ enum CompletionScripts {
 
     static func zsh() -> String {
         let platforms = CommandOption.platformNames.map { "    '\($0):\(platformSummaries[$0] ?? $0)'" }.joined(separator: "\n")
-        let commandList = commands.map { "    \(zshQuoted($0.name + ":" + $0.summary.replacing(":", with: "\\:")))" }.joined(separator: "\n")
+        let commandList = commands.map { "    \(zshQuoted($0.name + ":" + escaped($0.summary, ":", with: "\\:")))" }.joined(separator: "\n")
         var cases = ""
         for command in commands {
             var specs = (command.options + CommandOption.global).map(zshSpec)
@@ -217,7 +217,7 @@ enum CompletionScripts {
     }
 
     private static func zshSpec(_ option: CommandOption) -> String {
-        let summary = option.summary.replacing("]", with: "\\]").replacing(":", with: "\\:")
+        let summary = escaped(escaped(option.summary, "]", with: "\\]"), ":", with: "\\:")
         guard let value = option.value else { return zshQuoted("\(option.name)[\(summary)]") }
         let action = switch option.values {
         case .platform: ":platform:_notifyctl_platforms"
@@ -228,8 +228,15 @@ enum CompletionScripts {
         return zshQuoted("\(option.name)=[\(summary)]\(action)")
     }
 
+    /// `text` with each `character` written as `replacement`. The standard library's
+    /// `replacing` would link _StringProcessing and its regex parser into notifyctl, whose
+    /// relocations every start pays (`NotifyctlLinkTests`).
+    private static func escaped(_ text: String, _ character: Character, with replacement: String) -> String {
+        text.split(separator: character, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+
     private static func zshQuoted(_ text: String) -> String {
-        "'" + text.replacing("'", with: "'\\''") + "'"
+        "'" + escaped(text, "'", with: "'\\''") + "'"
     }
 
     // MARK: fish
@@ -326,7 +333,7 @@ enum CompletionScripts {
     }
 
     private static func fishQuoted(_ text: String) -> String {
-        "'" + text.replacing("\\", with: "\\\\").replacing("'", with: "\\'") + "'"
+        "'" + escaped(escaped(text, "\\", with: "\\\\"), "'", with: "\\'") + "'"
     }
 
     /// "the user to notify" as fish shows descriptions: "The user to notify".

@@ -7,7 +7,7 @@ import NotifyProtocol
 
 /// Times for people: "in 4 s", "3 min ago", with the exact UTC time after.
 enum TimeText {
-    static func relative(_ date: Date, now: Date = Date()) -> String {
+    static func relative(_ date: Date, now: Date = WallClock.now()) -> String {
         let delta = date.timeIntervalSince(now)
         let magnitude = abs(delta)
         let amount: String
