@@ -111,6 +111,9 @@ import NotifyTestSupport
             await #expect(throws: Error.self, "\(bad)") { try await fixture.call(OutboxCommand(limit: 2, after: bad)) }
         }
         await #expect(throws: Error.self) { try await fixture.call(OutboxCommand(limit: 0)) }
+        // The largest number there is: after everything, and notifyd lives on.
+        #expect(try await fixture.call(OutboxCommand(limit: 2, after: String(Int.max))).deliveries.isEmpty)
+        await #expect(throws: Error.self, "more than any number: refused") { try await fixture.call(OutboxCommand(limit: 2, after: "99999999999999999999")) }
         await fixture.stop()
     }
 

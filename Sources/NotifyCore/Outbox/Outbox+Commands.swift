@@ -199,8 +199,10 @@ extension Outbox {
             throw .invalidArgument("'\(given)' is not an outbox id: give one that `notifyctl outbox` lists (0000001002-apns), or its number (1002, 1002-apns)")
         }
         if parts.count == 2 { return Delivery.paddedSequence(number) + "-" + parts[1].lowercased() }
-        // After every id of that number: the first one the next number could have.
-        return Delivery.paddedSequence(number + 1) + "-"
+        // After every id of that number: the first one the next number could have (past
+        // the largest number, after every id of it: no character sorts after U+10FFFF).
+        let (next, overflow) = number.addingReportingOverflow(1)
+        return overflow ? Delivery.paddedSequence(number) + "-\u{10FFFF}" : Delivery.paddedSequence(next) + "-"
     }
 
     /// The delivery `given` names: its id, or the id's number as people read it off the
