@@ -317,6 +317,23 @@ struct RegistrarTests {
         #expect(StateStore(directory: fixture.directory.path).load().0.registration.deletionWanted == nil)
     }
 
+    /// A login with a wrong password while the deletion waits: the deletion tried with it is
+    /// refused, the login is not taken, and the deletion goes on with the login in force.
+    @Test func aMistypedLoginWhileTheDeletionWaitsDoesNotCallItOff() async throws {
+        let fixture = try Fixture()
+        let registrar = try await registeredAlice(fixture)
+        fixture.backend.refuseWrongPasswords()
+        fixture.backend.failNextDelete(.status(503, retryAfter: nil, body: ""))
+        #expect(try await registrar.unregister().deletionPending == "id-1")
+        await #expect(throws: CoreError.self) {
+            try await registrar.loginOutcome(try await registrar.login(user: "alice", password: "mistyped", backend: nil), timeout: 30)
+        }
+        fixture.clock.advance(by: 120)
+        #expect(await eventually { await registrar.registrationStatus.state == .unregistered })
+        #expect(await registrar.registrationStatus.id == nil)
+        #expect(fixture.backend.registrationCalls.last == .delete(id: "id-1"))
+    }
+
     /// A retry the backend refuses for good ends the retrying; `status` says the
     /// registration is still there and how to try again.
     @Test func aRetryRefusedForGoodSaysTheRegistrationIsStillThere() async throws {

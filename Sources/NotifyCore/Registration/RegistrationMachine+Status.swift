@@ -27,6 +27,12 @@ extension RegistrationMachine {
             return status
         }
         guard inputs.enabled else {
+            if record.deletionWanted != nil, let id = record.id, let account = inputs.account, record.refusedRevision == account.revision {
+                status.state = .unauthorized
+                status.message = "the backend refused the credentials of '\(account.user)' when notifyd went to delete registration \(id): "
+                    + "run `notifyctl login \(account.user)` again, and the deletion goes on"
+                return status
+            }
             if record.deletionWanted != nil, record.id != nil {
                 status.state = .unregistering
                 status.nextAttemptAt = retryAt

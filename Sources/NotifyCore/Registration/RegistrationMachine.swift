@@ -192,11 +192,17 @@ public struct RegistrationMachine: Sendable {
             case .offline(let reason):
                 lastDeletion = (finished.generation, .retrying(id: id, failure))
                 return waitForNetwork(finished, reason: reason, now: now)
-            case .gone, .unauthorized, .rejected:
+            case .unauthorized:
+                // Not these credentials (a login being checked, say): the deletion waits for
+                // credentials the backend takes, and goes on with them.
+                lastDeletion = (finished.generation, .failed(failure))
+                if let account = finished.account { record.refusedRevision = account.revision }
+                settle(finished.generation)
+                return [.persist] + reconcile(now: now)
+            case .gone, .rejected:
                 // Refused for good: said to whoever waits, and shown by `status`.
                 record.deletionWanted = nil
                 lastDeletion = (finished.generation, .failed(failure))
-                if case .unauthorized = failure, let account = finished.account { record.refusedRevision = account.revision }
                 settle(finished.generation)
                 return [.persist] + reconcile(now: now)
             }
@@ -272,12 +278,17 @@ public struct RegistrationMachine: Sendable {
         // An `unregister` not through yet: tried again once its wait is over, while the id
         // is at the backend in use and someone is logged in there. Otherwise `retired`
         // deletes it, with a login made where it was made.
-        if !inputs.enabled, record.deletionWanted != nil, let id = record.id, let backend = record.idBackend {
-            guard let current = inputs.backend, record.idIsAt(current, inputs.api), inputs.account != nil else {
+        if !inputs.enabled, record.deletionWanted != nil, let id = record.id, let backend = record.idBackend ?? inputs.backend {
+            guard let current = inputs.backend, record.idBackend == nil || record.idIsAt(current, inputs.api), let account = inputs.account else {
                 record.deletionWanted = nil
                 retryAt = nil
                 settle(generation)
                 return retireRecordedId() + [.cancelWake]
+            }
+            // Refused with these credentials: the next login goes on with it.
+            if record.refusedRevision == account.revision {
+                settle(generation)
+                return [.cancelWake]
             }
             if let retryAt, now < retryAt {
                 settle(generation)
