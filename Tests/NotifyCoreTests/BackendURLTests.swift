@@ -44,7 +44,8 @@ struct BackendURLTests {
 
     /// A password with `?`, `/` or `#` unescaped makes a URL that does not parse: it is
     /// refused as no URL, and the message still leaves the password out.
-    @Test(arguments: ["https://alice:S3cr3t?PW@example.com", "https://alice:S3cr3t/PW@example.com", "https://alice:S3cr3t#PW@h.example", "alice:S3cr3tPW@example.com"])
+    @Test(arguments: ["https://alice:S3cr3t?PW@example.com", "https://alice:S3cr3t/PW@example.com", "https://alice:S3cr3t#PW@h.example", "alice:S3cr3tPW@example.com",
+                      "https://alice:123/S3cr3tPW@h.example", "https://alice:#S3cr3tPW@h.example"])
     func aURLThatDoesNotParseIsNeverRepeatedWithItsPassword(text: String) throws {
         let error = #expect(throws: CoreError.self) { try BackendURL.validate(text, allowInsecureHTTP: false) }
         let message = try #require(invalidArgumentText(error))

@@ -88,19 +88,14 @@ enum BackendText {
     }
 
     /// A URL (from the backend, or as given) with any `user:password@` removed, for a
-    /// message. In text that is no URL, everything up to the last `@` goes: a password
-    /// holding `/`, `?` or `#` unescaped makes a URL no parser reads, and ends its
-    /// authority early for one that tries, yet it is still a password.
+    /// message: everything after the scheme up to the last `@`. Not the authority a parser
+    /// finds: a password holding `/`, `?` or `#` unescaped ends it early (`alice:123/x@h`
+    /// reads as the host alice, port 123), yet it is still a password. An `@` further on
+    /// (a path's) hides more than it must, which a message can afford.
     static func withoutUserInfo(_ text: String) -> String {
         let schemeEnd = text.firstRange(of: "://")?.upperBound
         let afterScheme = text[(schemeEnd ?? text.startIndex)...]
-        let searched: Substring
-        if schemeEnd != nil, URL(string: text)?.host != nil {
-            searched = afterScheme[..<(afterScheme.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? afterScheme.endIndex)]
-        } else {
-            searched = afterScheme
-        }
-        guard let at = searched.lastIndex(of: "@") else { return text }
+        guard let at = afterScheme.lastIndex(of: "@") else { return text }
         let shownAfter = afterScheme[afterScheme.index(after: at)...]
         return schemeEnd.map { String(text[..<$0]) + shownAfter } ?? "…@" + shownAfter
     }
