@@ -12,6 +12,8 @@ enum ProcessExit {
     /// True once `pid` has exited (a zombie its parent has not reaped yet counts), or when
     /// it cannot be asked (another user's); false if it still runs at `deadline`.
     static func wait(for pid: Int32, until deadline: Double) -> Bool {
+        // kill(0 or less) names a process group: nothing notifyd would answer.
+        guard pid > 0 else { return true }
         while true {
             if kill(pid, 0) != 0 { return true } // ESRCH: gone; EPERM: not ours to watch
             if hasExited(pid) { return true }

@@ -18,19 +18,21 @@ final class KeyringCalls: Sendable {
     /// `call`'s result, or `whenStopped` once notifyd is stopping. A call that `stop`
     /// cancels ends as its child process does when cancelled.
     func run<T: Sendable>(whenStopped: T, _ call: @escaping @Sendable () async -> T) async -> T {
-        // A task of its own so that `stop` can cancel it, which kills its child process;
-        // the caller awaits it, so it outlives nobody.
-        let call = Task { await call() }
         let id = state.withLock { state -> Int? in
             guard !state.stopped else { return nil }
             state.next += 1
-            state.cancels[state.next] = { call.cancel() }
             return state.next
         }
-        guard let id else {
-            call.cancel()
-            return whenStopped
+        guard let id else { return whenStopped }
+        // A task of its own so that `stop` can cancel it, which kills its child process;
+        // the caller awaits it, so it outlives nobody.
+        let call = Task { await call() }
+        let stoppedMeanwhile = state.withLock { state -> Bool in
+            guard !state.stopped else { return true }
+            state.cancels[id] = { call.cancel() }
+            return false
         }
+        if stoppedMeanwhile { call.cancel() }
         let value = await call.value
         state.withLock { _ = $0.cancels.removeValue(forKey: id) }
         return value
