@@ -182,30 +182,20 @@ public struct RegistrationMachine: Sendable {
             return [.persist] + reconcile(now: now)
 
         case (.delete(let id, _, _), .failed(let failure)) where record.deletionWanted != nil && !inputs.enabled:
+            lastDeletion = (finished.generation, .retrying(id: id, failure))
+            if let retry = retryLater(finished, after: failure, now: now) { return retry }
+            // Refused: said to whoever waits, and shown by `status`.
+            lastDeletion = (finished.generation, .failed(failure))
             switch failure {
-            case .transient(let retryAfter, let reason):
-                lastDeletion = (finished.generation, .retrying(id: id, failure))
-                return backOff(finished, reason: reason, retryAfter: retryAfter, now: now)
-            case .unreachable(let reason, _):
-                lastDeletion = (finished.generation, .retrying(id: id, failure))
-                return backOff(finished, reason: reason, retryAfter: nil, watched: true, now: now)
-            case .offline(let reason):
-                lastDeletion = (finished.generation, .retrying(id: id, failure))
-                return waitForNetwork(finished, reason: reason, now: now)
             case .unauthorized:
                 // Not these credentials (a login being checked, say): the deletion waits for
                 // credentials the backend takes, and goes on with them.
-                lastDeletion = (finished.generation, .failed(failure))
                 if let account = finished.account { record.refusedRevision = account.revision }
-                settle(finished.generation)
-                return [.persist] + reconcile(now: now)
-            case .gone, .rejected:
-                // Refused for good: said to whoever waits, and shown by `status`.
+            default:
                 record.deletionWanted = nil
-                lastDeletion = (finished.generation, .failed(failure))
-                settle(finished.generation)
-                return [.persist] + reconcile(now: now)
             }
+            settle(finished.generation)
+            return [.persist] + reconcile(now: now)
 
         case (.delete, .failed(let failure)):
             lastDeletion = (finished.generation, .failed(failure))
@@ -233,20 +223,29 @@ public struct RegistrationMachine: Sendable {
             settle(finished.generation)
             return [.persist, .cancelWake] + reconcile(now: now)
 
-        case (_, .failed(.offline(let reason))):
-            return waitForNetwork(finished, reason: reason, now: now)
-
-        case (_, .failed(.transient(let retryAfter, let reason))):
-            return backOff(finished, reason: reason, retryAfter: retryAfter, now: now)
-
-        case (_, .failed(.unreachable(let reason, _))):
-            return backOff(finished, reason: reason, retryAfter: nil, watched: true, now: now)
+        case (_, .failed(let failure)):
+            return retryLater(finished, after: failure, now: now) ?? misbehaving(finished, now: now)
 
         default:
-            // A result that does not fit the step (e.g. `.created` for an upsert): treat the
-            // backend as misbehaving and try again later.
-            return backOff(finished, reason: "unexpected answer from the backend", retryAfter: nil, now: now)
+            return misbehaving(finished, now: now)
         }
+    }
+
+    /// After a failure that may pass (no network, an outage, throttling): the wait for the
+    /// network, or the backoff. Nil for a refusal, which waiting does not change.
+    private mutating func retryLater(_ finished: InFlight, after failure: BackendFailure, now: Date) -> [RegistrationAction]? {
+        switch failure {
+        case .offline(let reason): waitForNetwork(finished, reason: reason, now: now)
+        case .transient(let retryAfter, let reason): backOff(finished, reason: reason, retryAfter: retryAfter, now: now)
+        case .unreachable(let reason, _): backOff(finished, reason: reason, retryAfter: nil, watched: true, now: now)
+        case .gone, .unauthorized, .rejected: nil
+        }
+    }
+
+    /// A result that does not fit the step (`.created` for an upsert, `gone` for a new id):
+    /// the backend is taken as misbehaving, and tried again later.
+    private mutating func misbehaving(_ finished: InFlight, now: Date) -> [RegistrationAction] {
+        backOff(finished, reason: "unexpected answer from the backend", retryAfter: nil, now: now)
     }
 
     // MARK: Deciding
