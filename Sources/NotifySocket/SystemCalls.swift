@@ -47,6 +47,15 @@ public func monotonicSeconds() -> Double {
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1_000_000_000
 }
 
+/// Seconds since 1970 on the system's clock, for what a person reads as a time: what
+/// `Date()` gives, without linking the part of FoundationEssentials that `Date()` brings
+/// into a small program (notifyctl), which relocates all of it at every start.
+public func wallClockSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1_000_000_000
+}
+
 public func setCloseOnExec(_ fd: Int32) {
     _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
 }

@@ -92,7 +92,7 @@ enum Reload: Subcommand {
 
     /// Since when, and what is in effect: the first command after a socket-activated start
     /// is often this reload, and finds the file read a moment before, when notifyd started.
-    static func unchangedText(_ result: ReloadResult, now: Date = WallClock.now()) -> String {
+    static func unchangedText(_ result: ReloadResult, now: Date = TimeText.now()) -> String {
         guard let since = result.unchangedSince, let readAt = result.readAt else { return "" }
         let age = now.timeIntervalSince(readAt) < 1 ? "a moment ago" : TimeText.relative(readAt, now: now)
         let when = since == "start" ? "notifyd read it when it started, \(age)" : "the last reload, \(age)"

@@ -186,7 +186,7 @@ enum Watch: Subcommand {
         let client = try context.connect(timeout: 5)
         do {
             let (_, raw) = try client.call(WatchCommand())
-            let first = currentRegistrationEvent(raw, time: WallClock.now())
+            let first = currentRegistrationEvent(raw, time: TimeText.now())
             if context.json {
                 context.printJSON(first)
             } else {

@@ -4,10 +4,16 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyProtocol
+import NotifySocket
 
 /// Times for people: "in 4 s", "3 min ago", with the exact UTC time after.
 enum TimeText {
-    static func relative(_ date: Date, now: Date = WallClock.now()) -> String {
+    /// The time now (`wallClockSeconds`: not `Date()`, see there).
+    static func now() -> Date {
+        Date(timeIntervalSince1970: wallClockSeconds())
+    }
+
+    static func relative(_ date: Date, now: Date = TimeText.now()) -> String {
         let delta = date.timeIntervalSince(now)
         let magnitude = abs(delta)
         let amount: String
