@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "libcurl.h"
@@ -253,16 +254,29 @@ static size_t take_header(char *line, size_t size, size_t count, void *context) 
     return length;
 }
 
-void *ncurl_transfer_start(void *opaque, const char *url, const char *method, const char *const *headers, size_t header_count,
-                           const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit,
-                           int fresh_connection, long keep_alive_seconds, int connect_only) {
-    struct pool *pool = opaque;
+/// Counts the pool's open sockets (`ncurl_multi_open_sockets`), and makes them close on
+/// exec: a password command notifyd starts has no business with the backend's connections.
+static int open_socket(void *context, int purpose, struct socket_address *address) {
+    (void)purpose;
+    int type = address->socktype;
+#ifdef SOCK_CLOEXEC
+    type |= SOCK_CLOEXEC;
+#endif
+    int descriptor = socket(address->family, type, address->protocol);
+    if (descriptor >= 0) ((struct pool *)context)->open_sockets++;
+    return descriptor;
+}
+
+static int close_socket(void *context, int descriptor) {
+    ((struct pool *)context)->open_sockets--;
+    return close(descriptor);
+}
+
+/// A transfer to `url` with the options every one of the pool's shares, or NULL.
+static struct transfer *prepared_transfer(struct pool *pool, const char *url, long timeout_ms, long connect_timeout_ms,
+                                          int fresh_connection, long keep_alive_seconds) {
     struct transfer *transfer = new_transfer(pool);
     if (!transfer) return NULL;
-    transfer->limit = limit;
-    for (size_t i = 0; i < header_count; i++) transfer->headers = curl.slist_append(transfer->headers, headers[i]);
-    // libcurl adds "Expect: 100-continue" to larger bodies; ASP.NET needs no such round trip.
-    transfer->headers = curl.slist_append(transfer->headers, "Expect:");
     CURL *easy = transfer->easy;
     curl.easy_setopt(easy, OPT_URL, url);
     curl.easy_setopt(easy, OPT_PRIVATE, (void *)transfer);
@@ -276,17 +290,10 @@ void *ncurl_transfer_start(void *opaque, const char *url, const char *method, co
     curl.easy_setopt(easy, OPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
     curl.easy_setopt(easy, OPT_FRESH_CONNECT, (long)(fresh_connection != 0));
     curl.easy_setopt(easy, OPT_MAXAGE_CONN, keep_alive_seconds);
-    curl.easy_setopt(easy, OPT_HTTPHEADER, transfer->headers);
-    curl.easy_setopt(easy, OPT_WRITEFUNCTION, take_body);
-    curl.easy_setopt(easy, OPT_WRITEDATA, (void *)transfer);
-    curl.easy_setopt(easy, OPT_HEADERFUNCTION, take_header);
-    curl.easy_setopt(easy, OPT_HEADERDATA, (void *)transfer);
-    if (has_body) {
-        // Copied: the caller's buffer need not outlive this call.
-        curl.easy_setopt(easy, OPT_POSTFIELDSIZE, (long)body_length);
-        curl.easy_setopt(easy, OPT_COPYPOSTFIELDS, body_length ? body : "");
-    }
-    curl.easy_setopt(easy, OPT_CUSTOMREQUEST, method);
+    curl.easy_setopt(easy, OPT_OPENSOCKETFUNCTION, open_socket);
+    curl.easy_setopt(easy, OPT_OPENSOCKETDATA, (void *)pool);
+    curl.easy_setopt(easy, OPT_CLOSESOCKETFUNCTION, close_socket);
+    curl.easy_setopt(easy, OPT_CLOSESOCKETDATA, (void *)pool);
     // A burst started before any connection to an HTTPS backend has said whether it
     // multiplexes (HTTP/2, by ALPN in the TLS handshake) waits for the first one to say,
     // rather than opening a connection per request: one handshake where the backend speaks
@@ -302,6 +309,38 @@ void *ncurl_transfer_start(void *opaque, const char *url, const char *method, co
     // the hour (libcurl's default keeps the parsed file for a day); a pool opened anew
     // (after keep_alive, or a network change) reads it at once.
     curl.easy_setopt(easy, OPT_CA_CACHE_TIMEOUT, 3600L);
+    return transfer;
+}
+
+/// The transfer, handed to the pool's multi handle; or NULL, and the transfer freed.
+static struct transfer *started(struct pool *pool, struct transfer *transfer) {
+    if (curl.multi_add_handle(pool->multi, transfer->easy) == 0) return transfer;
+    destroy(transfer);
+    return NULL;
+}
+
+void *ncurl_transfer_start(void *opaque, const char *url, const char *method, const char *const *headers, size_t header_count,
+                           const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit,
+                           int fresh_connection, long keep_alive_seconds, int connect_only) {
+    struct pool *pool = opaque;
+    struct transfer *transfer = prepared_transfer(pool, url, timeout_ms, connect_timeout_ms, fresh_connection, keep_alive_seconds);
+    if (!transfer) return NULL;
+    transfer->limit = limit;
+    for (size_t i = 0; i < header_count; i++) transfer->headers = curl.slist_append(transfer->headers, headers[i]);
+    // libcurl adds "Expect: 100-continue" to larger bodies; ASP.NET needs no such round trip.
+    transfer->headers = curl.slist_append(transfer->headers, "Expect:");
+    CURL *easy = transfer->easy;
+    curl.easy_setopt(easy, OPT_HTTPHEADER, transfer->headers);
+    curl.easy_setopt(easy, OPT_WRITEFUNCTION, take_body);
+    curl.easy_setopt(easy, OPT_WRITEDATA, (void *)transfer);
+    curl.easy_setopt(easy, OPT_HEADERFUNCTION, take_header);
+    curl.easy_setopt(easy, OPT_HEADERDATA, (void *)transfer);
+    if (has_body) {
+        // Copied: the caller's buffer need not outlive this call.
+        curl.easy_setopt(easy, OPT_POSTFIELDSIZE, (long)body_length);
+        curl.easy_setopt(easy, OPT_COPYPOSTFIELDS, body_length ? body : "");
+    }
+    curl.easy_setopt(easy, OPT_CUSTOMREQUEST, method);
     if (connect_only) {
         transfer->connect_only = 1;
         // Connects (with the TLS handshake of an https URL) and ends there: no request is
@@ -309,12 +348,28 @@ void *ncurl_transfer_start(void *opaque, const char *url, const char *method, co
         curl.easy_setopt(easy, OPT_CONNECT_ONLY, 1L);
         curl.easy_setopt(easy, OPT_FRESH_CONNECT, 1L);
     }
-    if (curl.multi_add_handle(pool->multi, easy) != 0) {
+    return started(pool, transfer);
+}
+
+/// Ends the standby transfer once its connection is made, before a request is sent.
+static int before_request(void *context, char *server_address, char *local_address, int server_port, int local_port) {
+    (void)context, (void)server_address, (void)local_address, (void)server_port, (void)local_port;
+    return PREREQ_ABORT;
+}
+
+void *ncurl_standby_connection_start(void *opaque, const char *url, long connect_timeout_ms, long keep_alive_seconds) {
+    struct pool *pool = opaque;
+    struct transfer *transfer = prepared_transfer(pool, url, connect_timeout_ms, connect_timeout_ms, 1, keep_alive_seconds);
+    if (!transfer) return NULL;
+    // Unknown before 7.80, where the transfer would send its request: nothing is started.
+    if (curl.easy_setopt(transfer->easy, OPT_PREREQFUNCTION, before_request) != 0) {
         destroy(transfer);
         return NULL;
     }
-    return transfer;
+    return started(pool, transfer);
 }
+
+long ncurl_multi_open_sockets(void *opaque) { return ((struct pool *)opaque)->open_sockets; }
 
 void ncurl_multi_free(void *opaque) {
     struct pool *pool = opaque;

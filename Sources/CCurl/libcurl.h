@@ -46,6 +46,11 @@ enum {
     OPT_MAXAGE_CONN = OPTION_LONG + 288,
     OPT_CAPATH = OPTION_POINTER + 97,
     OPT_CA_CACHE_TIMEOUT = OPTION_LONG + 321,
+    OPT_OPENSOCKETFUNCTION = OPTION_FUNCTION + 163,
+    OPT_OPENSOCKETDATA = OPTION_POINTER + 164,
+    OPT_CLOSESOCKETFUNCTION = OPTION_FUNCTION + 208,
+    OPT_CLOSESOCKETDATA = OPTION_POINTER + 209,
+    OPT_PREREQFUNCTION = OPTION_FUNCTION + 312,
 };
 enum { INFO_STRING = 0x100000, INFO_LONG = 0x200000 };
 enum {
@@ -80,6 +85,12 @@ struct version_info {
     unsigned int number;
 };
 enum { OLDEST_VERSION = 0x074400 };
+/// The head of `struct curl_sockaddr`, which libcurl's open-socket callback is given.
+struct socket_address {
+    int family, socktype, protocol;
+};
+/// What a pre-request callback returns to end the transfer before its request is sent.
+enum { PREREQ_ABORT = 1 };
 
 // The functions resolved from the loaded library; hidden: nothing outside CCurl calls them.
 extern __attribute__((visibility("hidden"))) struct libcurl {
@@ -128,6 +139,9 @@ struct pool {
     CURLM *multi;
     struct transfer *spare;
     unsigned spares;
+    /// The sockets libcurl opened for the pool's transfers and has not closed: its
+    /// connections, kept alive or in use, and those being made.
+    long open_sockets;
     struct events events;
 };
 

@@ -37,8 +37,10 @@ final class HTTP2FrontEnd: Sendable {
     var url: String { "https://127.0.0.1:\(port)" }
 
     /// Starts nginx for the backend listening on `backendPort` of 127.0.0.1; with `http2`
-    /// false, it speaks HTTP/1.1 alone, as a front door without HTTP/2 does.
-    init(backendPort: Int, http2: Bool = true) async throws {
+    /// false, it speaks HTTP/1.1 alone, as a front door without HTTP/2 does. With
+    /// `requestsPerConnection`, nginx ends a connection after that many requests (over
+    /// HTTP/2 with a GOAWAY), as its `keepalive_requests` does after 1,000 by default.
+    init(backendPort: Int, http2: Bool = true, requestsPerConnection: Int? = nil) async throws {
         if let reason = Self.unavailable { throw Failure(message: reason) }
         directory = try ScratchDirectory()
         let path = directory.path
@@ -52,8 +54,9 @@ final class HTTP2FrontEnd: Sendable {
             error_log \(path)/error.log;
             events { worker_connections 256; }
             http {
-                log_format timing '$connection $connection_requests $server_protocol $msec $request_time $status $request_uri';
+                log_format timing '$connection $connection_requests $server_protocol $msec $request_time $status $request_uri $connection_time';
                 access_log \(path)/access.log timing;
+                keepalive_requests \(requestsPerConnection ?? 1_000_000);
                 client_body_temp_path \(path)/body;
                 proxy_temp_path \(path)/proxy;
                 fastcgi_temp_path \(path)/fastcgi;
@@ -128,6 +131,8 @@ final class HTTP2FrontEnd: Sendable {
         var end: Double
         var status: Int
         var target: String
+        /// When its connection was opened (its TCP connection accepted).
+        var connectionOpened: Double
     }
 
     /// What nginx answered, from its access log, in the order it answered.
@@ -135,10 +140,10 @@ final class HTTP2FrontEnd: Sendable {
         let log = (try? String(contentsOfFile: directory.file("access.log"), encoding: .utf8)) ?? ""
         return log.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ").map(String.init)
-            guard fields.count == 7, let connection = Int(fields[0]), let number = Int(fields[1]), let end = Double(fields[3]),
-                  let duration = Double(fields[4]), let status = Int(fields[5]) else { return nil }
+            guard fields.count == 8, let connection = Int(fields[0]), let number = Int(fields[1]), let end = Double(fields[3]),
+                  let duration = Double(fields[4]), let status = Int(fields[5]), let age = Double(fields[7]) else { return nil }
             return Request(connection: connection, number: number, httpVersion: fields[2], start: end - duration, end: end, status: status,
-                           target: fields[6])
+                           target: fields[6], connectionOpened: end - age)
         }
     }
 
@@ -164,10 +169,25 @@ final class HTTP2FrontEnd: Sendable {
         return most
     }
 
+    /// Connections to nginx's port that are established, as the client's side of each
+    /// (/proc/net/tcp: the remote port in hex, state 01).
+    func clientConnections() -> Int {
+        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+        let remote = ":" + String(port, radix: 16, uppercase: true).leftPadded(to: 4)
+        return table.split(separator: "\n").dropFirst().filter { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[2].hasSuffix(remote) && fields[3] == "01"
+        }.count
+    }
+
     /// Blocks until nginx is gone (killed after 10 s): call it off the pool.
     func stop() {
         server.signal(SIGTERM)
         server.waitBlocking(seconds: 10)
         directory.remove()
     }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

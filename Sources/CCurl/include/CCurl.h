@@ -35,6 +35,17 @@ void *ncurl_transfer_start(void *multi, const char *url, const char *method, con
                            const void *body, size_t body_length, int has_body, long timeout_ms, long connect_timeout_ms, size_t limit,
                            int fresh_connection, long keep_alive_seconds, int connect_only);
 
+/// A connection to `url`'s server made ready for the pool's next requests, with nothing
+/// sent on it: a transfer that opens a new connection (and its TLS handshake) and ends,
+/// with an error, the moment it would send its request, leaving the connection in the pool
+/// where libcurl keeps it for a multiplexing one (HTTP/2). NULL where libcurl cannot end a
+/// transfer there (before 7.80): nothing is started.
+void *ncurl_standby_connection_start(void *multi, const char *url, long connect_timeout_ms, long keep_alive_seconds);
+
+/// The sockets the pool's transfers opened and libcurl has not closed: its connections,
+/// kept alive or in use, and those being made.
+long ncurl_multi_open_sockets(void *multi);
+
 /// Moves on, without waiting, the transfers whose sockets are ready and those whose time
 /// has come (a request just added among them).
 void ncurl_multi_perform(void *multi);
@@ -84,6 +95,8 @@ enum {
     NCURL_COULDNT_CONNECT = 7,
     NCURL_WRITE_ERROR = 23,
     NCURL_OPERATION_TIMEDOUT = 28,
+    /// How a standby connection's transfer ends once its connection is made.
+    NCURL_ABORTED_BY_CALLBACK = 42,
     NCURL_SSL_CONNECT_ERROR = 35,
     NCURL_GOT_NOTHING = 52,
     NCURL_SEND_ERROR = 55,

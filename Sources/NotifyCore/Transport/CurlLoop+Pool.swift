@@ -60,6 +60,7 @@ extension CurlLoop {
     }
 
     func releasePool(_ pool: UnsafeMutableRawPointer) {
+        dropStandby(from: pool)
         ncurl_multi_free(pool)
         ncurl_release()
         idleSince = nil

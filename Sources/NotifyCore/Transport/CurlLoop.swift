@@ -94,7 +94,11 @@ final class CurlLoop: @unchecked Sendable {
     /// counted for clients. Replaced with a pool of the new size once no request runs.
     var poolTooLarge = false
     /// `shared.multiplexing` as the loop last set it: the lock is taken only when it changes.
-    private var multiplexing = false
+    var multiplexing = false
+    /// The transfer making a standby connection (CurlLoop+Standby.swift); and when the last
+    /// one began, until one is made.
+    var standby: UnsafeMutableRawPointer?
+    var lastStandbyAttempt: ContinuousClock.Instant?
 
     /// The loop starts with no pool, and opens one for the first request.
     init(maximumConnections: Int, replyLimit: Int, keepAlive: @escaping @Sendable () -> Double) {
@@ -252,12 +256,14 @@ final class CurlLoop: @unchecked Sendable {
                     startedNext = false
                     ncurl_multi_perform(multi)
                     while let transfer = ncurl_next_finished(multi) {
+                        if finishedStandby(transfer) { continue }
                         guard let job = running[transfer] else { continue }
                         if finish(transfer, job, HTTPOutcome(finished: transfer)) { startedNext = true }
                     }
                 }
             }
             closeStaleConnectionsIfIdle()
+            keepStandbyConnection()
             tellCallers()
             waitForWork()
         }
@@ -305,6 +311,7 @@ final class CurlLoop: @unchecked Sendable {
     /// request runs, the pool and every connection in it go, and a new pool takes over.
     private func closeStaleConnectionsIfIdle() {
         guard staleConnections || poolTooLarge, running.isEmpty, let old = multi, let fresh = ncurl_multi_new(maximumConnections) else { return }
+        dropStandby(from: old)
         shared.withLock { _ in
             ncurl_multi_free(old)
             multi = fresh
@@ -384,7 +391,7 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     /// For libcurl's `CURLOPT_MAXAGE_CONN`, at least a second.
-    private static func wholeSeconds(_ seconds: Double) -> Int {
+    static func wholeSeconds(_ seconds: Double) -> Int {
         Int(min(max(seconds, 1), Double(Int32.max)).rounded(.up))
     }
 }
