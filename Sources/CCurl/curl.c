@@ -255,7 +255,8 @@ static size_t take_header(char *line, size_t size, size_t count, void *context) 
 }
 
 /// Counts the pool's open sockets (`ncurl_multi_open_sockets`), and makes them close on
-/// exec: a password command notifyd starts has no business with the backend's connections.
+/// exec (libcurl 7.88 does not): a password command has no business with the backend's
+/// connections. Its spawn closes what it would inherit anyway where glibc can (2.34 on).
 static int open_socket(void *context, int purpose, struct socket_address *address) {
     (void)purpose;
     int type = address->socktype;
