@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "libcurl.h"
@@ -21,6 +22,8 @@ struct libcurl curl;
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *library;
 static unsigned long references;
+/// Whether a standby connection can be made (see `ncurl_standby_connection_start`).
+static int standby_possible;
 /// Whether transfers trust libcurl's built-in CA file alone, leaving out its CA directory
 /// (see `trust_the_ca_file_alone`).
 static int ca_file_alone;
@@ -105,6 +108,9 @@ static int load(char *error, size_t error_size) {
         return -1;
     }
     ca_file_alone = trust_the_ca_file_alone();
+    // Before 7.88 a connection becomes HTTP/2 only once a request is sent on it: one whose
+    // transfer ends before that is closed, not kept.
+    standby_possible = version->number >= STANDBY_VERSION;
     return 0;
 }
 
@@ -254,22 +260,60 @@ static size_t take_header(char *line, size_t size, size_t count, void *context) 
     return length;
 }
 
-/// Counts the pool's open sockets (`ncurl_multi_open_sockets`), and makes them close on
-/// exec (libcurl 7.88 does not): a password command has no business with the backend's
+/// The inode of an open descriptor, or 0.
+static unsigned long inode_of(int descriptor) {
+    struct stat status;
+    return fstat(descriptor, &status) == 0 ? (unsigned long)status.st_ino : 0;
+}
+
+/// Forgets the sockets libcurl closed without telling (a connection attempt it gave up:
+/// 7.88 closes those itself), found closed or holding another file now.
+static void forget_closed_sockets(struct pool *pool) {
+    size_t kept = 0;
+    for (size_t i = 0; i < pool->socket_count; i++) {
+        if (inode_of(pool->sockets[i].descriptor) == pool->sockets[i].inode) pool->sockets[kept++] = pool->sockets[i];
+    }
+    pool->socket_count = kept;
+}
+
+static void forget_socket(struct pool *pool, int descriptor) {
+    for (size_t i = 0; i < pool->socket_count; i++) {
+        if (pool->sockets[i].descriptor == descriptor) {
+            pool->sockets[i] = pool->sockets[--pool->socket_count];
+            return;
+        }
+    }
+}
+
+/// Keeps the pool's sockets (`ncurl_multi_open_sockets`), and makes them close on exec
+/// (libcurl 7.88 does not): a password command has no business with the backend's
 /// connections. Its spawn closes what it would inherit anyway where glibc can (2.34 on).
 static int open_socket(void *context, int purpose, struct socket_address *address) {
     (void)purpose;
+    struct pool *pool = context;
     int type = address->socktype;
 #ifdef SOCK_CLOEXEC
     type |= SOCK_CLOEXEC;
 #endif
     int descriptor = socket(address->family, type, address->protocol);
-    if (descriptor >= 0) ((struct pool *)context)->open_sockets++;
+    if (descriptor < 0) return descriptor;
+    // A number reused after a close libcurl did not tell of names this socket now.
+    forget_socket(pool, descriptor);
+    if (pool->socket_count == pool->socket_capacity) forget_closed_sockets(pool);
+    if (pool->socket_count == pool->socket_capacity) {
+        size_t capacity = pool->socket_capacity ? pool->socket_capacity * 2 : 8;
+        struct opened_socket *grown = realloc(pool->sockets, capacity * sizeof *grown);
+        // Left out of the count: at worst a standby connection is opened beside it.
+        if (!grown) return descriptor;
+        pool->sockets = grown;
+        pool->socket_capacity = capacity;
+    }
+    pool->sockets[pool->socket_count++] = (struct opened_socket){descriptor, inode_of(descriptor)};
     return descriptor;
 }
 
 static int close_socket(void *context, int descriptor) {
-    ((struct pool *)context)->open_sockets--;
+    forget_socket(context, descriptor);
     return close(descriptor);
 }
 
@@ -360,9 +404,10 @@ static int before_request(void *context, char *server_address, char *local_addre
 
 void *ncurl_standby_connection_start(void *opaque, const char *url, long connect_timeout_ms, long keep_alive_seconds) {
     struct pool *pool = opaque;
+    if (!standby_possible) return NULL;
     struct transfer *transfer = prepared_transfer(pool, url, connect_timeout_ms, connect_timeout_ms, 1, keep_alive_seconds);
     if (!transfer) return NULL;
-    // Unknown before 7.80, where the transfer would send its request: nothing is started.
+    // Were it unknown, the transfer would send its request: nothing is started then.
     if (curl.easy_setopt(transfer->easy, OPT_PREREQFUNCTION, before_request) != 0) {
         destroy(transfer);
         return NULL;
@@ -370,7 +415,11 @@ void *ncurl_standby_connection_start(void *opaque, const char *url, long connect
     return started(pool, transfer);
 }
 
-long ncurl_multi_open_sockets(void *opaque) { return ((struct pool *)opaque)->open_sockets; }
+long ncurl_multi_open_sockets(void *opaque) {
+    struct pool *pool = opaque;
+    forget_closed_sockets(pool);
+    return (long)pool->socket_count;
+}
 
 void ncurl_multi_free(void *opaque) {
     struct pool *pool = opaque;
@@ -381,6 +430,7 @@ void ncurl_multi_free(void *opaque) {
     }
     curl.multi_cleanup(pool->multi);
     events_close(pool);
+    free(pool->sockets);
     free(pool);
 }
 

@@ -84,7 +84,7 @@ struct version_info {
     const char *text;
     unsigned int number;
 };
-enum { OLDEST_VERSION = 0x074400 };
+enum { OLDEST_VERSION = 0x074400, STANDBY_VERSION = 0x075800 };
 /// The head of `struct curl_sockaddr`, which libcurl's open-socket callback is given.
 struct socket_address {
     int family, socktype, protocol;
@@ -132,6 +132,13 @@ struct events {
 };
 #define NO_TIMER LLONG_MAX
 
+/// A socket libcurl opened, known by its inode as well: libcurl closes some without telling
+/// (a connection attempt it gave up), and the number may then be another file's.
+struct opened_socket {
+    int descriptor;
+    unsigned long inode;
+};
+
 /// A multi handle, and the transfers finished with, kept to be used again: setting up an
 /// easy handle and tearing it down cost a tenth of what libcurl spends on a request to a
 /// backend on loopback, and a reset one keeps nothing of its last request but its buffers.
@@ -139,9 +146,9 @@ struct pool {
     CURLM *multi;
     struct transfer *spare;
     unsigned spares;
-    /// The sockets libcurl opened for the pool's transfers and has not closed: its
-    /// connections, kept alive or in use, and those being made.
-    long open_sockets;
+    /// The sockets libcurl opened for the pool's transfers (see `ncurl_multi_open_sockets`).
+    struct opened_socket *sockets;
+    size_t socket_count, socket_capacity;
     struct events events;
 };
 

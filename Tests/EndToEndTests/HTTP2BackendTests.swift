@@ -73,6 +73,7 @@ import Testing
         // The login and registration went over HTTP/2: notifyd knows the backend multiplexes.
         try await daemon.logIn("alice")
         let before = frontEnd.requests().count
+        let acceptedBefore = try #require(frontEnd.acceptedConnections(), "nginx's stub_status")
         // Each send held at the backend: every round of the burst takes that long, and a
         // connection opened at the start has been open that long when the GOAWAY comes.
         let held = 0.8
@@ -106,6 +107,11 @@ import Testing
         // every turn of the burst.
         let open = frontEnd.clientConnections()
         #expect(open <= 2, "\(open) connections to nginx left open")
+        // And none opened and closed meanwhile: the burst's connections after the first, each
+        // once a standby, and at most one standby more that the burst did not need. Less the
+        // status page's own connection.
+        let accepted = try #require(frontEnd.acceptedConnections()) - acceptedBefore - 1
+        #expect(accepted <= connections.count, "\(accepted) connections accepted for a burst that went on \(connections.count)")
         let pushes = backend.pushes()
         for recipient in 0..<recipients {
             let payloads = pushes.filter { $0.toTag == "user\(recipient)" }.map(\.payload)

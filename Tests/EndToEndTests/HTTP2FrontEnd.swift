@@ -32,6 +32,8 @@ final class HTTP2FrontEnd: Sendable {
 
     let directory: ScratchDirectory
     let port: Int
+    /// Plain HTTP, nginx's counts of connections (`stub_status`).
+    let statusPort: Int
     private let server: SpawnedProcess
 
     var url: String { "https://127.0.0.1:\(port)" }
@@ -46,6 +48,7 @@ final class HTTP2FrontEnd: Sendable {
         let path = directory.path
         try await Self.makeCertificates(in: path)
         port = try LoopbackPort.free()
+        statusPort = try LoopbackPort.free()
         let configuration = """
             daemon off;
             master_process off;
@@ -65,6 +68,11 @@ final class HTTP2FrontEnd: Sendable {
                 upstream backend {
                     server 127.0.0.1:\(backendPort);
                     keepalive 64;
+                }
+                server {
+                    listen 127.0.0.1:\(statusPort);
+                    access_log off;
+                    location / { stub_status; }
                 }
                 server {
                     listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : "");
@@ -167,6 +175,34 @@ final class HTTP2FrontEnd: Sendable {
             most = max(most, now)
         }
         return most
+    }
+
+    /// The connections nginx has accepted since it started, on either port: its status
+    /// page's `accepts`, this request's own among them. nil when it cannot be read.
+    func acceptedConnections() -> Int? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(statusPort).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        let request = Array("GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        guard connected, write(fd, request, request.count) == request.count else { return nil }
+        var reply: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count <= 0 { break }
+            reply += buffer[0..<count]
+        }
+        // "... server accepts handled requests\n 12 12 40 \n ..."
+        let lines = String(decoding: reply, as: UTF8.self).split(separator: "\n")
+        guard let heading = lines.firstIndex(where: { $0.contains("accepts handled requests") }), heading + 1 < lines.count else { return nil }
+        return lines[heading + 1].split(separator: " ").first.flatMap { Int($0) }
     }
 
     /// Connections to nginx's port that are established, as the client's side of each

@@ -38,12 +38,12 @@ void *ncurl_transfer_start(void *multi, const char *url, const char *method, con
 /// A connection to `url`'s server made ready for the pool's next requests, with nothing
 /// sent on it: a transfer that opens a new connection (and its TLS handshake) and ends,
 /// with an error, the moment it would send its request, leaving the connection in the pool
-/// where libcurl keeps it for a multiplexing one (HTTP/2). NULL where libcurl cannot end a
-/// transfer there (before 7.80): nothing is started.
+/// where libcurl keeps it for a multiplexing one (HTTP/2). NULL before libcurl 7.88, which
+/// would close it: nothing is started.
 void *ncurl_standby_connection_start(void *multi, const char *url, long connect_timeout_ms, long keep_alive_seconds);
 
-/// The sockets the pool's transfers opened and libcurl has not closed: its connections,
-/// kept alive or in use, and those being made.
+/// The sockets the pool's transfers opened that are still open: its connections, kept
+/// alive or in use, and those being made.
 long ncurl_multi_open_sockets(void *multi);
 
 /// Moves on, without waiting, the transfers whose sockets are ready and those whose time
@@ -95,8 +95,6 @@ enum {
     NCURL_COULDNT_CONNECT = 7,
     NCURL_WRITE_ERROR = 23,
     NCURL_OPERATION_TIMEDOUT = 28,
-    /// How a standby connection's transfer ends once its connection is made.
-    NCURL_ABORTED_BY_CALLBACK = 42,
     NCURL_SSL_CONNECT_ERROR = 35,
     NCURL_GOT_NOTHING = 52,
     NCURL_SEND_ERROR = 55,

@@ -20,29 +20,30 @@ extension CurlLoop {
     /// Requests under way at once that make a burst worth a second connection: with fewer,
     /// a GOAWAY delays few of them, and a handshake is not spent on every pair of sends.
     static let burst = 4
-    /// After a standby connection that could not be made, the next is started a second
-    /// after it at the soonest: a server that takes no new connections costs a burst one
-    /// attempt a second, not one a pass.
+    /// A standby connection is started a second after the last at the soonest: one that
+    /// could not be made, or was closed at once (by a server that takes no idle connections,
+    /// or by libcurl where it did not turn out to speak HTTP/2), costs a burst a handshake a
+    /// second, not one a pass; and a server that ends its connections after some thousand
+    /// requests ends them seconds apart.
     static let standbyInterval: Duration = .seconds(1)
 
-    /// Starts a standby connection when a burst to an HTTP/2 backend has the pool's one
-    /// connection alone; at the end of each pass, once the requests of the pass are started.
+    /// Starts a standby connection, to where the last response over HTTP/2 came from, when
+    /// a burst has the pool's one connection alone; at the end of each pass, once the
+    /// requests of the pass are started.
     func keepStandbyConnection() {
         guard let multi, standby == nil, multiplexing, !staleConnections, maximumConnections >= 2, running.count >= Self.burst,
-              ncurl_multi_open_sockets(multi) < 2, lastStandbyAttempt.map({ ContinuousClock.now - $0 >= Self.standbyInterval }) ?? true,
-              let job = running.first?.value, let url = Self.serverRoot(of: job.request.url)
+              lastStandbyStart.map({ ContinuousClock.now - $0 >= Self.standbyInterval }) ?? true, ncurl_multi_open_sockets(multi) < 2,
+              let job = running.first?.value, let url = multiplexedURL.flatMap(Self.serverRoot(of:))
         else { return }
-        lastStandbyAttempt = .now
+        lastStandbyStart = .now
         // Given as long to connect as the requests are.
         standby = ncurl_standby_connection_start(multi, url, job.timeoutMilliseconds, Self.wholeSeconds(keepAlive()))
     }
 
     /// Whether `transfer` is the standby connection's: it finished (its connection made and
-    /// left in the pool, or not made), and is let go.
+    /// left in the pool, or not), and is let go.
     func finishedStandby(_ transfer: UnsafeMutableRawPointer) -> Bool {
         guard transfer == standby, let multi else { return false }
-        var status = 0
-        if ncurl_transfer_result(transfer, &status) == NCURL_ABORTED_BY_CALLBACK { lastStandbyAttempt = nil }
         ncurl_transfer_free(multi, transfer)
         standby = nil
         return true

@@ -95,10 +95,11 @@ final class CurlLoop: @unchecked Sendable {
     var poolTooLarge = false
     /// `shared.multiplexing` as the loop last set it: the lock is taken only when it changes.
     var multiplexing = false
-    /// The transfer making a standby connection (CurlLoop+Standby.swift); and when the last
-    /// one began, until one is made.
+    /// Where the last response that came over HTTP/2 came from.
+    var multiplexedURL: URL?
+    /// The transfer making a standby connection (CurlLoop+Standby.swift), and when the last began.
     var standby: UnsafeMutableRawPointer?
-    var lastStandbyAttempt: ContinuousClock.Instant?
+    var lastStandbyStart: ContinuousClock.Instant?
 
     /// The loop starts with no pool, and opens one for the first request.
     init(maximumConnections: Int, replyLimit: Int, keepAlive: @escaping @Sendable () -> Double) {
@@ -323,8 +324,9 @@ final class CurlLoop: @unchecked Sendable {
         poolTooLarge = false
     }
 
-    private func noteProtocol(of transfer: UnsafeMutableRawPointer) {
+    private func noteProtocol(of transfer: UnsafeMutableRawPointer, to url: URL) {
         let multiplexed = ncurl_transfer_multiplexed(transfer) != 0
+        if multiplexed { multiplexedURL = url }
         guard multiplexed != multiplexing else { return }
         multiplexing = multiplexed
         shared.withLock { $0.multiplexing = multiplexed }
@@ -336,7 +338,7 @@ final class CurlLoop: @unchecked Sendable {
         running[transfer] = nil
         running.releaseStorageIfEmpty()
         let keptAliveOnly = ncurl_transfer_new_connections(transfer) == 0
-        if case .response = outcome, !job.request.connectOnly { noteProtocol(of: transfer) }
+        if case .response = outcome, !job.request.connectOnly { noteProtocol(of: transfer, to: job.request.url) }
         if let multi { ncurl_transfer_free(multi, transfer) }
         // The connections kept alive were closed by the backend meanwhile (an idle timeout
         // shorter than libcurl's 118 s), and libcurl took the close for a live connection:
