@@ -36,6 +36,9 @@ import Testing
                 }
                 queued.append(client)
             }
+            // The first has its place once its handshake is done; then none is left.
+            var first = pollfd(fd: queued[0], events: Int16(POLLOUT), revents: 0)
+            guard poll(&first, 1, 10_000) == 1 else { throw POSIXError(.ETIMEDOUT) }
         }
 
         deinit {
