@@ -63,8 +63,10 @@ import Testing
         defer { ncurl_multi_free(multi) }
         let listener = try FullListener()
 
-        let transfer = try #require(ncurl_transfer_start(multi, "http://127.0.0.1:\(listener.port)/", "GET", nil, 0, nil, 0, 0,
-                                                         10_000, 300, 1024, 1, 60, 0))
+        // Called outside `#require`, which takes a call's arguments apart: the URL's C string
+        // would live no longer than the macro's own call with it.
+        let started = ncurl_transfer_start(multi, "http://127.0.0.1:\(listener.port)/", "GET", nil, 0, nil, 0, 0, 10_000, 300, 1024, 1, 60, 0)
+        let transfer = try #require(started)
         var finished: UnsafeMutableRawPointer?
         var opened = 0
         let deadline = ContinuousClock.now + .seconds(60)
@@ -76,7 +78,7 @@ import Testing
         }
         try #require(finished == transfer, "the attempt did not end")
         var status = 0
-        #expect(ncurl_transfer_result(transfer, &status) == NCURL_OPERATION_TIMEDOUT)
+        #expect(ncurl_transfer_result(transfer, &status) == NCURL_OPERATION_TIMEDOUT, "\(String(cString: ncurl_transfer_error_text(transfer)))")
         ncurl_transfer_free(multi, transfer)
         #expect(opened == 1, "the attempt's socket was counted while it waited")
         #expect(ncurl_multi_open_sockets(multi) == 0, "the socket of the attempt libcurl gave up is still counted")
