@@ -28,11 +28,7 @@ extension RegistrarTests {
 
     @Test func unregisterDuringAPassThatFailsWaitsForItsOwnDeletion() async throws {
         let fixture = try Fixture()
-        let registrar = try await registeredAlice(fixture)
-        fixture.backend.holdNext("upsert")
-        fixture.backend.failNextUpsert(.transport("connection reset"))
-        _ = try await registrar.setTags(["news"])
-        #expect(await eventually { fixture.backend.isHolding })
+        let registrar = try await aliceInAPassThatWillFail(fixture)
 
         async let unregistered = registrar.unregister()
         #expect(await eventually { await registrar.registrationStatus.message == "deleting the registration" })

@@ -302,13 +302,20 @@ struct RegistrarTests {
         return registrar
     }
 
-    @Test func logoutDuringAPassThatFailsForgetsTheCredentials() async throws {
-        let fixture = try Fixture()
+    /// alice registered, then a pass under way (a tag change) whose upsert the backend holds,
+    /// and fails with a transport error once released.
+    func aliceInAPassThatWillFail(_ fixture: Fixture) async throws -> Registrar {
         let registrar = try await registeredAlice(fixture)
         fixture.backend.holdNext("upsert")
         fixture.backend.failNextUpsert(.transport("connection reset"))
         _ = try await registrar.setTags(["news"])
         #expect(await eventually { fixture.backend.isHolding })
+        return registrar
+    }
+
+    @Test func logoutDuringAPassThatFailsForgetsTheCredentials() async throws {
+        let fixture = try Fixture()
+        let registrar = try await aliceInAPassThatWillFail(fixture)
 
         async let loggedOut = registrar.logout(force: false)
         #expect(await eventually { await registrar.registrationStatus.message == "deleting the registration" })
