@@ -7,6 +7,11 @@ public enum ByteText {
             let tenths = (bytes % size) * 10 / size
             return tenths == 0 ? "\(whole) \(name)" : "\(whole).\(tenths) \(name)"
         }
-        return bytes == 1 ? "1 byte" : "\(bytes) bytes"
+        return exact(bytes)
+    }
+
+    /// Every byte counted, whatever the size: "1 byte", "1500 bytes".
+    public static func exact(_ bytes: Int) -> String {
+        bytes == 1 ? "1 byte" : "\(bytes) bytes"
     }
 }

@@ -63,7 +63,7 @@ public enum NotificationRequestText {
             let limit = NotificationText.payloadLimit(template.platform)
             if size > limit {
                 throw .messageTooLarge("the message is too long for \(template.platform): in the backend's template, escaped, the payload is \(size) bytes, "
-                                       + "and \(template.platform) accepts \(limit); shorten it by at least \(size - limit == 1 ? "1 byte" : "\(size - limit) bytes")")
+                                       + "and \(template.platform) accepts \(limit); shorten it by at least \(ByteText.exact(size - limit))")
             }
         }
     }

@@ -68,7 +68,7 @@ public enum NotificationText {
         let size = try payloadSize(message, sender: sender, for: platform)
         let limit = payloadLimit(platform)
         if size > limit {
-            throw .messageTooLarge("the message is too long for \(platform): with the backend's wrapper and escaping the payload is \(size) bytes, and \(platform) accepts \(limit); shorten it by at least \(size - limit == 1 ? "1 byte" : "\(size - limit) bytes")")
+            throw .messageTooLarge("the message is too long for \(platform): with the backend's wrapper and escaping the payload is \(size) bytes, and \(platform) accepts \(limit); shorten it by at least \(ByteText.exact(size - limit))")
         }
     }
 
